@@ -1,0 +1,38 @@
+# Two commands for a fresh clone:  `make lab` opens the course, `make test` runs the tests.
+# Both create .venv at the repository root with Python 3.13 (the offline engine needs it).
+
+VENV   := .venv
+PY     := $(VENV)/bin/python
+# First Python 3.13 found: the pyenv shim (selected by .python-version), pyenv's install, the system one.
+PYTHON ?= $(shell for p in python3.13 $$HOME/.pyenv/versions/3.13*/bin/python3.13 /usr/local/bin/python3.13 /usr/bin/python3.13; do \
+            $$p -c 'import sys; assert sys.version_info[:2] == (3, 13)' >/dev/null 2>&1 && echo $$p && break; done)
+PORT   ?= 8888
+
+.PHONY: lab test check clean
+
+$(PY):
+	@test -n "$(PYTHON)" || { echo "Python 3.13 not found. Install it (e.g. 'pyenv install 3.13') or run: make PYTHON=/path/to/python3.13 ..."; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(VENV)/.lab: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[lab]'
+	@touch $@
+
+$(VENV)/.test: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[test]'
+	@touch $@ $(VENV)/.lab
+
+lab: $(VENV)/.lab
+	$(PY) -m workbook check
+	$(PY) -m jupyter lab --port=$(PORT) notebooks/00_start_here.ipynb
+
+test: $(VENV)/.test
+	$(PY) -m workbook check
+	$(PY) -m pytest
+
+check: $(VENV)/.lab
+	$(PY) -m workbook check
+
+clean:
+	rm -rf $(VENV) .pytest_cache

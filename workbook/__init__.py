@@ -1,0 +1,54 @@
+"""The schema-design workbench: learn MongoDB document design by measuring it.
+
+Public names are imported lazily, so ``import workbook`` is cheap and has no side effects:
+no server starts and nothing is printed until a function is called.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workbook.connection import EngineInfo as EngineInfo
+    from workbook.connection import client_for as client_for
+    from workbook.connection import connect as connect
+    from workbook.connection import engine_info as engine_info
+    from workbook.connection import redact_uri as redact_uri
+    from workbook.connection import reset as reset
+    from workbook.errors import ConnectionFailedError as ConnectionFailedError
+    from workbook.errors import InvalidURIError as InvalidURIError
+    from workbook.errors import NamespaceError as NamespaceError
+    from workbook.errors import UnknownChoiceError as UnknownChoiceError
+    from workbook.errors import WorkbookError as WorkbookError
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "connect": "workbook.connection",
+    "client_for": "workbook.connection",
+    "engine_info": "workbook.connection",
+    "EngineInfo": "workbook.connection",
+    "redact_uri": "workbook.connection",
+    "reset": "workbook.connection",
+    "WorkbookError": "workbook.errors",
+    "UnknownChoiceError": "workbook.errors",
+    "ConnectionFailedError": "workbook.errors",
+    "InvalidURIError": "workbook.errors",
+    "NamespaceError": "workbook.errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'workbook' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,0 +1,50 @@
+"""One error hierarchy for the workbench: every error says what went wrong and how to fix it.
+
+A learner runs cells, not programs, so in a notebook these errors render as a short message
+with the fix instead of a wall of traceback (IPython calls ``_render_traceback_``).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class WorkbookError(Exception):
+    """Base of every error the workbench raises on purpose."""
+
+    def __init__(self, message: str, *, fix: str | None = None) -> None:
+        self.message = message
+        self.fix = fix
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        return self.message if not self.fix else f"{self.message}\nFix: {self.fix}"
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows instead of a traceback."""
+        return [f"{type(self).__name__}: {self.message}"] + ([f"Fix: {self.fix}"] if self.fix else [])
+
+
+class UnknownChoiceError(WorkbookError, ValueError):
+    """Raised when a name (dataset, shape, scale, operation, ...) is not one of the valid ones."""
+
+    def __init__(self, kind: str, value: object, choices: Iterable[str]) -> None:
+        self.kind = kind
+        self.value = value
+        self.choices = sorted(choices)
+        closest = difflib.get_close_matches(str(value), self.choices, n=1)
+        hint = f" Did you mean {closest[0]!r}?" if closest else ""
+        super().__init__(f"Unknown {kind} {value!r}. Choose from: {', '.join(self.choices)}.{hint}")
+
+
+class ConnectionFailedError(WorkbookError):
+    """Raised when a configured MongoDB server cannot be reached in time."""
+
+
+class InvalidURIError(WorkbookError, ValueError):
+    """Raised when a MongoDB URI cannot be parsed."""
+
+
+class NamespaceError(WorkbookError, ValueError):
+    """Raised when an operation would touch a database outside the workbench's own."""

@@ -1,0 +1,88 @@
+"""Where workbench data lives: databases named ``workbench_<learner>[_<name>]``, and nowhere else.
+
+Several learners can share one server: each gets their own databases, named after
+``WORKBOOK_LEARNER`` (default: the OS user). Learner names are reduced to ``[a-z0-9-]`` so the
+``_`` separator is unambiguous: ``reset()`` for ``bob`` can never touch ``bob-x``'s data.
+
+>>> database_name("store_hybrid", learner="Ada Lovelace")
+'workbench_ada-lovelace_store_hybrid'
+>>> database_name(None, learner="ada")
+'workbench_ada'
+>>> is_own_database("workbench_ada_store", learner="ada"), is_own_database("workbench_adam", learner="ada")
+(True, False)
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+
+from workbook.errors import NamespaceError
+
+PREFIX = "workbench_"
+"""Every database the workbench writes to starts with this."""
+
+_MAX_DB_NAME_BYTES = 63  # MongoDB's limit on database names
+
+
+def learner_name(learner: str | None = None) -> str:
+    """The learner's name as used in database names: argument > ``WORKBOOK_LEARNER`` > OS user."""
+    raw = learner or os.environ.get("WORKBOOK_LEARNER") or _os_user()
+    cleaned = re.sub(r"[^a-z0-9]+", "-", raw.lower()).strip("-")
+    return cleaned or "learner"
+
+
+def _os_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry (some containers)
+        return "learner"
+
+
+def learner_database(learner: str | None = None) -> str:
+    """The learner's base database: ``workbench_<learner>``."""
+    return PREFIX + learner_name(learner)
+
+
+def database_name(name: str | None = None, *, learner: str | None = None) -> str:
+    """The full database name for ``name`` inside the learner's namespace."""
+    base = learner_database(learner)
+    if name is None or name == "" or name == base:
+        full = base
+    elif name.startswith(base + "_"):
+        full = name
+    elif name.startswith(PREFIX):
+        raise NamespaceError(
+            f"Database {name!r} belongs to another learner's namespace, not {base!r}.",
+            fix=f"Pass a short name such as 'store_hybrid' (it becomes '{base}_store_hybrid'), "
+            "or set WORKBOOK_LEARNER to that learner's name.",
+        )
+    else:
+        if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+            raise NamespaceError(
+                f"Database name {name!r} may only use letters, digits, '_' and '-'.",
+                fix="Choose a short name such as 'store_hybrid'.",
+            )
+        full = f"{base}_{name}"
+    if len(full.encode()) > _MAX_DB_NAME_BYTES:
+        raise NamespaceError(
+            f"Database name {full!r} is longer than MongoDB's {_MAX_DB_NAME_BYTES} bytes.",
+            fix="Use a shorter name or a shorter WORKBOOK_LEARNER.",
+        )
+    return full
+
+
+def is_own_database(db_name: str, *, learner: str | None = None) -> bool:
+    """Whether ``db_name`` is one of this learner's workbench databases."""
+    base = learner_database(learner)
+    return db_name == base or db_name.startswith(base + "_")
+
+
+def require_own_database(db_name: str, *, learner: str | None = None) -> None:
+    """Refuse to write to a database outside the learner's namespace."""
+    if not is_own_database(db_name, learner=learner):
+        raise NamespaceError(
+            f"The workbench only writes to its own databases ({learner_database(learner)}*), not {db_name!r}.",
+            fix="Use workbook.connect(database=...) to get a database in your namespace.",
+        )

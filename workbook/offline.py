@@ -1,0 +1,216 @@
+"""The offline default: mongoeco's in-memory engine, served over the MongoDB wire protocol inside
+this process, so learners (and the test suite) use a real pymongo client with no server to install.
+
+Why this design (measured 2026-11-30, mongoeco 4.11.0, see README "How the offline default works"):
+
+- mongoeco's own in-process client is not pymongo (no ``Cursor.collation``, no ``Database.client``);
+  its wire server gives real pymongo objects, so a learner's code cannot tell the engines apart.
+- Its wire ``insert`` command inserts one document at a time and each single insert scanned the
+  whole collection for a duplicate ``_id`` (O(n^2) loads). ``_WorkbenchEngine`` skips that scan for
+  non-numeric ``_id`` values, where the storage-key lookup already detects duplicates, and bulk
+  loads go through the engine directly (:meth:`OfflineServer.bulk_insert`).
+- Gaps closed here, because lessons touch them: the 16 MiB document limit on inserts and growing
+  updates; ``collMod`` (hide/unhide an index, change a validator); lowercase ``buildinfo`` (used by
+  pymongo's ``server_info()``); the 50,000-document aggregation materialization limit is lifted.
+
+Nothing starts at import: the server starts on the first :func:`offline_server` call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import threading
+from collections.abc import Coroutine, Iterable, Mapping
+from typing import Any, TypeVar
+
+import bson
+
+MAX_BSON_SIZE = 16 * 1024 * 1024
+"""MongoDB's hard limit on one document: 16 MiB."""
+
+PACKAGE = "mongoeco"
+_T = TypeVar("_T")
+
+
+def _engine_class() -> type:
+    """Build the patched engine class (imports mongoeco only when the offline default is used)."""
+    from mongoeco.core.identity import id_contains_numeric_value
+    from mongoeco.engines.memory import MemoryEngine
+    from mongoeco.errors import WriteError
+
+    class _WorkbenchEngine(MemoryEngine):
+        """mongoeco's memory engine with the two fixes the course needs at the storage layer."""
+
+        def _ensure_unique_indexes(self, db_name: str, coll_name: str, candidate: Any, **kw: Any) -> None:
+            # The full-collection _id scan only matters for numeric ids (1 == 1.0 == Decimal128("1"),
+            # different storage keys); for every other id the storage-key lookup is exact.
+            if kw.get("scan_payload_id") and not id_contains_numeric_value(candidate.get("_id")):
+                kw["scan_payload_id"] = False
+            super()._ensure_unique_indexes(db_name, coll_name, candidate, **kw)
+
+        def _encode_storage_document(self, document: Any) -> Any:
+            size = bson_size(document)
+            if size > MAX_BSON_SIZE:
+                # Raised inside the engine's rollback scope: the stored document and its index
+                # entries stay as they were, as on MongoDB.
+                raise WriteError(
+                    f"BSONObjectTooLarge: document is {size} bytes, larger than the maximum "
+                    f"{MAX_BSON_SIZE} bytes (16 MiB), enforced by the workbench on the offline default",
+                    code=10334,
+                )
+            return super()._encode_storage_document(document)
+
+    return _WorkbenchEngine
+
+
+def bson_size(document: Mapping[str, Any]) -> int:
+    """Size in bytes of ``document`` encoded as BSON, as ``$bsonSize`` reports it."""
+    try:
+        return len(bson.encode(document))
+    except (bson.errors.InvalidDocument, TypeError):
+        from mongoeco.core.aggregation.runtime import _bson_document_size
+
+        return int(_bson_document_size(dict(document)))
+
+
+class _WorkbenchExecutor:
+    """Wraps mongoeco's wire command executor to add the commands lessons need and it lacks."""
+
+    def __init__(self, inner: Any, engine: Any) -> None:
+        self._inner = inner
+        self._engine = engine
+        self._coll_mods: dict[int, tuple[str, dict[str, Any]]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def _build_request_context(self, body: dict[str, Any], **kw: Any) -> Any:
+        command = next(iter(body), None)
+        if command == "buildinfo":  # pymongo's server_info() sends the lowercase spelling
+            body = {"buildInfo" if k == "buildinfo" else k: v for k, v in body.items()}
+        if command == "collMod":
+            db_name = kw.get("db_name") or body.get("$db")
+            context = self._inner._build_request_context({"ping": 1, "$db": db_name}, **kw)
+            self._coll_mods[id(context)] = (str(db_name), dict(body))
+            return context
+        return self._inner._build_request_context(body, **kw)
+
+    async def execute_prepared(self, context: Any) -> dict[str, Any]:
+        pending = self._coll_mods.pop(id(context), None)
+        if pending is not None:
+            return await self._coll_mod(*pending)
+        return await self._inner.execute_prepared(context)
+
+    async def _coll_mod(self, db_name: str, body: dict[str, Any]) -> dict[str, Any]:
+        """``collMod`` for index visibility and validators, the parts the course uses."""
+        from mongoeco.errors import OperationFailure
+
+        coll_name = body["collMod"]
+        engine = self._engine
+        if coll_name not in engine._collection_options.get(db_name, {}) and coll_name not in engine._storage.get(
+            db_name, {}
+        ):
+            raise OperationFailure(f"ns does not exist: {db_name}.{coll_name}", code=26)
+        supported = {
+            "collMod",
+            "index",
+            "validator",
+            "validationLevel",
+            "validationAction",
+            "$db",
+            "lsid",
+            "$readPreference",
+            "$clusterTime",
+        }
+        unknown = sorted(set(body) - supported)
+        if unknown:
+            raise OperationFailure(
+                f"collMod option(s) {unknown} are not supported by the offline default; "
+                "supported: index (hidden), validator, validationLevel, validationAction",
+                code=72,
+            )
+        reply: dict[str, Any] = {}
+        async with engine._get_lock(db_name, coll_name):
+            if "index" in body:
+                reply.update(self._set_index_hidden(db_name, coll_name, body["index"]))
+            options = engine._collection_options.setdefault(db_name, {}).setdefault(coll_name, {})
+            for key in ("validator", "validationLevel", "validationAction"):
+                if key in body:
+                    options[key] = body[key]
+        return {**reply, "ok": 1.0}
+
+    def _set_index_hidden(self, db_name: str, coll_name: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+        from mongoeco.errors import OperationFailure
+
+        if "hidden" not in spec:
+            raise OperationFailure("collMod index: only 'hidden' can be changed on the offline default", code=72)
+        records = self._engine._indexes.get(db_name, {}).get(coll_name, [])
+        for position, record in enumerate(records):
+            by_name = spec.get("name") == record.name
+            by_key = "keyPattern" in spec and list(dict(spec["keyPattern"]).items()) == list(record.key)
+            if by_name or by_key:
+                if record.name == "_id_":
+                    raise OperationFailure("cannot modify hidden field of the _id_ index", code=72)
+                hidden = bool(spec["hidden"])
+                records[position] = dataclasses.replace(record, hidden=hidden)
+                return {"hidden_old": bool(record.hidden), "hidden_new": hidden}
+        raise OperationFailure(f"cannot find index {dict(spec)} for ns {db_name}.{coll_name}", code=27)
+
+
+class OfflineServer:
+    """The engine, its wire server on 127.0.0.1, and the event loop thread that runs both."""
+
+    def __init__(self) -> None:
+        from mongoeco.api import AsyncMongoClient
+        from mongoeco.wire.proxy import AsyncMongoEcoProxyServer
+
+        self.engine = _engine_class()(aggregation_materialization_limit=None)
+        self._client = AsyncMongoClient(self.engine)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="workbook-offline", daemon=True)
+        self._thread.start()
+        self._proxy = AsyncMongoEcoProxyServer(client=self._client, host="127.0.0.1", port=0)
+        self._proxy._executor = _WorkbenchExecutor(self._proxy._executor, self.engine)
+        self.uri = self.run(self._proxy.start()).uri
+
+    @property
+    def version(self) -> str:
+        """The installed mongoeco version."""
+        from mongoeco import __version__
+
+        return str(__version__)
+
+    def run(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
+        """Run a coroutine on the engine's event loop and wait for its result."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    def bulk_insert(self, db_name: str, coll_name: str, documents: Iterable[Mapping[str, Any]]) -> int:
+        """Insert many documents through the engine directly (fast path for loads); returns the count."""
+        batch = [dict(d) for d in documents]
+        if not batch:
+            return 0
+
+        async def insert() -> int:
+            result = await self._client[db_name][coll_name].insert_many(batch, ordered=True)
+            return len(result.inserted_ids)
+
+        return self.run(insert())
+
+
+_server: OfflineServer | None = None
+_server_lock = threading.Lock()
+
+
+def offline_server() -> OfflineServer:
+    """The process's offline server, started on first use."""
+    global _server
+    with _server_lock:
+        if _server is None:
+            _server = OfflineServer()
+        return _server
+
+
+def running_offline_server() -> OfflineServer | None:
+    """The offline server if it was started in this process, else None (never starts one)."""
+    return _server
