@@ -25,7 +25,7 @@ $(VENV)/.test: pyproject.toml | $(PY)
 
 lab: $(VENV)/.lab
 	$(PY) -m workbook check
-	$(PY) -m jupyter lab --port=$(PORT) notebooks/00_start_here.ipynb
+	$(PY) -m jupyter lab --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/00_start_here.ipynb
 
 test: $(VENV)/.test
 	$(PY) -m workbook check

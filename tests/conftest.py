@@ -90,6 +90,13 @@ def _guard_clients() -> list[tuple[str, MongoClient]]:
     return clients
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    """Say up front which engines this run covers."""
+    if real_uri():
+        return "engines: offline default and real MongoDB (MONGODB_URI is set)"
+    return "engines: offline default only; the real-MongoDB variants are skipped (set MONGODB_URI to run them)"
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Seed the foreign database on every engine before any test runs."""
     session.config._foreign_fingerprints = {  # type: ignore[attr-defined]
