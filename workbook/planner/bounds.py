@@ -1,0 +1,326 @@
+"""Index bounds: the intervals a predicate allows on one index field, as MongoDB builds and prints them.
+
+Follows src/mongo/db/query/index_bounds_builder.cpp (translate, simpleRegex, isSingleInterval) and
+index_bounds.cpp (OrderedIntervalList::complement, reverse).
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bson import ObjectId, Regex
+
+from workbook.planner.predicates import Predicate
+from workbook.planner.unsupported import UnsupportedByModel
+from workbook.planner.values import (
+    MAX_DATE_MS,
+    MAX_KEY,
+    MIN_DATE_MS,
+    MIN_KEY,
+    RANK_BOOL,
+    RANK_DATE,
+    RANK_NUMBER,
+    RANK_OBJECTID,
+    RANK_STRING,
+    UNDEFINED,
+    Collate,
+    DateBound,
+    regex_parts,
+    render,
+    sort_key,
+    type_rank,
+)
+
+EXACT, INEXACT_COVERED, INEXACT_FETCH = "EXACT", "INEXACT_COVERED", "INEXACT_FETCH"
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One interval between two BSON values, with their (collated) sort keys."""
+
+    start: Any
+    end: Any
+    start_inclusive: bool
+    end_inclusive: bool
+    start_key: tuple
+    end_key: tuple
+
+    @classmethod
+    def of(cls, start: Any, end: Any, start_inc: bool, end_inc: bool, collate: Collate | None) -> Interval:
+        """An interval whose keys are computed under the index collation."""
+        return cls(start, end, start_inc, end_inc, sort_key(start, collate), sort_key(end, collate))
+
+    def reversed(self) -> Interval:
+        """The same interval walked the other way."""
+        return Interval(self.end, self.start, self.end_inclusive, self.start_inclusive, self.end_key, self.start_key)
+
+    @property
+    def is_point(self) -> bool:
+        """Whether the interval holds exactly one value."""
+        return self.start_inclusive and self.end_inclusive and self.start_key == self.end_key
+
+    def is_all_values(self) -> bool:
+        """[MinKey, MaxKey] in either direction."""
+        ends = {type_rank(self.start), type_rank(self.end)}
+        return ends == {-1, 127} and self.start_inclusive and self.end_inclusive
+
+    def render(self, collate: Collate | None) -> str:
+        """The interval as explain prints it, e.g. ``(5, inf.0]``."""
+
+        def bound(value: Any) -> str:
+            if collate is not None and isinstance(value, str):
+                return f"CollationKey(0x{collate(value).encode().hex()})"
+            return render(value)
+
+        left = "[" if self.start_inclusive else "("
+        right = "]" if self.end_inclusive else ")"
+        return f"{left}{bound(self.start)}, {bound(self.end)}{right}"
+
+
+OIL = list[Interval]
+
+
+def all_values(collate: Collate | None = None) -> OIL:
+    """[MinKey, MaxKey]."""
+    return [Interval.of(MIN_KEY, MAX_KEY, True, True, collate)]
+
+
+def _point(value: Any, collate: Collate | None) -> Interval:
+    return Interval.of(value, value, True, True, collate)
+
+
+def _type_ends(value: Any) -> tuple[Any, Any]:
+    """The lowest and highest values of the value's canonical type (type bracketing)."""
+    rank = type_rank(value)
+    if rank == RANK_NUMBER:
+        return float("-inf"), float("inf")
+    if rank == RANK_STRING:
+        return "", {}
+    if rank == RANK_DATE:
+        return DateBound(MIN_DATE_MS), DateBound(MAX_DATE_MS)
+    if rank == RANK_OBJECTID:
+        return ObjectId("0" * 24), ObjectId("f" * 24)
+    if rank == RANK_BOOL:
+        return False, True
+    raise UnsupportedByModel(f"range comparisons on values of type {type(value).__name__}")
+
+
+def _collated(value: Any, collate: Collate | None) -> bool:
+    return collate is not None and isinstance(value, str)
+
+
+def translate(
+    predicate: Predicate, collate: Collate | None, *, sparse: bool = False, multikey: bool = False
+) -> tuple[OIL, str]:
+    """Bounds (ascending) and tightness for one predicate on one index field."""
+    op, value = predicate.op, predicate.value
+    if op == "$eq":
+        return _equality(value, collate)
+    if op in ("$gt", "$gte", "$lt", "$lte"):
+        low, high = _type_ends(value)
+        if op in ("$gt", "$gte"):
+            oil = [Interval.of(value, high, op == "$gte", not isinstance(high, str | dict), collate)]
+        else:
+            oil = [Interval.of(low, value, True, op == "$lte", collate)]
+        return oil, INEXACT_FETCH if _collated(value, collate) else EXACT
+    if op == "$in":
+        return _in(value, collate)
+    if op in ("$ne", "$nin"):
+        positive, tightness = _equality(value, collate) if op == "$ne" else _in(value, collate)
+        inexact = multikey or tightness != EXACT or value is None or (op == "$nin" and None in value)
+        return complement(positive, collate), INEXACT_FETCH if inexact else EXACT
+    if op == "$exists":
+        if value:
+            return all_values(collate), EXACT if sparse else INEXACT_FETCH
+        return [_point(None, collate)], INEXACT_FETCH
+    if op == "$regex":
+        return _regex(value, collate)
+    raise UnsupportedByModel(f"index bounds for {op}")
+
+
+def _equality(value: Any, collate: Collate | None) -> tuple[OIL, str]:
+    if value is None:
+        return [_point(UNDEFINED, collate), _point(None, collate)], INEXACT_FETCH
+    if isinstance(value, list):
+        raise UnsupportedByModel("equality to a whole array")
+    return [_point(value, collate)], INEXACT_FETCH if _collated(value, collate) else EXACT
+
+
+def _in(values: Sequence[Any], collate: Collate | None) -> tuple[OIL, str]:
+    points: dict[tuple, Interval] = {}
+    tightness = EXACT
+    for value in values:
+        oil, tight = _equality(value, collate)
+        if tight != EXACT:
+            tightness = INEXACT_FETCH
+        for interval in oil:
+            points.setdefault(interval.start_key, interval)
+    return [points[k] for k in sorted(points)], tightness
+
+
+_REGEX_SPECIAL = set("\\^$.[]|()?*+{}")
+
+
+def simple_regex_prefix(pattern: str, flags: str) -> tuple[str, bool]:
+    """The literal prefix a rooted regex pins down, and whether that prefix is the whole regex.
+
+    >>> simple_regex_prefix("^abc", ""), simple_regex_prefix("^ab.c", ""), simple_regex_prefix("abc", "")
+    (('abc', True), ('ab', False), ('', False))
+    >>> simple_regex_prefix("^abc", "i")
+    ('', False)
+    """
+    if pattern.startswith("\\A"):
+        multiline_ok, rest = True, pattern[2:]
+    elif pattern.startswith("^"):
+        multiline_ok, rest = False, pattern[1:]
+    else:
+        return "", False
+    extended = False
+    for flag in flags:
+        if flag == "m" and multiline_ok:
+            continue
+        if flag == "x":
+            extended = True
+            continue
+        return "", False
+    prefix: list[str] = []
+    i = 0
+    while i < len(rest):
+        c = rest[i]
+        if c in "*?":
+            if prefix:
+                prefix.pop()
+            return "".join(prefix), False
+        if c == "\\":
+            nxt = rest[i + 1] if i + 1 < len(rest) else ""
+            if nxt and not nxt.isalnum():
+                prefix.append(nxt)
+                i += 2
+                continue
+            return "".join(prefix), False
+        if c in _REGEX_SPECIAL or (extended and (c.isspace() or c == "#")):
+            if c == "|":
+                return "", False
+            return "".join(prefix), False
+        prefix.append(c)
+        i += 1
+    return "".join(prefix), True
+
+
+def _regex(value: Regex | re.Pattern, collate: Collate | None) -> tuple[OIL, str]:
+    pattern, flags = regex_parts(value)
+    regex_point = Interval.of(value, value, True, True, collate)
+    if collate is not None:
+        return [Interval.of("", {}, True, False, collate), regex_point], INEXACT_FETCH
+    prefix, whole = simple_regex_prefix(pattern, flags)
+    if prefix:
+        upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        strings = Interval.of(prefix, upper, True, False, collate)
+        return [strings, regex_point], EXACT if whole else INEXACT_COVERED
+    return [Interval.of("", {}, True, False, collate), regex_point], INEXACT_COVERED
+
+
+def intersect(left: OIL, right: OIL) -> OIL:
+    """The intervals both lists allow (both ascending)."""
+    out: OIL = []
+    for a in left:
+        for b in right:
+            if (a.start_key, not a.start_inclusive) >= (b.start_key, not b.start_inclusive):
+                start, start_key, start_inc = a.start, a.start_key, a.start_inclusive
+            else:
+                start, start_key, start_inc = b.start, b.start_key, b.start_inclusive
+            if (a.end_key, a.end_inclusive) <= (b.end_key, b.end_inclusive):
+                end, end_key, end_inc = a.end, a.end_key, a.end_inclusive
+            else:
+                end, end_key, end_inc = b.end, b.end_key, b.end_inclusive
+            if start_key < end_key or (start_key == end_key and start_inc and end_inc):
+                out.append(Interval(start, end, start_inc, end_inc, start_key, end_key))
+    return sorted(out, key=lambda i: (i.start_key, not i.start_inclusive))
+
+
+def complement(oil: OIL, collate: Collate | None) -> OIL:
+    """Everything outside the intervals, from MinKey to MaxKey (OrderedIntervalList::complement)."""
+    out: OIL = []
+    boundary, boundary_inc = MIN_KEY, False
+    boundary_key = sort_key(MIN_KEY)
+    for interval in oil:
+        provably_empty = boundary is UNDEFINED and boundary_inc and interval.start is None and interval.start_inclusive
+        if (boundary_key != interval.start_key or (not boundary_inc and not interval.start_inclusive)) and (
+            not provably_empty
+        ):
+            out.append(
+                Interval(
+                    boundary,
+                    interval.start,
+                    not boundary_inc,
+                    not interval.start_inclusive,
+                    boundary_key,
+                    interval.start_key,
+                )
+            )
+        boundary, boundary_inc, boundary_key = interval.end, interval.end_inclusive, interval.end_key
+    max_key = sort_key(MAX_KEY)
+    if boundary_key != max_key or not boundary_inc:
+        out.append(Interval(boundary, MAX_KEY, not boundary_inc, True, boundary_key, max_key))
+    return out
+
+
+def orient(oil: OIL, direction: int) -> OIL:
+    """An ascending list turned to run in ``direction`` (reverse order and swap ends when -1)."""
+    if direction >= 0:
+        return list(oil)
+    return [interval.reversed() for interval in reversed(oil)]
+
+
+def render_bounds(fields: Sequence[str], oils: Sequence[OIL], collate: Collate | None) -> dict[str, list[str]]:
+    """indexBounds as explain prints them."""
+    return {name: [i.render(collate) for i in oil] for name, oil in zip(fields, oils, strict=True)}
+
+
+@dataclass(frozen=True)
+class SingleInterval:
+    """Bounds that reduce to one start key and one end key (IndexBoundsBuilder::isSingleInterval)."""
+
+    start: tuple[tuple, ...]
+    start_inclusive: bool
+    end: tuple[tuple, ...]
+    end_inclusive: bool
+
+
+def single_interval(oils: Sequence[OIL]) -> SingleInterval | None:
+    """Points, then at most one non-point interval, then only all-values intervals; else None."""
+    start: list[tuple] = []
+    end: list[tuple] = []
+    start_inc = end_inc = True
+    i = 0
+    while i < len(oils) and len(oils[i]) == 1 and oils[i][0].is_point:
+        start.append(oils[i][0].start_key)
+        end.append(oils[i][0].end_key)
+        i += 1
+    if i == len(oils):
+        return SingleInterval(tuple(start), start_inc, tuple(end), end_inc)
+    if len(oils[i]) != 1:
+        return None
+    interval = oils[i][0]
+    start.append(interval.start_key)
+    end.append(interval.end_key)
+    start_inc, end_inc = interval.start_inclusive, interval.end_inclusive
+    i += 1
+    min_key, max_key = sort_key(MIN_KEY), sort_key(MAX_KEY)
+    for oil in oils[i:]:
+        if len(oil) != 1 or not oil[0].is_all_values():
+            return None
+        ascending = oil[0].start_key == min_key
+        low, high = (min_key, max_key) if ascending else (max_key, min_key)
+        start.append(high if not start_inc else low)
+        end.append(high if end_inc else low)
+    return SingleInterval(tuple(start), start_inc, tuple(end), end_inc)
+
+
+def is_date(value: Any) -> bool:
+    """Whether a value is a BSON date."""
+    return isinstance(value, datetime.datetime | DateBound)

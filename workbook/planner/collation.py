@@ -1,0 +1,52 @@
+"""Collations, modelled simply: strength 1 ignores case and accents, strength 2 ignores case.
+
+MongoDB compares strings under a collation with ICU sort keys. The model does not carry ICU; it
+uses Unicode case folding (and accent stripping for strength 1), which agrees with ICU on which
+strings are *equal* at strengths 1 and 2 for ordinary Latin text, and approximates the order.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Mapping
+from typing import Any
+
+_DEFAULTS = {"strength": 3, "caseLevel": False, "caseFirst": "off", "numericOrdering": False}
+
+
+def normalize(collation: Mapping[str, Any] | None) -> tuple | None:
+    """A comparable form of a collation spec; None for the simple (binary) collation.
+
+    >>> normalize({"locale": "simple"}) is None
+    True
+    >>> normalize({"locale": "en", "strength": 2}) == normalize({"locale": "en", "strength": 2.0})
+    True
+    """
+    if not collation or collation.get("locale", "simple") == "simple":
+        return None
+    spec = {**_DEFAULTS, **{k: v for k, v in collation.items() if k != "version"}}
+    spec["strength"] = int(spec["strength"])
+    return tuple(sorted((k, str(v)) for k, v in spec.items()))
+
+
+def _strip_accents(text: str) -> str:
+    decomposed = unicodedata.normalize("NFD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def collator(collation: Mapping[str, Any] | None) -> Callable[[str], str] | None:
+    """A function from a string to its comparison key under the collation (None when simple).
+
+    >>> key = collator({"locale": "en", "strength": 2})
+    >>> key("ABC") == key("abc"), key("abc") == key("abç")
+    (True, False)
+    """
+    if normalize(collation) is None:
+        return None
+    strength = int(collation.get("strength", 3))  # type: ignore[union-attr]
+    if strength == 1:
+        return lambda s: _strip_accents(s).casefold()
+    if strength == 2:
+        return lambda s: unicodedata.normalize("NFC", s).casefold()
+    # Tertiary and above: primary letters first, then accents, then case (lower before upper, as ICU).
+    return lambda s: f"{_strip_accents(s).casefold()}\x00{s.casefold()}\x00{s.swapcase()}"

@@ -1,0 +1,183 @@
+"""Index specs and the keys an index holds for each document (one key per array element)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbook.planner.collation import collator, normalize
+from workbook.planner.predicates import Predicate, matches_all, parse_filter
+from workbook.planner.values import MISSING, UNDEFINED, Collate, sort_key
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """One entry of ``list_indexes()``, read the way the planner needs it."""
+
+    name: str
+    fields: tuple[tuple[str, int], ...]
+    unique: bool = False
+    sparse: bool = False
+    hidden: bool = False
+    collation: Mapping[str, Any] | None = None
+    partial: tuple[Predicate, ...] | None = None
+    special: bool = False
+
+    @classmethod
+    def from_info(cls, info: Mapping[str, Any]) -> IndexSpec:
+        """Read a ``list_indexes()`` document."""
+        key = info["key"]
+        pairs = list(key.items()) if isinstance(key, Mapping) else [tuple(p) for p in key]
+        special = any(not isinstance(d, int | float) for _, d in pairs)
+        fields = tuple((f, 1 if (not isinstance(d, int | float) or d >= 0) else -1) for f, d in pairs)
+        pfe = info.get("partialFilterExpression")
+        return cls(
+            name=info.get("name") or "_".join(f"{f}_{d}" for f, d in pairs),
+            fields=fields,
+            unique=bool(info.get("unique", False)) or [f for f, _ in fields] == ["_id"],
+            sparse=bool(info.get("sparse", False)),
+            hidden=bool(info.get("hidden", False)),
+            collation=info.get("collation") if normalize(info.get("collation")) else None,
+            partial=tuple(parse_filter(pfe)) if pfe else None,
+            special=special,
+        )
+
+    @property
+    def key_pattern(self) -> dict[str, int]:
+        """The key pattern as explain prints it."""
+        return dict(self.fields)
+
+    @property
+    def paths(self) -> list[str]:
+        """The indexed field paths in key order."""
+        return [f for f, _ in self.fields]
+
+    @property
+    def collate(self) -> Collate | None:
+        """The index's string comparison key (None for the simple collation)."""
+        return collator(self.collation)
+
+
+@dataclass
+class Entry:
+    """One index key: per-field sort keys (already collated), the raw values, and the record id."""
+
+    keys: tuple[tuple, ...]
+    values: tuple[Any, ...]
+    rid: int
+
+
+@dataclass
+class IndexData:
+    """An index's sorted entries and what it learned about arrays while building them."""
+
+    spec: IndexSpec
+    entries: list[Entry]
+    multikey_paths: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def is_multikey(self) -> bool:
+        """Whether any document produced more than one key (an array on an indexed path)."""
+        return any(self.multikey_paths.values())
+
+
+def path_keys(document: Mapping[str, Any], path: str) -> tuple[list[Any], set[str]]:
+    """The key values one document yields for one indexed path, and the array prefixes met.
+
+    >>> path_keys({"a": [1, 2, 2]}, "a")
+    ([1, 2], {'a'})
+    >>> path_keys({"a": [{"b": 1}, {"c": 2}]}, "a.b")
+    ([1, None], {'a'})
+    """
+    parts = path.split(".")
+    out: list[Any] = []
+    arrays: set[str] = set()
+
+    def walk(value: Any, i: int, prefix: str) -> None:
+        if i == len(parts):
+            if isinstance(value, list):
+                arrays.add(prefix)
+                out.extend(value if value else [UNDEFINED])
+            else:
+                out.append(value)
+            return
+        if isinstance(value, Mapping):
+            nxt = f"{prefix}.{parts[i]}" if prefix else parts[i]
+            if parts[i] in value:
+                walk(value[parts[i]], i + 1, nxt)
+            else:
+                out.append(MISSING)
+        elif isinstance(value, list):
+            arrays.add(prefix)
+            for element in value or [None]:
+                if isinstance(element, Mapping):
+                    walk(element, i, prefix)
+                else:
+                    out.append(MISSING)
+        else:
+            out.append(MISSING)
+
+    walk(document, 0, "")
+    unique: dict[tuple, Any] = {}
+    for value in out:
+        unique.setdefault(sort_key(None if value is MISSING else value), value)
+    values = list(unique.values())
+    if values == [MISSING]:
+        return values, arrays
+    return [None if v is MISSING else v for v in values], arrays
+
+
+def build_index(spec: IndexSpec, documents: Sequence[Mapping[str, Any]]) -> IndexData:
+    """Generate every key of the index over the documents and sort them in index order."""
+    collate = spec.collate
+    entries: list[Entry] = []
+    multikey: dict[str, set[str]] = {path: set() for path in spec.paths}
+    for rid, document in enumerate(documents):
+        if spec.partial is not None and not matches_all(spec.partial, document, None):
+            continue
+        per_field: list[list[Any]] = []
+        array_fields: list[set[str]] = []
+        for path in spec.paths:
+            values, arrays = path_keys(document, path)
+            per_field.append(values)
+            array_fields.append(arrays)
+            multikey[path] |= arrays
+        if spec.sparse and all(v == [MISSING] for v in per_field):
+            continue
+        _check_parallel_arrays(spec, array_fields)
+        seen: set[tuple] = set()
+        for combo in itertools.product(*per_field):
+            values_tuple = tuple(None if v is MISSING else v for v in combo)
+            keys = tuple(sort_key(v, collate) for v in values_tuple)
+            if keys not in seen:
+                seen.add(keys)
+                entries.append(Entry(keys, values_tuple, rid))
+    # Stable multi-pass sort: equal keys stay in record-id order, as in a WiredTiger index.
+    for position in reversed(range(len(spec.fields))):
+        entries.sort(key=lambda e, p=position: e.keys[p], reverse=spec.fields[position][1] < 0)
+    paths = {path: sorted(prefixes) for path, prefixes in multikey.items()}
+    return IndexData(spec, entries, paths)
+
+
+def _check_parallel_arrays(spec: IndexSpec, array_fields: list[set[str]]) -> None:
+    with_arrays = [prefixes for prefixes in array_fields if prefixes]
+    for first, second in itertools.combinations(with_arrays, 2):
+        if not first & second:
+            raise ValueError(
+                f"cannot index parallel arrays: a document has arrays in two fields of index {spec.name!r}, "
+                "which MongoDB refuses to store"
+            )
+
+
+def key_document(paths: Sequence[str], values: Sequence[Any]) -> dict[str, Any]:
+    """An index key rebuilt as a (nested) document, for covered filters and projections."""
+    document: dict[str, Any] = {}
+    for path, value in zip(paths, values, strict=True):
+        node = document
+        parts = path.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    return document

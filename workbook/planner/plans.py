@@ -1,0 +1,458 @@
+"""Candidate plans for a find, their stage trees, and the multi-planner's trial and ranking.
+
+Follows query_planner.cpp (one indexed solution per relevant index, a whole-index scan when only an
+index can provide the sort, COLLSCAN only when no index applies), planner_analysis.cpp
+(analyzeDataAccess: SORT, then SKIP, then PROJECTION / FETCH, then LIMIT), multi_plan.cpp and
+plan_ranker.{h,cpp} (trial length, productivity, bonuses, tie-breaking heuristics).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbook.planner.bounds import EXACT, INEXACT_COVERED, OIL, all_values, intersect, translate
+from workbook.planner.collation import normalize
+from workbook.planner.keys import IndexData, IndexSpec, build_index
+from workbook.planner.predicates import Predicate
+from workbook.planner.query import FindQuery
+from workbook.planner.scan import IndexScan
+from workbook.planner.stages import (
+    ADVANCED,
+    IS_EOF,
+    CollectionScan,
+    Fetch,
+    IdHack,
+    Limit,
+    Member,
+    Projection,
+    Skip,
+    Sort,
+    Stage,
+)
+from workbook.planner.unsupported import UnknownHint, UnsupportedByModel
+from workbook.planner.values import RANK_NULL, RANK_STRING, RANK_UNDEFINED, compare, type_rank
+
+PLAN_EVALUATION_WORKS = 10000  # internalQueryPlanEvaluationWorks
+PLAN_EVALUATION_COLL_FRACTION = 0.3  # internalQueryPlanEvaluationCollFraction
+PLAN_EVALUATION_MAX_RESULTS = 101  # internalQueryPlanEvaluationMaxResults
+BONUS_EPSILON = 1e-4  # kBonusEpsilon in plan_ranker.h
+
+
+class Collection:
+    """The documents and visible indexes of one collection, with index keys built on demand."""
+
+    def __init__(self, documents: Sequence[Mapping[str, Any]], indexes: Sequence[Mapping[str, Any]]) -> None:
+        self.documents = list(documents)
+        self.specs = [IndexSpec.from_info(info) for info in indexes]
+        self._built: dict[str, IndexData] = {}
+
+    def index(self, spec: IndexSpec) -> IndexData:
+        """The index's sorted keys over the documents (built once)."""
+        if spec.name not in self._built:
+            self._built[spec.name] = build_index(spec, self.documents)
+        return self._built[spec.name]
+
+    @property
+    def visible(self) -> list[IndexSpec]:
+        """Indexes the planner may consider: not hidden, and of a kind the model understands."""
+        return [s for s in self.specs if not s.hidden and not s.special]
+
+
+@dataclass
+class Candidate:
+    """One candidate plan: its stage tree and what it was built from."""
+
+    root: Stage
+    scan: IndexScan | None = None
+    results: list[Member] = field(default_factory=list)
+    score: float = 0.0
+
+    def fetches(self) -> bool:
+        """Whether any stage reads documents (the noFetchBonus test)."""
+        return any(self.root.has_stage(n) for n in ("FETCH", "COLLSCAN", "IDHACK"))
+
+    def docs_examined(self) -> int:
+        """Documents read so far by this plan."""
+        return self.root.total("docs_examined")
+
+
+# --- which predicates an index can answer ------------------------------------------------------
+
+
+def _mentions_strings(value: Any) -> bool:
+    rank = type_rank(value)
+    if rank == RANK_STRING:
+        return True
+    if isinstance(value, Mapping):
+        return any(_mentions_strings(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_mentions_strings(v) for v in value)
+    return False
+
+
+def _usable(predicate: Predicate, spec: IndexSpec, query: FindQuery) -> bool:
+    # String bounds are only meaningful if the index orders strings by the query's collation.
+    strings = predicate.op != "$regex" and _mentions_strings(predicate.value)
+    if strings and normalize(spec.collation) != query.collation_id:
+        return False
+    if spec.sparse:
+        null_like = predicate.op in ("$eq", "$in") and any(
+            type_rank(v) in (RANK_NULL, RANK_UNDEFINED)
+            for v in (predicate.value if predicate.op == "$in" else [predicate.value])
+        )
+        if null_like or predicate.op in ("$ne", "$nin") or (predicate.op == "$exists" and not predicate.value):
+            return False
+    return True
+
+
+_LOWER, _UPPER = ("$gt", "$gte"), ("$lt", "$lte")
+
+
+def _implies(predicates: Sequence[Predicate], required: Predicate) -> bool:
+    """Whether some query predicate guarantees the partial filter's predicate."""
+    for p in predicates:
+        if p.path != required.path:
+            continue
+        if required.op == "$exists" and required.value:
+            excludes_missing = not (
+                p.op in ("$ne", "$nin")
+                or (p.op == "$exists" and not p.value)
+                or (p.op == "$eq" and p.value is None)
+                or (p.op == "$in" and None in p.value)
+            )
+            if excludes_missing:
+                return True
+        if p.op == "$eq" and p.value is not None and required.matches({required.path: p.value}):
+            return True
+        if p.op == "$in" and p.value and all(v is not None and required.matches({required.path: v}) for v in p.value):
+            return True
+        for side in (_LOWER, _UPPER):
+            if p.op in side and required.op in side and type_rank(p.value) == type_rank(required.value):
+                c = compare(p.value, required.value) * (1 if side is _LOWER else -1)
+                strict = p.op in ("$gt", "$lt") or required.op in ("$gte", "$lte")
+                if c > 0 or (c == 0 and strict):
+                    return True
+    return False
+
+
+def partial_usable(spec: IndexSpec, query: FindQuery) -> bool:
+    """Whether the query's filter implies the partial index's filter (else the index is skipped)."""
+    return spec.partial is None or all(_implies(query.predicates, r) for r in spec.partial)
+
+
+@dataclass
+class Access:
+    """How one index answers the filter: bounds per field, and what is left for filters."""
+
+    index: IndexData
+    oils: list[OIL]
+    assigned: list[Predicate]
+    key_filter: list[Predicate]
+    fetch_filter: list[Predicate]
+
+    @property
+    def point_fields(self) -> set[str]:
+        """Index fields pinned to one value (equality), which a sort may skip over."""
+        return {
+            path
+            for path, oil in zip(self.index.spec.paths, self.oils, strict=True)
+            if len(oil) == 1 and oil[0].is_point
+        }
+
+
+def index_access(index: IndexData, query: FindQuery, *, whole: bool = False) -> Access | None:
+    """Bounds for the index from the filter; None when the index's first field has no predicate."""
+    spec = index.spec
+    collate = spec.collate
+    oils: list[OIL] = []
+    assigned: list[Predicate] = []
+    tightness: dict[int, str] = {}
+    used_prefixes: list[set[str]] = []
+    for position, path in enumerate(spec.paths):
+        prefixes = set(index.multikey_paths.get(path, []))
+        preds = [p for p in query.predicates if p.path == path and _usable(p, spec, query)]
+        if any(prefixes & other for other in used_prefixes):
+            preds = []  # multikey: cannot compound bounds on fields under the same array
+        if prefixes:
+            preds = preds[:1]  # multikey: cannot intersect bounds on one array field
+        if position == 0 and not preds and not whole:
+            return None
+        oil = all_values(collate)
+        for pred in preds:
+            pred_oil, tight = translate(pred, collate, sparse=spec.sparse, multikey=bool(prefixes))
+            oil = intersect(oil, pred_oil)
+            tightness[id(pred)] = tight
+            assigned.append(pred)
+        if preds:
+            used_prefixes.append(prefixes)
+        oils.append(oil)
+    key_filter: list[Predicate] = []
+    fetch_filter: list[Predicate] = []
+    for pred in query.predicates:
+        tight = tightness.get(id(pred))
+        if tight == EXACT:
+            continue
+        multikey = bool(index.multikey_paths.get(pred.path))
+        if tight == INEXACT_COVERED and not multikey and spec.collation is None:
+            key_filter.append(pred)
+        else:
+            fetch_filter.append(pred)
+    return Access(index, oils, assigned, key_filter, fetch_filter)
+
+
+def sort_direction(access: Access, query: FindQuery) -> int | None:
+    """1 or -1 if scanning the index in that direction yields the requested order, else None."""
+    spec = access.index.spec
+    if not query.sort:
+        return 1
+    if any(access.index.multikey_paths.get(path) for path, _ in query.sort if path in spec.paths):
+        return None
+    if normalize(spec.collation) != query.collation_id:
+        return None
+    points = access.point_fields
+    wanted = [(p, d) for p, d in query.sort if p not in points]
+    for direction in (1, -1):
+        provided = [(p, d * direction) for p, d in spec.fields if p not in points]
+        if wanted == provided[: len(wanted)]:
+            return direction
+    return None
+
+
+def _provides(index: IndexData, paths: Sequence[str]) -> bool:
+    """Whether the index key alone carries these fields (not multikey, not collated)."""
+    spec = index.spec
+    return spec.collation is None and all(p in spec.paths and not index.multikey_paths.get(p) for p in paths)
+
+
+def _can_cover(index: IndexData, query: FindQuery) -> bool:
+    if not query.projection or not query.projection_inclusive:
+        return False
+    needed = [p for p, v in query.projection.items() if v and p != "_id"]
+    if query.projection.get("_id", 1):
+        needed.append("_id")
+    return _provides(index, needed)
+
+
+def build_tree(collection: Collection, query: FindQuery, access: Access | None, direction: int) -> Candidate:
+    """The stage tree analyzeDataAccess builds over an index scan (or a collection scan)."""
+    documents, collate = collection.documents, query.collate
+    scan: IndexScan | None = None
+    index_paths: list[str] | None = None
+    if access is None:
+        root: Stage = CollectionScan(documents, query.predicates, collate)
+        fetched = True
+        blocking = bool(query.sort)
+    else:
+        scan = IndexScan(access.index, access.oils, direction, key_filter=access.key_filter)
+        root = scan
+        fetched = False
+        if access.fetch_filter:
+            root, fetched = Fetch(root, documents, access.fetch_filter, collate), True
+        blocking = sort_direction(access, query) is None
+        index_paths = access.index.spec.paths
+    if blocking and query.sort:
+        sort_limit = (query.limit + (query.skip or 0)) if query.limit else None
+        if not fetched and access is not None and _provides(access.index, [p for p, _ in query.sort]):
+            root = Sort(root, query.sort, collate, sort_limit, index_paths=index_paths)
+        else:
+            if not fetched:
+                root, fetched = Fetch(root, documents, [], collate), True
+            root = Sort(root, query.sort, collate, sort_limit)
+    if query.skip:
+        root = Skip(root, query.skip)
+    if query.projection:
+        if not fetched and access is not None and _can_cover(access.index, query):
+            root = Projection(root, query.projection, "PROJECTION_COVERED", index_paths)
+        else:
+            if not fetched:
+                root, fetched = Fetch(root, documents, [], collate), True
+            root = Projection(root, query.projection, query.projection_kind)
+    elif not fetched:
+        root = Fetch(root, documents, [], collate)
+    if query.limit and not (blocking and query.sort):
+        root = Limit(root, query.limit)
+    return Candidate(root, scan)
+
+
+# --- enumeration -------------------------------------------------------------------------------
+
+
+def _hinted(collection: Collection, hint: Any) -> IndexSpec | str:
+    if isinstance(hint, Mapping) and list(hint) == ["$natural"]:
+        return "$natural"
+    for spec in collection.visible:
+        if isinstance(hint, str):
+            if spec.name == hint:
+                return spec
+        else:
+            pairs = list(hint.items()) if isinstance(hint, Mapping) else [tuple(p) for p in hint]
+            if [(f, 1 if d >= 0 else -1) for f, d in pairs] == list(spec.fields):
+                return spec
+    raise UnknownHint(hint)
+
+
+def _id_hack_value(collection: Collection, query: FindQuery) -> Any:
+    if query.hint is not None or query.collation is not None or query.skip:
+        return None
+    if len(query.predicates) != 1:
+        return None
+    pred = query.predicates[0]
+    if pred.path != "_id" or pred.op != "$eq" or isinstance(pred.value, list | tuple | Mapping) or pred.value is None:
+        return None
+    if not any(spec.paths == ["_id"] for spec in collection.specs):
+        return None
+    return pred.value
+
+
+def enumerate_candidates(collection: Collection, query: FindQuery) -> list[Candidate]:
+    """Every plan the planner would race, in the order it generates them."""
+    if query.hint is not None:
+        hinted = _hinted(collection, query.hint)
+        if hinted == "$natural":
+            return [build_tree(collection, query, None, 1)]
+        assert isinstance(hinted, IndexSpec)
+        index = collection.index(hinted)
+        access = index_access(index, query) or index_access(index, query, whole=True)
+        assert access is not None
+        return [build_tree(collection, query, access, sort_direction(access, query) or 1)]
+    id_value = _id_hack_value(collection, query)
+    if id_value is not None:
+        root: Stage = IdHack(collection.documents, id_value)
+        if query.projection:
+            root = Projection(root, query.projection, query.projection_kind)
+        if query.limit:
+            root = Limit(root, query.limit)
+        return [Candidate(root)]
+    candidates: list[Candidate] = []
+    for spec in collection.visible:
+        if not partial_usable(spec, query):
+            continue
+        access = index_access(collection.index(spec), query)
+        if access is not None:
+            candidates.append(build_tree(collection, query, access, sort_direction(access, query) or 1))
+    if query.sort and not any(not c.root.has_stage("SORT") for c in candidates):
+        for spec in collection.visible:
+            if spec.sparse or not partial_usable(spec, query):
+                continue
+            access = index_access(collection.index(spec), query, whole=True)
+            assert access is not None
+            direction = sort_direction(access, query)
+            if direction is not None:
+                candidates.append(build_tree(collection, query, access, direction))
+                break
+    if not candidates:
+        candidates.append(build_tree(collection, query, None, 1))
+    return candidates
+
+
+# --- multi-planner -----------------------------------------------------------------------------
+
+
+def trial_limits(collection: Collection, query: FindQuery) -> tuple[int, int]:
+    """(works per plan, results that end the trial): MultiPlanStage::getTrialPeriod*."""
+    works = max(PLAN_EVALUATION_WORKS, int(PLAN_EVALUATION_COLL_FRACTION * len(collection.documents)))
+    results = PLAN_EVALUATION_MAX_RESULTS
+    if query.limit:
+        results = min(query.limit, results)
+    return works, results
+
+
+def run_trial(candidates: Sequence[Candidate], max_works: int, max_results: int) -> None:
+    """Work every plan in round-robin until one hits EOF, returns enough results, or time runs out."""
+    for _ in range(max_works):
+        done = False
+        for candidate in candidates:
+            state, member = candidate.root.work()
+            if state == ADVANCED and member is not None:
+                candidate.results.append(member)
+                if len(candidate.results) >= max_results:
+                    done = True
+            elif state == IS_EOF:
+                done = True
+        if done:
+            return
+
+
+def base_score(candidate: Candidate) -> float:
+    """PlanScorer::calculateScore plus the EOF bonus of pickBestPlan."""
+    root = candidate.root
+    productivity = root.advanced / root.works if root.works else 0.0
+    epsilon = min(1.0 / (10 * max(root.advanced, 1)), BONUS_EPSILON)
+    no_fetch = 0.0 if candidate.fetches() else epsilon
+    no_sort = 0.0 if root.has_stage("SORT") else epsilon
+    no_ixisect = epsilon
+    score = 1 + productivity + no_fetch + no_sort + no_ixisect
+    return score + (1 if root.is_eof() else 0)
+
+
+def _bounds_score(scan: IndexScan) -> tuple[int, int, int, int, int]:
+    single = points = closed = length = 0
+    for oil in scan.oils:
+        if len(oil) == 1 and oil[0].is_all_values():
+            break
+        if length == single and len(oil) == 1 and oil[0].is_point:
+            single += 1
+        if length == points and all(i.is_point for i in oil):
+            points += 1
+        if length == closed and all(type_rank(i.start) == type_rank(i.end) for i in oil):
+            closed += 1
+        length += 1
+    return (single, points, closed, length, -len(scan.oils))
+
+
+def _shape(stage: Stage) -> list[str]:
+    return [stage.stage_name] + [n for c in stage.children for n in _shape(c)]
+
+
+def rank(candidates: list[Candidate]) -> list[Candidate]:
+    """Candidates ordered best first, with MongoDB's tie-breaking heuristics applied."""
+    for c in candidates:
+        c.score = base_score(c)
+    ordered = sorted(candidates, key=lambda c: -c.score)
+    tied = [c for c in ordered if c.score == ordered[0].score]
+    if len(tied) > 1:
+        fewest = min(c.docs_examined() for c in tied)
+        bonus = {id(c): (BONUS_EPSILON if c.docs_examined() == fewest else 0.0) for c in tied}
+        shapes = {tuple(_shape(c.root)) for c in tied}
+        if len(shapes) == 1 and all(c.scan is not None for c in tied):
+            scores = [_bounds_score(c.scan) for c in tied]  # type: ignore[arg-type]
+            best = max(scores)
+            for c, s in zip(tied, scores, strict=True):
+                if s == best:
+                    bonus[id(c)] += 2 * BONUS_EPSILON
+        for c in tied:
+            c.score += bonus[id(c)]
+        ordered = sorted(ordered, key=lambda c: -c.score)
+    return ordered
+
+
+def run_to_end(candidate: Candidate) -> list[Member]:
+    """Keep working the chosen plan until EOF; trial results come first."""
+    results = list(candidate.results)
+    while True:
+        state, member = candidate.root.work()
+        if state == ADVANCED and member is not None:
+            results.append(member)
+        elif state == IS_EOF:
+            return results
+
+
+def choose_and_run(collection: Collection, query: FindQuery) -> tuple[Candidate, list[Candidate], list[Member]]:
+    """Enumerate, race if needed, and run the winner: (winner, rejected, results)."""
+    candidates = enumerate_candidates(collection, query)
+    if len(candidates) == 1:
+        return candidates[0], [], run_to_end(candidates[0])
+    works, results = trial_limits(collection, query)
+    run_trial(candidates, works, results)
+    ordered = rank(candidates)
+    winner = ordered[0]
+    return winner, ordered[1:], run_to_end(winner)
+
+
+def check_supported(collection: Collection, query: FindQuery) -> None:
+    """Refuse hints on index kinds the model does not build (text, 2dsphere, hashed...)."""
+    for spec in collection.specs:
+        if spec.special and query.hint in (spec.name, spec.key_pattern):
+            raise UnsupportedByModel(f"the special index {spec.name!r}")

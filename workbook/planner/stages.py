@@ -1,0 +1,375 @@
+"""Executable plan stages (COLLSCAN, FETCH, SORT, PROJECTION_*, SKIP, LIMIT, IDHACK) with MongoDB's
+work()/advanced/needTime accounting, and their explain output."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from workbook.planner.keys import key_document, path_keys
+from workbook.planner.predicates import Predicate, matches_all, serialize_all
+from workbook.planner.values import MISSING, Collate, sort_key
+
+if TYPE_CHECKING:
+    from workbook.planner.keys import Entry
+
+ADVANCED, NEED_TIME, IS_EOF = "ADVANCED", "NEED_TIME", "IS_EOF"
+SORT_MEMORY_LIMIT_BYTES = 104857600  # internalQueryMaxBlockingSortMemoryUsageBytes default (100 MB)
+
+
+@dataclass
+class Member:
+    """A working-set member: a record id, maybe an index key, maybe the fetched document."""
+
+    rid: int
+    entry: Entry | None = None
+    doc: Mapping[str, Any] | None = None
+
+
+class Stage:
+    """A plan stage: each ``work()`` call is one unit of work, as in PlanStage::work."""
+
+    stage_name = "STAGE"
+
+    def __init__(self, children: Sequence[Stage]) -> None:
+        self.children = list(children)
+        self.works = self.advanced = self.need_time = 0
+
+    def work(self) -> tuple[str, Member | None]:
+        """Do one unit of work and count it."""
+        self.works += 1
+        state, member = self.do_work()
+        if state == ADVANCED:
+            self.advanced += 1
+        elif state == NEED_TIME:
+            self.need_time += 1
+        return state, member
+
+    def do_work(self) -> tuple[str, Member | None]:
+        """The stage's own step (overridden)."""
+        raise NotImplementedError
+
+    def is_eof(self) -> bool:
+        """Whether the stage will produce nothing more."""
+        return self.children[0].is_eof()
+
+    def plan_fields(self) -> dict[str, Any]:
+        """Stage-specific fields shown in queryPlanner."""
+        return {}
+
+    def stats_fields(self) -> dict[str, Any]:
+        """Stage-specific execution counters."""
+        return {}
+
+    def has_stage(self, name: str) -> bool:
+        """Whether this subtree contains a stage of that name."""
+        return self.stage_name == name or any(c.has_stage(name) for c in self.children)
+
+    def plan(self) -> dict[str, Any]:
+        """The stage tree as queryPlanner shows it (no counters)."""
+        out: dict[str, Any] = {"stage": self.stage_name, **self.plan_fields()}
+        if self.children:
+            out["inputStage"] = self.children[0].plan()
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        """The stage tree with execution counters, as executionStats.executionStages shows it."""
+        out: dict[str, Any] = {
+            "stage": self.stage_name,
+            **self.plan_fields(),
+            "nReturned": self.advanced,
+            "works": self.works,
+            "advanced": self.advanced,
+            "needTime": self.need_time,
+            "needYield": 0,
+            "saveState": 0,
+            "restoreState": 0,
+            "isEOF": int(self.is_eof()),
+            **self.stats_fields(),
+        }
+        if self.children:
+            out["inputStage"] = self.children[0].stats()
+        return out
+
+    def total(self, counter: str) -> int:
+        """Sum of a counter (keys_examined, docs_examined) over the subtree."""
+        return getattr(self, counter, 0) + sum(c.total(counter) for c in self.children)
+
+
+class CollectionScan(Stage):
+    """COLLSCAN: read every document in natural order, applying the filter."""
+
+    stage_name = "COLLSCAN"
+
+    def __init__(
+        self, documents: Sequence[Mapping[str, Any]], predicates: Sequence[Predicate], collate: Collate | None
+    ):
+        super().__init__([])
+        self.documents, self.predicates, self.collate = documents, list(predicates), collate
+        self.position = 0
+        self.docs_examined = 0
+        self.eof = False
+
+    def do_work(self) -> tuple[str, Member | None]:
+        if self.position >= len(self.documents):
+            self.eof = True
+            return IS_EOF, None
+        rid = self.position
+        self.position += 1
+        self.docs_examined += 1
+        doc = self.documents[rid]
+        if matches_all(self.predicates, doc, self.collate):
+            return ADVANCED, Member(rid, doc=doc)
+        return NEED_TIME, None
+
+    def is_eof(self) -> bool:
+        return self.eof
+
+    def plan_fields(self) -> dict[str, Any]:
+        fields: dict[str, Any] = {}
+        if self.predicates:
+            fields["filter"] = serialize_all(self.predicates)
+        fields["direction"] = "forward"
+        return fields
+
+    def stats_fields(self) -> dict[str, Any]:
+        return {"docsExamined": self.docs_examined}
+
+
+class IdHack(Stage):
+    """IDHACK: the classic engine's direct _id lookup for ``{_id: <value>}``."""
+
+    stage_name = "IDHACK"
+
+    def __init__(self, documents: Sequence[Mapping[str, Any]], value: Any) -> None:
+        super().__init__([])
+        self.documents, self.value = documents, value
+        self.keys_examined = self.docs_examined = 0
+        self.done = False
+
+    def do_work(self) -> tuple[str, Member | None]:
+        if self.done:
+            return IS_EOF, None
+        self.done = True
+        target = sort_key(self.value)
+        for rid, doc in enumerate(self.documents):
+            if "_id" in doc and sort_key(doc["_id"]) == target:
+                self.keys_examined = self.docs_examined = 1
+                return ADVANCED, Member(rid, doc=doc)
+        return IS_EOF, None
+
+    def is_eof(self) -> bool:
+        return self.done
+
+    def stats_fields(self) -> dict[str, Any]:
+        return {"keysExamined": self.keys_examined, "docsExamined": self.docs_examined}
+
+
+class Fetch(Stage):
+    """FETCH: load the document for each index key, applying the residual filter."""
+
+    stage_name = "FETCH"
+
+    def __init__(
+        self,
+        child: Stage,
+        documents: Sequence[Mapping[str, Any]],
+        predicates: Sequence[Predicate],
+        collate: Collate | None,
+    ):
+        super().__init__([child])
+        self.documents, self.predicates, self.collate = documents, list(predicates), collate
+        self.docs_examined = 0
+
+    def do_work(self) -> tuple[str, Member | None]:
+        state, member = self.children[0].work()
+        if state != ADVANCED or member is None:
+            return state, None
+        self.docs_examined += 1
+        doc = self.documents[member.rid]
+        if matches_all(self.predicates, doc, self.collate):
+            return ADVANCED, Member(member.rid, entry=member.entry, doc=doc)
+        return NEED_TIME, None
+
+    def plan_fields(self) -> dict[str, Any]:
+        return {"filter": serialize_all(self.predicates)} if self.predicates else {}
+
+    def stats_fields(self) -> dict[str, Any]:
+        return {"docsExamined": self.docs_examined, "alreadyHasObj": 0}
+
+
+def sort_value(
+    member: Member, path: str, direction: int, collate: Collate | None, index_paths: Sequence[str] | None
+) -> tuple:
+    """The key a blocking sort orders by: for arrays, the smallest (asc) or largest (desc) element."""
+    if member.doc is None and member.entry is not None and index_paths is not None:
+        return sort_key(member.entry.values[list(index_paths).index(path)], collate)
+    values, _ = path_keys(member.doc or {}, path)
+    keys = [sort_key(None if v is MISSING else v, collate) for v in values]
+    return min(keys) if direction > 0 else max(keys)
+
+
+class Sort(Stage):
+    """SORT: a blocking in-memory sort, optionally keeping only the top ``limit``."""
+
+    stage_name = "SORT"
+
+    def __init__(
+        self,
+        child: Stage,
+        pattern: Sequence[tuple[str, int]],
+        collate: Collate | None,
+        limit: int | None,
+        index_paths: Sequence[str] | None = None,
+    ) -> None:
+        super().__init__([child])
+        self.pattern, self.collate, self.limit = list(pattern), collate, limit
+        self.index_paths = index_paths
+        self.buffer: list[Member] = []
+        self.populated = False
+        self.output: list[Member] = []
+
+    def do_work(self) -> tuple[str, Member | None]:
+        if not self.populated:
+            state, member = self.children[0].work()
+            if state == ADVANCED and member is not None:
+                self.buffer.append(member)
+                return NEED_TIME, None
+            if state == IS_EOF:
+                self._sort()
+                self.populated = True
+                return NEED_TIME, None
+            return state, None
+        if not self.output:
+            return IS_EOF, None
+        return ADVANCED, self.output.pop(0)
+
+    def _sort(self) -> None:
+        members = list(self.buffer)
+        for path, direction in reversed(self.pattern):
+            members.sort(
+                key=lambda m, p=path, d=direction: sort_value(m, p, d, self.collate, self.index_paths),
+                reverse=direction < 0,
+            )
+        self.output = members[: self.limit] if self.limit else members
+
+    def is_eof(self) -> bool:
+        return self.populated and not self.output
+
+    def plan_fields(self) -> dict[str, Any]:
+        fields: dict[str, Any] = {
+            "sortPattern": dict(self.pattern),
+            "memLimit": SORT_MEMORY_LIMIT_BYTES,
+        }
+        if self.limit:
+            fields["limitAmount"] = self.limit
+        fields["type"] = "default" if self.index_paths is not None else "simple"
+        return fields
+
+    def stats_fields(self) -> dict[str, Any]:
+        return {"usedDisk": False, "spills": 0}
+
+
+def apply_projection(doc: Mapping[str, Any], projection: Mapping[str, Any]) -> dict[str, Any]:
+    """An inclusion or exclusion projection applied to a document."""
+    inclusive = any(bool(v) for k, v in projection.items() if k != "_id")
+    if inclusive:
+        out: dict[str, Any] = {}
+        if projection.get("_id", 1) and "_id" in doc:
+            out["_id"] = doc["_id"]
+        for path, flag in projection.items():
+            if path == "_id" or not flag:
+                continue
+            _copy_path(doc, out, path.split("."))
+        return out
+    out = {k: v for k, v in doc.items()}
+    for path, flag in projection.items():
+        if not flag:
+            _drop_path(out, path.split("."))
+    return out
+
+
+def _copy_path(source: Any, target: dict[str, Any], parts: list[str]) -> None:
+    if not isinstance(source, Mapping) or parts[0] not in source:
+        return
+    value = source[parts[0]]
+    if len(parts) == 1:
+        target[parts[0]] = value
+    elif isinstance(value, Mapping):
+        _copy_path(value, target.setdefault(parts[0], {}), parts[1:])
+
+
+def _drop_path(target: dict[str, Any], parts: list[str]) -> None:
+    if len(parts) == 1:
+        target.pop(parts[0], None)
+    elif isinstance(target.get(parts[0]), Mapping):
+        target[parts[0]] = dict(target[parts[0]])
+        _drop_path(target[parts[0]], parts[1:])
+
+
+class Projection(Stage):
+    """PROJECTION_SIMPLE / PROJECTION_DEFAULT / PROJECTION_COVERED."""
+
+    def __init__(
+        self, child: Stage, projection: Mapping[str, Any], kind: str, index_paths: Sequence[str] | None = None
+    ):
+        super().__init__([child])
+        self.projection, self.index_paths = dict(projection), index_paths
+        self.stage_name = kind
+
+    def do_work(self) -> tuple[str, Member | None]:
+        state, member = self.children[0].work()
+        if state != ADVANCED or member is None:
+            return state, member
+        if member.doc is None and member.entry is not None and self.index_paths is not None:
+            source = key_document(self.index_paths, member.entry.values)
+            return ADVANCED, Member(member.rid, entry=member.entry, doc=apply_projection(source, self.projection))
+        return ADVANCED, Member(member.rid, entry=member.entry, doc=apply_projection(member.doc or {}, self.projection))
+
+    def plan_fields(self) -> dict[str, Any]:
+        return {"transformBy": self.projection}
+
+
+class Skip(Stage):
+    """SKIP: drop the first ``amount`` results."""
+
+    stage_name = "SKIP"
+
+    def __init__(self, child: Stage, amount: int) -> None:
+        super().__init__([child])
+        self.amount = self.left = amount
+
+    def do_work(self) -> tuple[str, Member | None]:
+        state, member = self.children[0].work()
+        if state == ADVANCED and self.left > 0:
+            self.left -= 1
+            return NEED_TIME, None
+        return state, member
+
+    def plan_fields(self) -> dict[str, Any]:
+        return {"skipAmount": self.amount}
+
+
+class Limit(Stage):
+    """LIMIT: stop after ``amount`` results."""
+
+    stage_name = "LIMIT"
+
+    def __init__(self, child: Stage, amount: int) -> None:
+        super().__init__([child])
+        self.amount = self.left = amount
+
+    def do_work(self) -> tuple[str, Member | None]:
+        if self.left == 0:
+            return IS_EOF, None
+        state, member = self.children[0].work()
+        if state == ADVANCED:
+            self.left -= 1
+        return state, member
+
+    def is_eof(self) -> bool:
+        return self.left == 0 or self.children[0].is_eof()
+
+    def plan_fields(self) -> dict[str, Any]:
+        return {"limitAmount": self.amount}
