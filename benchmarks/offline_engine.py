@@ -24,10 +24,11 @@ def main(n: int = 20_000) -> None:
     """Print load and query rates on the offline default."""
     db = workbook.connect(database="bench", quiet=True)
     db.client.drop_database(db.name)
-    docs = [{"_id": f"r{i:07d}", "productId": f"p{i % 1000:04d}", "text": "x" * 150} for i in range(n)]
+    docs = [{"_id": f"r{i:07d}", "productId": f"p{i % 1000:04d}", "text_id": i, "text": "x" * 150} for i in range(n)]
     timed("insert_many over the wire (string _id)", n, lambda: db.wire.insert_many(docs))
     timed("bulk_insert through the engine", n, lambda: offline_server().bulk_insert(db.name, "bulk", docs))
     timed("insert_one over the wire, collection of n", 500, lambda: [db.wire.insert_one({"k": i}) for i in range(500)])
+    timed("create a unique index over n documents", n, lambda: db.bulk.create_index("text_id", unique=True, name="u"))
     db.bulk.create_index("productId")
     timed(
         "find by indexed productId (20 docs each)",

@@ -7,6 +7,7 @@ import inspect
 import pytest
 from mongoeco.engines.memory import MemoryEngine
 from mongoeco.errors import WriteError
+from pymongo.errors import DuplicateKeyError
 
 from workbook.offline import MAX_BSON_SIZE, bson_size, offline_server
 
@@ -48,3 +49,34 @@ def test_bson_size_matches_bsonsize_operator(db):
     db.docs.insert_one(document)
     reported = next(db.docs.aggregate([{"$project": {"s": {"$bsonSize": "$$ROOT"}}}]))["s"]
     assert bson_size(document) == reported
+
+
+def test_unique_index_build_detects_duplicates_and_keeps_enforcing(offline_db):
+    db = offline_db
+    db.people.insert_many([{"_id": f"p{i}", "email": f"e{i}@x", "team": i % 3} for i in range(300)])
+    db.people.create_index("email", unique=True)
+    assert next(i for i in db.people.list_indexes() if i["name"] == "email_1")["unique"] is True
+    with pytest.raises(DuplicateKeyError):
+        db.people.insert_one({"email": "e7@x"})
+    with pytest.raises(DuplicateKeyError) as caught:
+        db.people.create_index("team", unique=True)
+    assert caught.value.code == 11000 and "team_1" in str(caught.value)
+    assert [i["name"] for i in db.people.list_indexes()] == ["_id_", "email_1"]
+    db.people.create_index("email", unique=True)  # same index again: a no-op, as on MongoDB
+
+
+def test_unique_index_in_a_missing_field_counts_as_null(offline_db):
+    offline_db.people.insert_many([{"_id": "a"}, {"_id": "b"}])
+    with pytest.raises(DuplicateKeyError):
+        offline_db.people.create_index("email", unique=True)
+
+
+def test_bulk_insert_applies_validators_and_unique_keys(offline_db):
+    db, server = offline_db, offline_server()
+    db.create_collection("checked", validator={"$jsonSchema": {"required": ["a"]}})
+    with pytest.raises(WriteError):
+        server.bulk_insert(db.name, "checked", [{"_id": "ok", "a": 1}, {"_id": "bad"}])
+    assert server.bulk_insert(db.name, "checked", [{"_id": "x", "a": 1}]) == 1
+    with pytest.raises(WriteError, match="repeats a unique key"):
+        server.bulk_insert(db.name, "checked", [{"_id": "y", "a": 2}, {"_id": "x", "a": 3}])
+    assert sorted(d["_id"] for d in db.checked.find()) == ["x", "y"]

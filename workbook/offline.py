@@ -35,6 +35,9 @@ _T = TypeVar("_T")
 
 def _engine_class() -> type:
     """Build the patched engine class (imports mongoeco only when the offline default is used)."""
+    from mongoeco._types.documents import EngineIndexRecord
+    from mongoeco._types.indexes import default_index_name, normalize_index_keys
+    from mongoeco.core.duplicate_keys import index_build_duplicate_error
     from mongoeco.core.identity import id_contains_numeric_value
     from mongoeco.engines.memory import MemoryEngine
     from mongoeco.errors import WriteError
@@ -48,6 +51,48 @@ def _engine_class() -> type:
             if kw.get("scan_payload_id") and not id_contains_numeric_value(candidate.get("_id")):
                 kw["scan_payload_id"] = False
             super()._ensure_unique_indexes(db_name, coll_name, candidate, **kw)
+
+        async def create_index(self, db_name: str, coll_name: str, keys: Any, **options: Any) -> str:
+            # mongoeco checks a new unique index pairwise over all documents (O(n^2): 2,000 documents
+            # took 16 s). For the plain case, check with one set instead, build it as non-unique, then
+            # mark it unique; anything unusual (collation, partial, sparse, a session, an existing
+            # index of that name) keeps mongoeco's own path.
+            context = options.get("context")
+            plain = (
+                options.get("unique")
+                and not any(options.get(option) for option in ("collation", "partial_filter_expression", "sparse"))
+                and not (context is not None and context.in_transaction)  # implicit wire sessions are fine
+            )
+            if not plain:
+                return await super().create_index(db_name, coll_name, keys, **options)
+            normalized = normalize_index_keys(keys)
+            name = options.get("name") or default_index_name(normalized)
+            existing = self._indexes_view(context).get(db_name, {}).get(coll_name, [])
+            if any(record.name == name or list(record.key) == list(normalized) for record in existing):
+                return await super().create_index(db_name, coll_name, keys, **options)
+            fields = [field for field, _ in normalized]
+            async with self._get_lock(db_name, coll_name):
+                seen: set[Any] = set()
+                for data in self._storage_view(context).get(db_name, {}).get(coll_name, {}).values():
+                    document = self._borrow_storage_document(data)
+                    document_keys = self._unique_index_keys(document, fields)
+                    conflict = seen.intersection(document_keys)
+                    if conflict:
+                        record = EngineIndexRecord(name=name, fields=fields, key=normalized, unique=True)
+                        raise index_build_duplicate_error(
+                            namespace=f"{db_name}.{coll_name}",
+                            index=record,
+                            document=document,
+                            conflict=next(iter(conflict)),
+                        )
+                    seen.update(document_keys)
+            created = await super().create_index(db_name, coll_name, keys, **{**options, "unique": False})
+            async with self._get_lock(db_name, coll_name):
+                records = self._indexes_view(context)[db_name][coll_name]
+                for position, record in enumerate(records):
+                    if record.name == created:
+                        records[position] = dataclasses.replace(record, unique=True)
+            return created
 
         def _encode_storage_document(self, document: Any) -> Any:
             size = bson_size(document)
@@ -186,16 +231,29 @@ class OfflineServer:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
 
     def bulk_insert(self, db_name: str, coll_name: str, documents: Iterable[Mapping[str, Any]]) -> int:
-        """Insert many documents through the engine directly (fast path for loads); returns the count."""
-        batch = [dict(d) for d in documents]
+        """Insert many documents straight into the engine (the fast path for loads); returns the count.
+
+        Skips the driver-facing layer (its deep copies and per-value checks) but not the engine's
+        own: validators, unique indexes and the 16 MiB limit all apply. Stops at the first
+        rejected document, like an ordered ``insert_many``.
+        """
+        from bson import ObjectId
+        from mongoeco.errors import WriteError
+
+        batch = [{"_id": ObjectId(), **d} if "_id" not in d else dict(d) for d in documents]
         if not batch:
             return 0
-
-        async def insert() -> int:
-            result = await self._client[db_name][coll_name].insert_many(batch, ordered=True)
-            return len(result.inserted_ids)
-
-        return self.run(insert())
+        outcomes = self.run(self.engine.insert_documents(db_name, coll_name, batch))
+        inserted = sum(1 for outcome in outcomes if outcome)
+        if inserted != len(batch):
+            rejected = batch[inserted]
+            raise WriteError(
+                f"E11000 duplicate key error collection: {db_name}.{coll_name}: document {inserted} "
+                f"(_id {rejected['_id']!r}) repeats a unique key (_id or a unique index); "
+                f"{inserted} inserted before it",
+                code=11000,
+            )
+        return inserted
 
 
 _server: OfflineServer | None = None
