@@ -16,11 +16,22 @@ if TYPE_CHECKING:
     from workbook.connection import engine_info as engine_info
     from workbook.connection import redact_uri as redact_uri
     from workbook.connection import reset as reset
+    from workbook.datasets import Dataset as Dataset
+    from workbook.datasets import generate as generate
     from workbook.errors import ConnectionFailedError as ConnectionFailedError
     from workbook.errors import InvalidURIError as InvalidURIError
     from workbook.errors import NamespaceError as NamespaceError
+    from workbook.errors import OperationRejectedError as OperationRejectedError
     from workbook.errors import UnknownChoiceError as UnknownChoiceError
     from workbook.errors import WorkbookError as WorkbookError
+    from workbook.explain import draw_plan as draw_plan
+    from workbook.explain import explain as explain
+    from workbook.explain import explain_aggregate as explain_aggregate
+    from workbook.explain import summarize as summarize
+    from workbook.load import LoadReport as LoadReport
+    from workbook.load import load as load
+    from workbook.operations import operations as operations
+    from workbook.shapes import shape_spec as shape_spec
 
 __version__ = "0.1.0"
 
@@ -32,6 +43,17 @@ _EXPORTS = {
     "redact_uri": "workbook.connection",
     "reset": "workbook.connection",
     "WorkbookError": "workbook.errors",
+    "OperationRejectedError": "workbook.errors",
+    "generate": "workbook.datasets",
+    "Dataset": "workbook.datasets",
+    "load": "workbook.load",
+    "LoadReport": "workbook.load",
+    "operations": "workbook.operations",
+    "shape_spec": "workbook.shapes",
+    "explain": "workbook.explain",
+    "explain_aggregate": "workbook.explain",
+    "summarize": "workbook.explain",
+    "draw_plan": "workbook.explain",
     "UnknownChoiceError": "workbook.errors",
     "ConnectionFailedError": "workbook.errors",
     "InvalidURIError": "workbook.errors",

@@ -143,9 +143,20 @@ def _redacted(error: Exception, uri: str) -> str:
     return text
 
 
+_infos: dict[int, EngineInfo] = {}
+
+
 def engine_info(db: Database | MongoClient) -> EngineInfo:
-    """Describe the engine behind a database or client."""
+    """Describe the engine behind a database or client (asked once per client, then remembered)."""
     client = db.client if isinstance(db, Database) else db
+    info = _infos.get(id(client))
+    if info is None:
+        info = _infos[id(client)] = _describe(client)
+    return info
+
+
+def _describe(client: MongoClient) -> EngineInfo:
+    """Ask the server what it is."""
     build = client.admin.command("buildInfo")
     hello = client.admin.command("hello")
     version = str(build.get("version", "?"))

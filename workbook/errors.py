@@ -48,3 +48,7 @@ class InvalidURIError(WorkbookError, ValueError):
 
 class NamespaceError(WorkbookError, ValueError):
     """Raised when an operation would touch a database outside the workbench's own."""
+
+
+class OperationRejectedError(WorkbookError):
+    """Raised when a workload operation cannot be carried out on the data (e.g. out of stock)."""

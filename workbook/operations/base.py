@@ -1,0 +1,59 @@
+"""What every shape's operations class shares: the names, ``run`` by name, and transactions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from pymongo.client_session import ClientSession
+from pymongo.database import Database
+
+from workbook.errors import UnknownChoiceError
+
+
+def bson_time(moment: datetime | None = None) -> datetime:
+    """``moment`` (default: now, UTC) at BSON's millisecond precision, so it reads back unchanged."""
+    moment = moment or datetime.now(UTC)
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+
+class Operations:
+    """The operations of one dataset in one shape; the same names give the same answers in every shape."""
+
+    dataset: ClassVar[str]
+    shape: ClassVar[str]
+    NAMES: ClassVar[tuple[str, ...]]
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def __repr__(self) -> str:
+        return f"<{self.dataset} operations, {self.shape} shape, database {self.db.name}: {', '.join(self.NAMES)}>"
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The operation names, in workload order."""
+        return cls.NAMES
+
+    def get(self, name: str) -> Callable[..., Any]:
+        """The operation called ``name`` (an error lists the valid names)."""
+        if name not in self.NAMES:
+            raise UnknownChoiceError(f"{self.dataset} operation", name, self.NAMES)
+        return getattr(self, name)
+
+    def run(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Run the operation called ``name``."""
+        return self.get(name)(*args, **kwargs)
+
+    @contextmanager
+    def transaction(self) -> Iterator[ClientSession | None]:
+        """A transaction when the server supports one; on a standalone server, plain writes."""
+        from workbook.connection import engine_info
+
+        if not engine_info(self.db).transactions:
+            yield None
+            return
+        with self.db.client.start_session() as session, session.start_transaction():
+            yield session
