@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from workbook.explain import summarize as summarize
     from workbook.load import LoadReport as LoadReport
     from workbook.load import load as load
-    from workbook.operations import operations as operations
+    from workbook.operations import operations as ops
     from workbook.shapes import shape_spec as shape_spec
 
 __version__ = "0.1.0"
@@ -48,7 +48,7 @@ _EXPORTS = {
     "Dataset": "workbook.datasets",
     "load": "workbook.load",
     "LoadReport": "workbook.load",
-    "operations": "workbook.operations",
+    "ops": "workbook.operations",
     "shape_spec": "workbook.shapes",
     "explain": "workbook.explain",
     "explain_aggregate": "workbook.explain",
@@ -60,6 +60,9 @@ _EXPORTS = {
     "NamespaceError": "workbook.errors",
 }
 
+_ALIASES = {"ops": "operations"}
+"""Public names that differ from the function's own (``workbook.operations`` is a subpackage)."""
+
 __all__ = sorted(_EXPORTS)
 
 
@@ -67,7 +70,7 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'workbook' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
+    value = getattr(import_module(module), _ALIASES.get(name, name))
     globals()[name] = value
     return value
 
