@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from workbook.explain import summarize as summarize
     from workbook.load import LoadReport as LoadReport
     from workbook.load import load as load
-    from workbook.operations import operations as ops
+    from workbook.operations import operations as ops  # noqa: F401 - public alias
     from workbook.shapes import shape_spec as shape_spec
 
 __version__ = "0.1.0"
