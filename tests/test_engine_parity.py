@@ -164,3 +164,18 @@ def test_sort_descending_and_limit(db):
     db.orders.insert_many([{"customerId": "c1", "createdAt": day} for day in range(10)])
     newest = db.orders.find({"customerId": "c1"}).sort("createdAt", DESCENDING).limit(3)
     assert [d["createdAt"] for d in newest] == [9, 8, 7]
+
+
+def test_round_trips_and_reply_bytes_are_counted_alike(db):
+    from workbook.monitor import capture
+
+    db.items.insert_many([{"_id": i, "pad": "x" * 100} for i in range(300)])
+    with capture() as everything:
+        assert len(list(db.items.find())) == 300
+    assert [c["name"] for c in everything.commands] == ["find", "getMore"]  # 101 documents, then the rest
+    assert everything.round_trips == 2 and everything.docs_returned == 300
+    assert 300 * 100 < everything.bytes_returned < 300 * 200
+    with capture() as one:
+        db.items.find_one({"_id": 7})
+    assert (one.round_trips, one.docs_returned) == (1, 1)
+    assert one.commands[0]["command"]["filter"] == {"_id": 7}

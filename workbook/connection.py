@@ -18,6 +18,7 @@ from pymongo.errors import ConfigurationError, PyMongoError
 
 from workbook import namespace
 from workbook.errors import ConnectionFailedError, InvalidURIError
+from workbook.monitor import COMMANDS
 from workbook.offline import PACKAGE, offline_server
 
 SERVER_SELECTION_TIMEOUT_MS = 3000
@@ -100,7 +101,14 @@ def client_for(uri: str | None = None) -> MongoClient:
 
 def _offline_client() -> MongoClient:
     server = offline_server()
-    return MongoClient(server.uri, serverSelectionTimeoutMS=SERVER_SELECTION_TIMEOUT_MS, appname="workbook")
+    return MongoClient(
+        server.uri,
+        serverSelectionTimeoutMS=SERVER_SELECTION_TIMEOUT_MS,
+        # In-process: a long engine operation (a big $lookup) must not look like a dead server.
+        connectTimeoutMS=0,
+        appname="workbook",
+        event_listeners=[COMMANDS],
+    )
 
 
 def _server_client(uri: str) -> MongoClient:
@@ -116,6 +124,7 @@ def _server_client(uri: str) -> MongoClient:
             serverSelectionTimeoutMS=SERVER_SELECTION_TIMEOUT_MS,
             connectTimeoutMS=2000,
             appname="workbook",
+            event_listeners=[COMMANDS],
         )
     except (ConfigurationError, ValueError, TypeError) as error:  # InvalidURI is a ConfigurationError
         raise InvalidURIError(f"The MongoDB URI {shown} cannot be used: {_redacted(error, uri)}", fix=fixes) from None

@@ -11,7 +11,8 @@ Why this design (measured 2026-11-30, mongoeco 4.11.0, see README "How the offli
   loads go through the engine directly (:meth:`OfflineServer.bulk_insert`).
 - Gaps closed here, because lessons touch them: the 16 MiB document limit on inserts and growing
   updates; ``collMod`` (hide/unhide an index, change a validator); lowercase ``buildinfo`` (used by
-  pymongo's ``server_info()``); the 50,000-document aggregation materialization limit is lifted.
+  pymongo's ``server_info()``); the 50,000-document aggregation materialization limit is lifted;
+  a cursor's first batch holds 101 documents by default, as on MongoDB, so round trips compare.
 
 Nothing starts at import: the server starts on the first :func:`offline_server` call.
 """
@@ -119,6 +120,16 @@ def bson_size(document: Mapping[str, Any]) -> int:
         return int(_bson_document_size(dict(document)))
 
 
+DEFAULT_FIRST_BATCH = 101
+"""MongoDB returns at most 101 documents in a cursor's first batch unless told otherwise."""
+
+
+def _writes_out(aggregate: dict[str, Any]) -> bool:
+    """Whether a pipeline ends in $out or $merge (no cursor batches to size)."""
+    pipeline = aggregate.get("pipeline") or [{}]
+    return any(stage in pipeline[-1] for stage in ("$out", "$merge"))
+
+
 class _WorkbenchExecutor:
     """Wraps mongoeco's wire command executor to add the commands lessons need and it lacks."""
 
@@ -134,6 +145,10 @@ class _WorkbenchExecutor:
         command = next(iter(body), None)
         if command == "buildinfo":  # pymongo's server_info() sends the lowercase spelling
             body = {"buildInfo" if k == "buildinfo" else k: v for k, v in body.items()}
+        if command == "find" and "batchSize" not in body:
+            body = {**body, "batchSize": DEFAULT_FIRST_BATCH}
+        if command == "aggregate" and "batchSize" not in body.get("cursor", {}) and not _writes_out(body):
+            body = {**body, "cursor": {**body.get("cursor", {}), "batchSize": DEFAULT_FIRST_BATCH}}
         if command == "collMod":
             db_name = kw.get("db_name") or body.get("$db")
             context = self._inner._build_request_context({"ping": 1, "$db": db_name}, **kw)

@@ -1,0 +1,84 @@
+"""Work counts from the driver's side: round trips, reply bytes and documents returned.
+
+pymongo's command monitoring sees every command a client sends, on real servers and on the
+offline default alike (both are reached over the wire protocol). ``COMMANDS`` is registered on
+every client :func:`workbook.connect` makes; :func:`capture` records what one block of code sent.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import bson
+from pymongo import monitoring
+
+_IGNORED = {"hello", "isMaster", "ismaster", "endSessions", "buildInfo", "buildinfo", "ping"}
+
+
+@dataclass
+class Captured:
+    """The commands one block sent, and what came back."""
+
+    commands: list[dict[str, Any]] = field(default_factory=list)
+    round_trips: int = 0
+    bytes_returned: int = 0
+    docs_returned: int = 0
+
+    def add_reply(self, reply: dict[str, Any]) -> None:
+        """Count one reply: its BSON size and the documents it carried."""
+        self.round_trips += 1
+        self.bytes_returned += len(bson.encode(reply))
+        cursor = reply.get("cursor")
+        if isinstance(cursor, dict):
+            self.docs_returned += len(cursor.get("firstBatch", cursor.get("nextBatch", [])))
+        elif isinstance(reply.get("value"), dict):  # findAndModify
+            self.docs_returned += 1
+
+
+class CommandLog(monitoring.CommandListener):
+    """Records commands and replies, only for threads inside :func:`capture`."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def _current(self) -> Captured | None:
+        return getattr(self._local, "captured", None)
+
+    def started(self, event: monitoring.CommandStartedEvent) -> None:
+        captured = self._current()
+        if captured is not None and event.command_name not in _IGNORED:
+            command = {k: v for k, v in event.command.items() if k not in ("lsid", "$clusterTime", "$readPreference", "txnNumber")}
+            captured.commands.append({"database": event.database_name, "name": event.command_name, "command": command})
+
+    def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+        captured = self._current()
+        if captured is not None and event.command_name not in _IGNORED:
+            captured.add_reply(dict(event.reply))
+
+    def failed(self, event: monitoring.CommandFailedEvent) -> None:
+        captured = self._current()
+        if captured is not None and event.command_name not in _IGNORED:
+            captured.round_trips += 1
+
+    @contextmanager
+    def capture(self) -> Iterator[Captured]:
+        """Record what this thread sends inside the block."""
+        previous = self._current()
+        self._local.captured = captured = Captured()
+        try:
+            yield captured
+        finally:
+            self._local.captured = previous
+
+
+COMMANDS = CommandLog()
+"""The one listener every workbench client carries."""
+
+
+def capture() -> Any:
+    """``with capture() as work:`` records round trips, reply bytes and commands of the block."""
+    return COMMANDS.capture()
