@@ -87,7 +87,22 @@ def test_lookup_on_id_uses_the_id_index():
     assert lookup["totalDocsExamined"] == 3
 
 
-def test_unmodelled_stages_are_refused():
-    """Stages beyond the modelled set raise UnsupportedByModel."""
-    with pytest.raises(UnsupportedByModel, match=r"\$group"):
-        explain_aggregate({"orders": (ORDERS, [ID])}, "orders", [{"$group": {"_id": "$sku"}}])
+def test_stages_after_the_find_layer_are_listed_not_modelled():
+    """$group examines nothing itself: the work is the $cursor's; the stage is listed, marked not modelled."""
+    e = explain_aggregate(
+        {"orders": (ORDERS, [ID])}, "orders", [{"$match": {"qty": {"$gt": 0}}}, {"$group": {"_id": "$sku"}}]
+    )
+    cursor, group = e["stages"]
+    assert cursor["$cursor"]["executionStats"]["totalDocsExamined"] == len(ORDERS)
+    assert group["$group"] == {"_id": "$sku"} and "not modelled" in group["modelNote"]
+    assert "nReturned" not in group
+
+
+def test_lookup_after_unmodelled_stages_is_refused():
+    """A $lookup fed by a $group reads inputs the model does not compute: refused, not guessed."""
+    pipeline = [
+        {"$group": {"_id": "$sku"}},
+        {"$lookup": {"from": "orders", "localField": "_id", "foreignField": "sku", "as": "o"}},
+    ]
+    with pytest.raises(UnsupportedByModel, match=r"\$lookup"):
+        explain_aggregate({"orders": (ORDERS, [ID])}, "orders", pipeline)

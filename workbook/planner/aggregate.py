@@ -51,6 +51,30 @@ def _lookup_spec(stage: Mapping[str, Any]) -> dict[str, Any]:
     return dict(spec)
 
 
+TRAILING_NOTE = (
+    "not modelled: this stage works on the documents the stages before it return, so it examines "
+    "no index keys or stored documents; its output count is not computed by the model"
+)
+
+
+def _split_lookups(rest: list[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[Mapping[str, Any]]]:
+    """$lookup stages right after the find layer (modelled), then the rest (listed, not modelled).
+
+    Stages such as $group or $unwind read only what reaches them, so the keys and documents a
+    pipeline examines are all in the find layer and the lookups; a $lookup after them would read
+    its foreign collection with inputs the model does not compute, so it is refused.
+    """
+    lookups: list[dict[str, Any]] = []
+    for position, stage in enumerate(rest):
+        if "$lookup" not in stage:
+            trailing = rest[position:]
+            if any("$lookup" in later or "$unionWith" in later or "$graphLookup" in later for later in trailing):
+                raise UnsupportedByModel("a $lookup, $graphLookup or $unionWith after other stages")
+            return lookups, trailing
+        lookups.append(_lookup_spec(stage))
+    return lookups, []
+
+
 def _local_values(document: Mapping[str, Any], path: str) -> list[Any]:
     values, _ = path_keys(document, path)
     return [None if v is MISSING or v is UNDEFINED else v for v in values]
@@ -69,7 +93,7 @@ def explain_aggregate(
     if collection_name not in models:
         raise KeyError(f"no collection {collection_name!r}; choose from: {', '.join(sorted(models))}")
     find, rest = _split_prefix(pipeline)
-    lookups = [_lookup_spec(stage) for stage in rest]
+    lookups, trailing = _split_lookups(rest)
     filters = find["filter"]
     query = make_query(
         {"$and": filters} if len(filters) > 1 else (filters[0] if filters else None),
@@ -81,7 +105,7 @@ def explain_aggregate(
     namespace = f"{database}.{collection_name}"
     cursor_explain, members = run_find(models[collection_name], namespace, query)
     command = {"aggregate": collection_name, "pipeline": list(pipeline), "$db": database}
-    if not lookups:
+    if not lookups and not trailing:
         return {**cursor_explain, "command": command}
     outputs = [dict(m.doc or {}) for m in members]
     stages: list[dict[str, Any]] = [
@@ -92,6 +116,7 @@ def explain_aggregate(
     ]
     for spec in lookups:
         stages.append(_run_lookup(models, database, spec, outputs))
+    stages.extend({**dict(stage), "modelNote": TRAILING_NOTE} for stage in trailing)
     return {
         "explainVersion": "1",
         "stages": stages,

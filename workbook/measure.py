@@ -1,0 +1,205 @@
+"""Run a workload against each shape and measure it: time, and the work behind the time.
+
+``run`` returns a tidy DataFrame, one row per timed call: latency from a monotonic clock (warm-up
+calls excluded), and work counts that do not depend on the engine's speed: round trips and reply
+bytes (pymongo command monitoring), documents returned, and keys and documents examined (explain
+of every command the call sent: the server's on MongoDB, the workbench's model offline).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pymongo.database import Database
+
+from workbook import namespace
+from workbook.errors import OperationRejectedError, WorkbookError
+from workbook.monitor import capture
+from workbook.shapes import SHAPE_NAMES
+from workbook.workload import Pools, workload
+
+COLUMNS = [
+    "shape",
+    "operation",
+    "run",
+    "latency_ms",
+    "docs_returned",
+    "docs_examined",
+    "keys_examined",
+    "bytes_returned",
+    "round_trips",
+    "ok",
+    "engine",
+]
+_WRITES = {"insert", "update", "delete", "findAndModify"}
+
+
+def shape_database(db: Database, dataset: str, shape: str) -> Database:
+    """The database on ``db``'s server that holds ``dataset`` in ``shape`` (as ``load`` names it)."""
+    return db.client[namespace.database_name(f"{dataset}_{shape}")]
+
+
+def run(
+    db: Database | None = None,
+    workload_name: str = "store",
+    *,
+    shapes: Iterable[str] = SHAPE_NAMES,
+    operations: Iterable[str] | None = None,
+    repeat: int = 20,
+    warmup: int = 3,
+    mix: bool = False,
+    explain_runs: int = 1,
+    seed: int = 7,
+) -> pd.DataFrame:
+    """Time each operation (or, with ``mix=True``, the weighted mix) on every shape.
+
+    The same seeded arguments are replayed against each shape. ``warmup`` calls per operation
+    run first and are not recorded. Keys and documents examined come from explaining the
+    commands of the first ``explain_runs`` timed calls of each operation (explain is far slower
+    than the call); other rows leave them empty.
+    """
+    from workbook.connection import connect, engine_info
+    from workbook.operations import operations as operations_for
+
+    if repeat < 1 or warmup < 0:
+        raise WorkbookError(
+            f"repeat must be >= 1 and warmup >= 0 (got {repeat}, {warmup}).", fix="Use e.g. repeat=20, warmup=3."
+        )
+    spec = workload(workload_name)
+    names = list(operations) if operations is not None else spec.names
+    for name in names:
+        spec.operation(name)  # unknown names fail before anything runs
+    db = db if db is not None else connect(quiet=True)
+    engine = engine_info(db).label
+    rows: list[dict[str, Any]] = []
+    for shape in shapes:
+        shape_db = shape_database(db, spec.dataset, shape)
+        if shape_db.products.estimated_document_count() == 0 and shape_db.users.estimated_document_count() == 0:
+            raise WorkbookError(
+                f"Nothing is loaded in {shape_db.name} for the {spec.dataset} {shape} shape.",
+                fix=f'Load it first: workbook.load(workbook.generate("{spec.dataset}", scale="tiny"), "{shape}")',
+            )
+        ops = operations_for(spec.dataset, shape, shape_db)
+        pools = Pools(shape_db)
+        plan = _plan(spec, names, repeat, warmup, mix, seed)
+        explained: dict[str, int] = {}
+        for index, (name, timed) in enumerate(plan):
+            args, kwargs = spec.operation(name).arguments(pools, random.Random(f"{seed}:{name}:{index}"))
+            row = _timed_call(ops, name, args, kwargs)
+            if not timed:
+                continue
+            row.update(
+                shape=shape,
+                operation=name,
+                run=len([r for r in rows if r["shape"] == shape and r["operation"] == name]),
+            )
+            if explained.get(name, 0) < explain_runs:
+                row.update(work_examined(shape_db, row.pop("_commands")))
+                explained[name] = explained.get(name, 0) + 1
+            else:
+                row.pop("_commands")
+            row["engine"] = engine
+            rows.append(row)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _plan(spec: Any, names: list[str], repeat: int, warmup: int, mix: bool, seed: int) -> list[tuple[str, bool]]:
+    """The calls to make: (operation, timed?) in order."""
+    if not mix:
+        return [(name, i >= warmup) for name in names for i in range(warmup + repeat)]
+    weights = spec.weights()
+    chosen = random.Random(f"{seed}:mix").choices(names, weights=[weights[n] for n in names], k=warmup + repeat)
+    return [(name, i >= warmup) for i, name in enumerate(chosen)]
+
+
+def _timed_call(ops: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Call one operation, timing it with a monotonic clock and capturing its commands."""
+    ok = True
+    with capture() as work:
+        started = time.perf_counter_ns()
+        try:
+            ops.run(name, *args, **kwargs)
+        except OperationRejectedError:  # e.g. out of stock: still a measured call
+            ok = False
+        elapsed = time.perf_counter_ns() - started
+    return {
+        "latency_ms": elapsed / 1e6,
+        "docs_returned": work.docs_returned,
+        "docs_examined": math.nan,
+        "keys_examined": math.nan,
+        "bytes_returned": work.bytes_returned,
+        "round_trips": work.round_trips,
+        "ok": ok,
+        "_commands": work.commands,
+    }
+
+
+def work_examined(db: Database, commands: list[dict[str, Any]]) -> dict[str, float]:
+    """Keys and documents examined by the commands one call sent, from explain."""
+    from workbook.explain import ExplainError, explain, explain_aggregate
+
+    keys = docs = 0
+    for sent in commands:
+        name, command = sent["name"], sent["command"]
+        collection = db.client[sent["database"]][str(command.get(name, ""))]
+        try:
+            for query in _queries(name, command):
+                summary = (
+                    explain_aggregate(collection, query["pipeline"]).summary()
+                    if "pipeline" in query
+                    else explain(collection, **query).summary()
+                )
+                keys += summary["keysExamined"] or 0
+                docs += summary["docsExamined"] or 0
+        except ExplainError:
+            return {"keys_examined": math.nan, "docs_examined": math.nan}
+    return {"keys_examined": keys, "docs_examined": docs}
+
+
+def _queries(name: str, command: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The reads inside a command, as explain arguments (writes: the query that finds their targets)."""
+    if name == "find":
+        keys = ("projection", "sort", "limit", "skip", "hint", "collation")
+        return [{"filter": command.get("filter", {}), **{k: command[k] for k in keys if k in command}}]
+    if name == "aggregate":
+        return [{"pipeline": list(command.get("pipeline", []))}]
+    if name == "update":
+        return [{"filter": u.get("q", {}), "limit": None if u.get("multi") else 1} for u in command.get("updates", [])]
+    if name == "delete":
+        return [{"filter": d.get("q", {}), "limit": d.get("limit") or None} for d in command.get("deletes", [])]
+    if name == "findAndModify":
+        return [{"filter": command.get("query", {}), "sort": command.get("sort"), "limit": 1}]
+    if name in ("count", "distinct"):
+        return [{"filter": command.get("query", {})}]
+    return []  # insert, getMore, transactions: nothing examined to report
+
+
+def summarize_runs(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per shape and operation: p50/p95/p99 latency, spread (IQR) and mean work counts."""
+
+    def stats(group: pd.DataFrame) -> pd.Series:
+        latency = group["latency_ms"].to_numpy()
+        p25, p50, p75, p95, p99 = np.percentile(latency, [25, 50, 75, 95, 99])
+        return pd.Series(
+            {
+                "runs": len(group),
+                "p50_ms": p50,
+                "p95_ms": p95,
+                "p99_ms": p99,
+                "iqr_ms": p75 - p25,
+                "docs_examined": group["docs_examined"].mean(),
+                "keys_examined": group["keys_examined"].mean(),
+                "docs_returned": group["docs_returned"].mean(),
+                "round_trips": group["round_trips"].mean(),
+                "bytes_returned": group["bytes_returned"].mean(),
+                "engine": group["engine"].iloc[0],
+            }
+        )
+
+    return frame.groupby(["shape", "operation"], sort=False).apply(stats, include_groups=False)

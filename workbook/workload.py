@@ -1,0 +1,211 @@
+"""Workloads as data: each dataset's operations, how often they run, and what they need.
+
+Design starts from this table ("list the operations first"): a shape is good or bad only for a
+workload. Each operation also knows how to pick realistic arguments from a loaded database, so
+the same seeded sequence of calls can be replayed against every shape.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pandas as pd
+from pymongo.database import Database
+
+from workbook.errors import UnknownChoiceError
+
+PER_HOUR = 1 / 3600
+PER_DAY = 1 / 86400
+
+Args = tuple[tuple[Any, ...], dict[str, Any]]
+
+
+class Pools:
+    """Ids to draw arguments from, read once from a loaded database."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._cache: dict[tuple[str, str], list[Any]] = {}
+
+    def ids(self, collection: str, field: str = "_id") -> list[Any]:
+        """Sorted distinct values of ``field`` in ``collection`` (cached)."""
+        key = (collection, field)
+        if key not in self._cache:
+            self._cache[key] = sorted(self.db[collection].distinct(field))
+        return self._cache[key]
+
+    def pick(self, rng: random.Random, collection: str, field: str = "_id") -> Any:
+        """One value, uniformly."""
+        values = self.ids(collection, field)
+        if not values:
+            raise UnknownChoiceError(f"value of {collection}.{field} (the collection is empty)", "", [])
+        return values[rng.randrange(len(values))]
+
+
+@dataclass(frozen=True)
+class OperationSpec:
+    """One row of a workload table."""
+
+    name: str
+    kind: Literal["read", "write"]
+    per_second: float
+    needs: str
+    arguments: Callable[[Pools, random.Random], Args]
+
+    @property
+    def per_day(self) -> float:
+        """How many times a day it runs."""
+        return self.per_second * 86400
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A dataset's operations with their frequencies."""
+
+    dataset: str
+    operations: tuple[OperationSpec, ...]
+
+    @property
+    def names(self) -> list[str]:
+        """Operation names, most frequent first."""
+        return [op.name for op in self.operations]
+
+    def operation(self, name: str) -> OperationSpec:
+        """The row called ``name`` (errors list the valid names)."""
+        for op in self.operations:
+            if op.name == name:
+                return op
+        raise UnknownChoiceError(f"{self.dataset} operation", name, self.names)
+
+    def table(self) -> pd.DataFrame:
+        """The workload table: operation, type, frequency per second and per day, what it needs."""
+        return pd.DataFrame(
+            [
+                {
+                    "operation": op.name,
+                    "type": op.kind,
+                    "per_second": op.per_second,
+                    "per_day": op.per_day,
+                    "needs": op.needs,
+                }
+                for op in self.operations
+            ]
+        ).set_index("operation")
+
+    def weights(self) -> dict[str, float]:
+        """Each operation's share of all operations (for a weighted mix)."""
+        total = sum(op.per_second for op in self.operations)
+        return {op.name: op.per_second / total for op in self.operations}
+
+
+def _store() -> Workload:
+    def product(pools: Pools, rng: random.Random) -> Args:
+        return (pools.pick(rng, "products"),), {}
+
+    def category(pools: Pools, rng: random.Random) -> Args:
+        return (pools.pick(rng, "products", "category._id"),), {"page": rng.randrange(3)}
+
+    def order(pools: Pools, rng: random.Random) -> Args:
+        items = [(pools.pick(rng, "products"), 1) for _ in range(1 + rng.randrange(3))]
+        return (pools.pick(rng, "customers"), list(dict(items).items())), {}
+
+    def customer(pools: Pools, rng: random.Random) -> Args:
+        return (pools.pick(rng, "orders", "customerId"),), {}
+
+    def review(pools: Pools, rng: random.Random) -> Args:
+        return (
+            pools.pick(rng, "products"),
+            pools.pick(rng, "customers"),
+            1 + rng.randrange(5),
+            "Measured by the workbench.",
+        ), {}
+
+    def price(pools: Pools, rng: random.Random) -> Args:
+        return (pools.pick(rng, "products"), round(5 + rng.randrange(50000) / 100, 2)), {}
+
+    def month(pools: Pools, rng: random.Random) -> Args:
+        return (2025, 1 + rng.randrange(12)), {}
+
+    return Workload(
+        "store",
+        (
+            OperationSpec(
+                "product_page", "read", 2000, "the product, its 5 newest reviews, review count and average", product
+            ),
+            OperationSpec(
+                "category_listing", "read", 600, "one page of a category's products, cheapest first", category
+            ),
+            OperationSpec("my_orders", "read", 40, "a customer's 10 newest orders", customer),
+            OperationSpec(
+                "place_order", "write", 15, "take stock and record an order with prices at the time of sale", order
+            ),
+            OperationSpec("add_review", "write", 2, "store a review; keep the product's summary current", review),
+            OperationSpec("change_price", "write", 3 * PER_HOUR, "set a product's price (a few per hour)", price),
+            OperationSpec(
+                "monthly_sales_report", "read", PER_DAY, "units and revenue per product for a month (daily)", month
+            ),
+        ),
+    )
+
+
+def _followers() -> Workload:
+    def user(pools: Pools, rng: random.Random) -> Args:
+        return (pools.pick(rng, "users"),), {}
+
+    def page(pools: Pools, rng: random.Random) -> Args:
+        return (pools.pick(rng, "users"),), {"page": rng.randrange(2)}
+
+    def pair(pools: Pools, rng: random.Random) -> Args:
+        follower, followed = pools.pick(rng, "users"), pools.pick(rng, "users")
+        return (follower, followed if followed != follower else pools.ids("users")[0]), {}
+
+    return Workload(
+        "followers",
+        (
+            OperationSpec(
+                "profile", "read", 1500, "a user with follower and following counts and the 5 newest followers", user
+            ),
+            OperationSpec("is_following", "read", 800, "does A follow B (drawing a follow button)", pair),
+            OperationSpec("followers_page", "read", 300, "one page of a user's followers, newest first", page),
+            OperationSpec("follow", "write", 50, "A follows B; counts and previews stay right", pair),
+            OperationSpec("unfollow", "write", 10, "A stops following B", pair),
+        ),
+    )
+
+
+def _parts() -> Workload:
+    def product(pools: Pools, rng: random.Random) -> Args:
+        return (pools.pick(rng, "products"),), {}
+
+    def part(pools: Pools, rng: random.Random) -> Args:
+        return (pools.pick(rng, "parts"),), {}
+
+    def rename(pools: Pools, rng: random.Random) -> Args:
+        return (pools.pick(rng, "parts"), f"Renamed part {rng.randrange(10**6)}"), {}
+
+    return Workload(
+        "parts",
+        (
+            OperationSpec(
+                "product_detail", "read", 500, "a product with every part's name, sku, supplier and cost", product
+            ),
+            OperationSpec("bill_of_materials_cost", "read", 50, "the cost of a product's parts", product),
+            OperationSpec(
+                "products_using_part", "read", 20, "which products a part goes into (before changing it)", part
+            ),
+            OperationSpec("rename_part", "write", 2 * PER_DAY, "rename a part everywhere it is shown", rename),
+        ),
+    )
+
+
+_WORKLOADS: dict[str, Callable[[], Workload]] = {"store": _store, "followers": _followers, "parts": _parts}
+
+
+def workload(dataset: str) -> Workload:
+    """The workload of ``dataset``."""
+    if dataset not in _WORKLOADS:
+        raise UnknownChoiceError("workload", dataset, _WORKLOADS)
+    return _WORKLOADS[dataset]()
