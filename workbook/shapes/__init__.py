@@ -7,7 +7,11 @@ from importlib import import_module
 from workbook.errors import UnknownChoiceError
 from workbook.shapes.spec import SHAPE_NAMES, CollectionSpec, IndexSpec, ShapeSpec
 
-_MODULES = {"store": "workbook.shapes.store"}
+_MODULES = {
+    "store": "workbook.shapes.store",
+    "followers": "workbook.shapes.followers",
+    "parts": "workbook.shapes.parts",
+}
 """Dataset name -> module whose ``shapes()`` returns its three ShapeSpecs."""
 
 
