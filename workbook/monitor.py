@@ -51,7 +51,11 @@ class CommandLog(monitoring.CommandListener):
     def started(self, event: monitoring.CommandStartedEvent) -> None:
         captured = self._current()
         if captured is not None and event.command_name not in _IGNORED:
-            command = {k: v for k, v in event.command.items() if k not in ("lsid", "$clusterTime", "$readPreference", "txnNumber")}
+            command = {
+                k: v
+                for k, v in event.command.items()
+                if k not in ("lsid", "$clusterTime", "$readPreference", "txnNumber")
+            }
             captured.commands.append({"database": event.database_name, "name": event.command_name, "command": command})
 
     def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
