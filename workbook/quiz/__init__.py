@@ -1,0 +1,88 @@
+"""Quizzes: questions as data, graded in the kernel, progress kept in a file per learner.
+
+Three calls cover a notebook:
+
+- ``show("reading-1")`` returns the question as a widget: pick or type, press Check, retry at will;
+- ``check("reading-1", "a")`` grades a typed answer and returns a :class:`Result`;
+- ``prepare("design-category-index")`` sets up the learner's database for a design task.
+
+Every graded attempt is recorded in the learner's progress file (see ``progress.py``).
+Nothing happens at import: the bank is read on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from workbook.quiz.bank import all_questions, question
+from workbook.quiz.grading import Result, grade
+from workbook.quiz.progress import Progress
+
+if TYPE_CHECKING:
+    from pymongo.database import Database
+
+    from workbook.quiz.widgets import QuestionWidget
+
+__all__ = ["Progress", "Result", "check", "my_progress", "prepare", "questions", "quiz", "show"]
+
+
+def task_database(question_id: str) -> Database:
+    """The database a design task looks at: ``params.database`` in the learner's namespace."""
+    from workbook.connection import connect
+
+    return connect(database=question(question_id).get("params", {}).get("database", "quiz"), quiet=True)
+
+
+def _record(learner: str | None) -> Any:
+    def record(result: Result) -> None:
+        Progress.load(learner).record(result.question_id, result.correct)
+
+    return record
+
+
+def check(
+    question_id: str, answer: Any = None, *, db: Database | None = None, learner: str | None = None, record: bool = True
+) -> Result:
+    """Grade ``answer`` to a question (design tasks look at ``db``, default: the task's database)."""
+    asked = question(question_id)
+    if asked["type"] == "design" and db is None:
+        db = task_database(question_id)
+    result = grade(asked, answer, db)
+    if record:
+        _record(learner)(result)
+    return result
+
+
+def show(question_id: str, *, db: Database | None = None, learner: str | None = None) -> QuestionWidget:
+    """The question as a widget; each Check is graded here in the kernel and recorded."""
+    from workbook.quiz.widgets import QuestionWidget
+
+    return QuestionWidget(
+        question(question_id),
+        database=(lambda: db) if db is not None else (lambda: task_database(question_id)),
+        record=_record(learner),
+    )
+
+
+quiz = show
+"""``quiz("reading-1")`` is ``show("reading-1")``."""
+
+
+def prepare(question_id: str, *, db: Database | None = None) -> Database:
+    """Set up the learner's database for a design task; returns the database to work in."""
+    from workbook.quiz.design import run_setup
+
+    asked = question(question_id)
+    db = db if db is not None else task_database(question_id)
+    print(run_setup(asked, db))
+    return db
+
+
+def my_progress(learner: str | None = None) -> Progress:
+    """The learner's saved progress (attempts, correct answers, per question)."""
+    return Progress.load(learner)
+
+
+def questions() -> list[str]:
+    """The ids of every question in the bank."""
+    return sorted(all_questions())

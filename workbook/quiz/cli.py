@@ -1,0 +1,46 @@
+"""The quiz's commands: ``progress``, ``class-report`` and ``quiz-build`` (see ``python -m workbook -h``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+QUIZ_COMMANDS = ("progress", "class-report", "quiz-build")
+
+
+def add_quiz_commands(commands: argparse._SubParsersAction) -> None:
+    """Declare the quiz's subcommands on the workbook's command line."""
+    progress = commands.add_parser("progress", help="summarise a learner's quiz progress (attempts, correct)")
+    progress.add_argument("--learner", help="whose progress (default: WORKBOOK_LEARNER, else the OS user)")
+    report = commands.add_parser("class-report", help="merge a folder of learners' progress files into a report")
+    report.add_argument("folder", help="folder holding the learners' <name>.json progress files")
+    report.add_argument("--out", help="write the report as CSV here")
+    report.add_argument("--chart", help="write a bar chart of %% solved per question here (PNG)")
+    build = commands.add_parser("quiz-build", help="turn a plaintext answer file into a hashed question bank")
+    build.add_argument("answers_file", help="the instructor's answer file (YAML or JSON), kept outside the repository")
+    build.add_argument("--out", required=True, help="the bank file to write, e.g. workbook/quiz/questions/NAME.json")
+
+
+def run_quiz_command(args: argparse.Namespace) -> int:
+    """Run one of :data:`QUIZ_COMMANDS`; returns the exit code."""
+    if args.command == "progress":
+        from workbook.quiz.progress import Progress
+
+        print(Progress.load(args.learner).summary())
+        return 0
+    if args.command == "class-report":
+        from workbook.quiz.report import write_class_report
+
+        report, skipped = write_class_report(args.folder, args.out, args.chart)
+        print(report.to_string(index=False) if len(report) else f"No progress recorded in {args.folder}.")
+        for problem in skipped:
+            print(f"skipped: {problem}", file=sys.stderr)
+        for label, path in (("report", args.out), ("chart", args.chart)):
+            if path:
+                print(f"{label}: {path}")
+        return 0
+    from workbook.quiz.authoring import build_bank
+
+    bank = build_bank(args.answers_file, args.out)
+    print(f"{args.out}: {len(bank['questions'])} questions, answers hashed ({bank['hashing']})")
+    return 0

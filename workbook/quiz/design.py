@@ -1,0 +1,277 @@
+"""Design tasks: graded on live facts of the learner's own database, never on a stored answer.
+
+A bank file names a checker and its parameters; the checker code lives here. Each checker asks
+the database (an explain, the commands a page sends, a shape's declared validator) and returns a
+:class:`Outcome` that says what it saw, with units.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from pymongo import MongoClient, monitoring
+from pymongo.collection import Collection
+from pymongo.database import Database
+
+from workbook.errors import UnknownChoiceError, WorkbookError
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a checker found: pass or not, why (for the learner), and the facts it measured."""
+
+    correct: bool
+    feedback: str
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+Checker = Callable[..., Outcome]
+CHECKERS: dict[str, Checker] = {}
+"""Checker name (as written in bank files) -> function(db, answer, **params)."""
+
+SETUPS: dict[str, Callable[..., str]] = {}
+"""Setup name -> function(db, **params) that prepares the learner's database; returns what it did."""
+
+
+def checker(name: str) -> Callable[[Checker], Checker]:
+    """Register a design-task checker under ``name``."""
+
+    def register(function: Checker) -> Checker:
+        CHECKERS[name] = function
+        return function
+
+    return register
+
+
+def setup(name: str) -> Callable[[Callable[..., str]], Callable[..., str]]:
+    """Register a setup under ``name``."""
+
+    def register(function: Callable[..., str]) -> Callable[..., str]:
+        SETUPS[name] = function
+        return function
+
+    return register
+
+
+# --- explain: the workbench's explain() when present, else the server's command or the planner model
+
+
+def _find_arguments(params: Mapping[str, Any]) -> dict[str, Any]:
+    """A query's find arguments from bank-file parameters (sort as ``[[field, direction], ...]``)."""
+    arguments: dict[str, Any] = {}
+    for name in ("filter", "projection", "limit", "skip", "hint"):
+        if params.get(name) is not None:
+            arguments[name] = params[name]
+    if params.get("sort"):
+        arguments["sort"] = [(str(key), int(direction)) for key, direction in params["sort"]]
+    return arguments
+
+
+def _explain_summary(collection: Collection, **find_args: Any) -> dict[str, Any]:
+    """The explain summary (``workbook.planner.summarize`` keys) of ``collection.find(**find_args)``."""
+    try:
+        from workbook.explain import explain
+    except ImportError:
+        explain = None
+    if explain is not None:
+        return explain(collection, **find_args).summary()
+
+    from workbook import planner
+    from workbook.connection import engine_info
+
+    if engine_info(collection.database).kind == "mongodb":
+        command: dict[str, Any] = {"find": collection.name, "filter": dict(find_args.get("filter") or {})}
+        for name, value in find_args.items():
+            if name != "filter" and value is not None:
+                command[name] = dict(value) if name == "sort" else value
+        raw = collection.database.command("explain", command, verbosity="executionStats")
+        return planner.summarize(raw)
+    if isinstance(find_args.get("sort"), list):
+        find_args = {**find_args, "sort": dict(find_args["sort"])}
+    documents, indexes = list(collection.find()), list(collection.list_indexes())
+    return planner.summarize(planner.explain_find(documents, indexes, namespace=collection.full_name, **find_args))
+
+
+def _plan_facts(summary: Mapping[str, Any]) -> str:
+    plan = summary["plan"] + (f" on index {summary['index']}" if summary.get("index") else "")
+    sort = ", with an in-memory sort" if summary.get("inMemorySort") else ""
+    return (
+        f"{plan}{sort}: {summary['docsExamined']} documents examined, {summary['keysExamined']} index keys "
+        f"examined, {summary['nReturned']} documents returned (explain, executionStats)"
+    )
+
+
+def _query_collection(db: Database, params: Mapping[str, Any]) -> Collection:
+    return db[params["collection"]]
+
+
+def _nothing_returned(summary: Mapping[str, Any], question_id: str | None) -> Outcome | None:
+    if summary["nReturned"]:
+        return None
+    again = f' Run workbook.quiz.prepare("{question_id}") to load the data again.' if question_id else ""
+    return Outcome(False, "The query returned no documents, so there is nothing to measure." + again, dict(summary))
+
+
+@checker("examines-no-more-than-returns")
+def examines_no_more_than_returns(
+    db: Database, answer: Any = None, *, question_id: str | None = None, **params: Any
+) -> Outcome:
+    """Pass when the query examines no more documents than it returns (docsExamined <= nReturned)."""
+    summary = _explain_summary(_query_collection(db, params), **_find_arguments(params))
+    empty = _nothing_returned(summary, question_id)
+    if empty:
+        return empty
+    facts = _plan_facts(summary)
+    if summary["docsExamined"] <= summary["nReturned"]:
+        return Outcome(True, f"Yes: {facts}. Every document read is one the query returns.", dict(summary))
+    hint = (
+        " No index serves this query: MongoDB reads every document."
+        if summary["plan"] == "COLLSCAN"
+        else " The index narrows the search, but documents it selects are still filtered or sorted out."
+    )
+    return Outcome(False, f"Not yet: {facts}.{hint}", dict(summary))
+
+
+@checker("query-is-covered")
+def query_is_covered(db: Database, answer: Any = None, *, question_id: str | None = None, **params: Any) -> Outcome:
+    """Pass when an index alone answers the query: no document is fetched (explain says covered)."""
+    summary = _explain_summary(_query_collection(db, params), **_find_arguments(params))
+    empty = _nothing_returned(summary, question_id)
+    if empty:
+        return empty
+    facts = _plan_facts(summary)
+    if summary["covered"]:
+        return Outcome(True, f"Covered: {facts}. The index holds every field the query filters, sorts and returns.")
+    why = (
+        "no index is used"
+        if not summary.get("index")
+        else "a FETCH stage reads documents, so the index lacks a field the query filters on or returns"
+    )
+    return Outcome(False, f"Not covered: {facts}; {why}.", dict(summary))
+
+
+# --- counting the reads a page sends, with pymongo command monitoring
+
+_READ_COMMANDS = {"find", "aggregate", "getMore", "count", "distinct"}
+
+
+class _ReadCounter(monitoring.CommandListener):
+    """Counts read commands, only on threads inside :meth:`counting`."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    @contextmanager
+    def counting(self) -> Iterator[Counter[str]]:
+        self._local.counts = counts = Counter()
+        try:
+            yield counts
+        finally:
+            self._local.counts = None
+
+    def started(self, event: monitoring.CommandStartedEvent) -> None:
+        counts = getattr(self._local, "counts", None)
+        if counts is not None and event.command_name in _READ_COMMANDS:
+            counts[event.command_name] += 1
+
+    def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+        """Replies are not counted."""
+
+    def failed(self, event: monitoring.CommandFailedEvent) -> None:
+        """Failures are not counted."""
+
+
+_COUNTER = _ReadCounter()
+_counting_clients: dict[str, MongoClient] = {}
+
+
+def _counting_database(db: Database) -> Database:
+    """The same database through a client that carries the read counter (one per server)."""
+    from workbook.connection import engine_info, resolve_uri
+    from workbook.offline import offline_server
+
+    uri = offline_server().uri if engine_info(db).kind == "offline" else resolve_uri()
+    if uri is None:
+        raise WorkbookError("Cannot count this database's commands: its server URI is unknown.", fix="Set MONGODB_URI.")
+    if uri not in _counting_clients:
+        _counting_clients[uri] = MongoClient(uri, event_listeners=[_COUNTER], appname="workbook-quiz")
+    return _counting_clients[uri][db.name]
+
+
+def _unbounded_arrays(spec: Any, collection: str) -> list[str]:
+    """Array fields of a declared collection whose validator sets no ``maxItems``."""
+    validator = spec.collection(collection).validator or {}
+    properties = validator.get("$jsonSchema", {}).get("properties", {})
+    return sorted(
+        name for name, rule in properties.items() if rule.get("bsonType") == "array" and "maxItems" not in rule
+    )
+
+
+@checker("product-page-one-read")
+def product_page_one_read(
+    db: Database, answer: Any = None, *, question_id: str | None = None, **params: Any
+) -> Outcome:
+    """Pass when the chosen shape's product page sends one read and its products stay bounded."""
+    import workbook
+    from workbook.shapes import SHAPE_NAMES, shape_spec
+
+    shape = str(answer or "")
+    if shape not in SHAPE_NAMES:
+        raise UnknownChoiceError("shape", answer, SHAPE_NAMES)
+    dataset = workbook.generate(params.get("dataset", "store"), params.get("scale", "tiny"), params.get("seed", 7))
+    shape_db = db.client[f"{db.name}_{shape}"]
+    workbook.load(dataset, shape, shape_db)
+    reviewed = Counter(review["productId"] for review in dataset.collections["reviews"])
+    product_id = reviewed.most_common(1)[0][0]
+    page_ops = workbook.ops(dataset.name, shape, _counting_database(shape_db))
+    with _COUNTER.counting() as counts:
+        page_ops.product_page(product_id)
+    reads = sum(counts.values())
+    unbounded = _unbounded_arrays(shape_spec(dataset.name, shape), "products")
+    sent = ", ".join(f"{n} {name}" for name, n in sorted(counts.items()))
+    facts = {"shape": shape, "product": product_id, "reads": reads, "commands": dict(counts), "unbounded": unbounded}
+    read_text = f"the {shape} product page sent {reads} read command{'s' * (reads != 1)} ({sent}) for {product_id}"
+    if reads != 1:
+        return Outcome(False, f"Not this one: {read_text}, measured with pymongo command monitoring.", facts)
+    if unbounded:
+        fields = ", ".join(f"products.{name}" for name in unbounded)
+        return Outcome(
+            False,
+            f"One read, yes ({read_text}), but {fields} has no maxItems in the shape's validator: "
+            "it grows with every review, so the product document grows without bound.",
+            facts,
+        )
+    return Outcome(True, f"Yes: {read_text}, and every array in its products is bounded by the validator.", facts)
+
+
+@setup("store-products")
+def store_products(db: Database, *, collection: str = "products", scale: str = "tiny", seed: int = 7) -> str:
+    """Replace ``collection`` with the store's products, indexed on ``_id`` only."""
+    import workbook
+    from workbook.namespace import require_own_database
+
+    require_own_database(db.name)
+    products = workbook.generate("store", scale, seed).collections["products"]
+    db.drop_collection(collection)
+    db[collection].insert_many([dict(product) for product in products])
+    where = f"{db.name}.{collection}"
+    return f"Loaded {len(products)} store products ({scale}, seed {seed}) into {where}, indexed on _id only."
+
+
+def run_checker(question: Mapping[str, Any], answer: Any, db: Database) -> Outcome:
+    """Run a design question's checker on ``db``."""
+    function = CHECKERS[question["checker"]]
+    return function(db, answer, question_id=question["id"], **question["params"])
+
+
+def run_setup(question: Mapping[str, Any], db: Database) -> str:
+    """Prepare ``db`` for a design question (nothing to do if it has no setup)."""
+    spec = question.get("setup")
+    if not spec:
+        return "This task needs no preparation."
+    return SETUPS[spec["name"]](db, **spec.get("params", {}))

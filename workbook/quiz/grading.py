@@ -1,0 +1,166 @@
+"""Grading in the kernel: an answer and a question in, a :class:`Result` out.
+
+Closed questions are graded by hashing the learner's normalised answer (see ``hashing.py``);
+design tasks by their checker on the learner's database (see ``design.py``).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pymongo.database import Database
+
+from workbook.errors import UnknownChoiceError, WorkbookError
+from workbook.quiz import hashing
+
+RIGHT = "Correct."
+NOT_YET = "Not yet. Have another go: you can retry as often as you like."
+
+
+class AnswerError(WorkbookError, ValueError):
+    """Raised when an answer has the wrong form for its question (e.g. text for a number)."""
+
+
+@dataclass(frozen=True)
+class Result:
+    """One graded attempt: right or not, the feedback, and any facts a design checker measured."""
+
+    question_id: str
+    correct: bool
+    feedback: str
+    answer: Any = None
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return self.correct
+
+    def __repr__(self) -> str:
+        mark = "✓ correct" if self.correct else "✗ not yet"
+        return f"{self.question_id}: {mark}\n{self.feedback}"
+
+    def _repr_html_(self) -> str:
+        colour, mark = ("#1b5e20", "✓ Correct") if self.correct else ("#8a1c1c", "✗ Not yet")
+        return (
+            f"<div style='border-left:4px solid {colour};padding:4px 10px'>"
+            f"<b style='color:{colour}'>{mark}</b> <span style='color:#666'>({html.escape(self.question_id)})</span>"
+            f"<div style='white-space:pre-wrap'>{html.escape(self.feedback)}</div></div>"
+        )
+
+
+def _sealed(question: Mapping[str, Any], key: str) -> str | None:
+    """The feedback filed under answer ``key``, unsealed, if the bank has any."""
+    sealed = question["feedback"].get(hashing.lookup_key(question["salt"], key))
+    return None if sealed is None else hashing.unseal(question["salt"], key, sealed)
+
+
+def option_id(question: Mapping[str, Any], answer: Any) -> str:
+    """The option an answer names: its id, or its text (compared normalised)."""
+    options = question["options"]
+    for option in options:
+        if answer == option["id"]:
+            return option["id"]
+    wanted = hashing.normalise_text(str(answer))
+    for option in options:
+        if hashing.normalise_text(option["text"]) == wanted:
+            return option["id"]
+    raise UnknownChoiceError(f"option of {question['id']}", answer, [option["id"] for option in options])
+
+
+def _option_ids(question: Mapping[str, Any], answer: Any) -> list[str]:
+    if answer is None:
+        return []
+    if isinstance(answer, str):
+        answer = [part for part in re.split(r"\s*,\s*", answer.strip()) if part]
+    if not isinstance(answer, Iterable):
+        raise AnswerError(f"{question['id']} takes a list of options, not {answer!r}.", fix='Pass e.g. ["a", "c"].')
+    return sorted({option_id(question, item) for item in answer})
+
+
+def grade_choice(question: Mapping[str, Any], answer: Any) -> Result:
+    """One right option."""
+    chosen = option_id(question, answer)
+    key = hashing.choice_key(chosen)
+    correct = hashing.answer_hash(question["salt"], key) == question["answer_hash"]
+    feedback = _sealed(question, key) or (RIGHT if correct else NOT_YET)
+    return Result(question["id"], correct, feedback, chosen)
+
+
+def grade_many(question: Mapping[str, Any], answer: Any) -> Result:
+    """A set of right options: right only when the whole set is."""
+    chosen = _option_ids(question, answer)
+    key = hashing.set_key(chosen)
+    correct = hashing.answer_hash(question["salt"], key) == question["answer_hash"]
+    texts = {option["id"]: option["text"] for option in question["options"]}
+    lines = []
+    for option in chosen:
+        note = _sealed(question, hashing.choice_key(option))
+        if note:
+            lines.append(f"• {texts[option]}: {note}")
+    if correct:
+        lines.insert(0, _sealed(question, key) or RIGHT)
+    else:
+        lines.insert(0, "Not yet: the set you picked is not the right one (one may be missing, or one too many).")
+    return Result(question["id"], correct, "\n".join(lines), chosen)
+
+
+def parse_number(question: Mapping[str, Any], answer: Any) -> str:
+    """A numeric answer as a decimal string; a trailing unit (the question's) is allowed."""
+    text = str(answer).strip()
+    unit = question.get("unit", "")
+    if unit and text.lower().endswith(unit.lower()):
+        text = text[: -len(unit)].strip()
+    try:
+        hashing.to_decimal(text)
+    except ValueError:
+        shown = f" in {unit}" if unit else ""
+        raise AnswerError(
+            f"{question['id']} takes a number{shown}, not {answer!r}.", fix="Pass e.g. 3 or 2.5."
+        ) from None
+    return text
+
+
+def grade_numeric(question: Mapping[str, Any], answer: Any) -> Result:
+    """A number, accepted when it rounds (to the question's step) to within the tolerance."""
+    value = parse_number(question, answer)
+    salt, step, tolerance = question["salt"], question["step"], question["tolerance"]
+    cell = hashing.matching_cell(salt, question["answer_hash"], value, step, tolerance)
+    if cell is not None:
+        return Result(question["id"], True, _sealed(question, hashing.cell_key(cell)) or RIGHT, value)
+    mistake = _sealed(question, hashing.cell_key(hashing.grid_cell(value, step)))
+    return Result(question["id"], False, mistake or NOT_YET, value)
+
+
+def grade_text(question: Mapping[str, Any], answer: Any) -> Result:
+    """Short text, compared without case, punctuation or extra whitespace."""
+    if not isinstance(answer, str) or not answer.strip():
+        raise AnswerError(f"{question['id']} takes a short text answer, not {answer!r}.", fix='Pass e.g. "a word".')
+    key = hashing.text_key(answer)
+    correct = hashing.answer_hash(question["salt"], key) in question["answer_hashes"]
+    return Result(question["id"], correct, _sealed(question, key) or (RIGHT if correct else NOT_YET), answer)
+
+
+def grade_design(question: Mapping[str, Any], answer: Any, db: Database) -> Result:
+    """A design task: the checker looks at the learner's database."""
+    from workbook.quiz.design import run_checker
+
+    if question.get("options") and answer is not None:
+        answer = option_id(question, answer)
+    outcome = run_checker(question, answer, db)
+    return Result(question["id"], outcome.correct, outcome.feedback, answer, outcome.facts)
+
+
+def grade(question: Mapping[str, Any], answer: Any, db: Database | None = None) -> Result:
+    """Grade ``answer`` to ``question`` (design tasks look at ``db``)."""
+    kind = question["type"]
+    if kind == "design":
+        if db is None:
+            raise AnswerError(f"{question['id']} is graded on a database; none was given.", fix="Pass db=...")
+        return grade_design(question, answer, db)
+    if answer is None or answer == "" or answer == ():
+        raise AnswerError(f"{question['id']} needs an answer first.", fix="Pick an option or type your answer.")
+    graders = {"choice": grade_choice, "many": grade_many, "numeric": grade_numeric, "text": grade_text}
+    return graders[kind](question, answer)

@@ -1,0 +1,122 @@
+"""A question as an ipywidget, graded in the kernel: pick or type, press Check, read the feedback.
+
+State lives in traitlets, so code drives the widget exactly as a learner does::
+
+    w = show("reading-1"); w.answer.value = "a"; w.check_button.click(); w.feedback.value
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import ipywidgets as widgets
+import traitlets
+from pymongo.database import Database
+
+from workbook.errors import WorkbookError
+from workbook.quiz.grading import Result, grade
+
+
+class ChoiceCheckboxes(widgets.VBox):
+    """One checkbox per option; ``value`` is the tuple of ticked option ids (settable from code)."""
+
+    value = traitlets.Tuple()
+
+    def __init__(self, options: list[tuple[str, str]], **kwargs: Any) -> None:
+        self._boxes = {
+            option_id: widgets.Checkbox(description=text, indent=False, layout={"width": "auto"})
+            for text, option_id in options
+        }
+        super().__init__(list(self._boxes.values()), **kwargs)
+        for box in self._boxes.values():
+            box.observe(self._from_boxes, names="value")
+
+    def _from_boxes(self, _change: Any) -> None:
+        self.value = tuple(option_id for option_id, box in self._boxes.items() if box.value)
+
+    @traitlets.observe("value")
+    def _to_boxes(self, change: Mapping[str, Any]) -> None:
+        for option_id, box in self._boxes.items():
+            box.value = option_id in change["new"]
+
+
+def prompt_html(text: str) -> str:
+    """The prompt's light markdown (```code``` spans, **bold**, paragraphs) as HTML."""
+    escaped = html.escape(text)
+    escaped = re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
+    escaped = re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", escaped)
+    return "".join(f"<p>{part}</p>" for part in escaped.split("\n\n"))
+
+
+def _answer_widget(question: Mapping[str, Any]) -> widgets.Widget | None:
+    layout = {"width": "auto"}
+    options = [(o["text"], o["id"]) for o in question.get("options", [])]
+    kind = question["type"]
+    if kind in ("choice", "design") and options:
+        return widgets.RadioButtons(options=options, value=None, layout=layout)
+    if kind == "many":
+        return ChoiceCheckboxes(options)
+    if kind == "numeric":
+        unit = question.get("unit")
+        return widgets.Text(placeholder=f"a number, in {unit}" if unit else "a number", layout={"width": "260px"})
+    if kind == "text":
+        return widgets.Text(placeholder=question.get("placeholder", "your answer"), layout={"width": "420px"})
+    return None
+
+
+class QuestionWidget(widgets.VBox):
+    """One question: its prompt, an answer widget, a Check button and the feedback, retries allowed."""
+
+    attempts = traitlets.Int(0)
+
+    def __init__(
+        self,
+        question: Mapping[str, Any],
+        *,
+        database: Callable[[], Database] | None = None,
+        record: Callable[[Result], None] | None = None,
+    ) -> None:
+        self.question = question
+        self.result: Result | None = None
+        self._database = database
+        self._record = record
+        title = widgets.HTML(f"<h4 style='margin:4px 0'>{html.escape(question['title'])}</h4>")
+        self.prompt = widgets.HTML(prompt_html(question["prompt"]))
+        self.answer = _answer_widget(question)
+        label = "Check my database" if question["type"] == "design" else "Check"
+        self.check_button = widgets.Button(description=label, button_style="primary", icon="check")
+        self.feedback = widgets.HTML("")
+        self.check_button.on_click(self._check)
+        children = [title, self.prompt] + ([self.answer] if self.answer is not None else [])
+        super().__init__(children + [self.check_button, self.feedback], layout={"padding": "4px 0 12px 0"})
+
+    def _check(self, _button: Any = None) -> None:
+        answer = None if self.answer is None else self.answer.value
+        try:
+            db = self._database() if self.question["type"] == "design" and self._database else None
+            result = grade(self.question, answer, db)
+        except WorkbookError as error:
+            self.feedback.value = _box("#8a5a00", "⚠", html.escape(error.message))
+            return
+        self.attempts += 1
+        self.result = result
+        note = ""
+        if self._record is not None:
+            try:
+                self._record(result)
+            except (OSError, WorkbookError) as error:
+                note = f"<br><i>Progress not saved: {html.escape(str(error))}</i>"
+        colour, mark = ("#1b5e20", "✓ Correct") if result.correct else ("#8a1c1c", "✗ Not yet")
+        body = html.escape(result.feedback).replace("\n", "<br>")
+        attempt = f"<span style='color:#666'> (attempt {self.attempts})</span>"
+        self.feedback.value = _box(colour, f"{mark}{attempt}", body + note)
+
+
+def _box(colour: str, heading: str, body: str) -> str:
+    return (
+        f"<div style='border-left:4px solid {colour};padding:4px 10px;margin-top:6px'>"
+        f"<b style='color:{colour}'>{heading}</b><div>{body}</div></div>"
+    )
