@@ -6,6 +6,8 @@ no server starts and nothing is printed until a function is called.
 
 from __future__ import annotations
 
+import sys
+import types
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
@@ -63,10 +65,15 @@ _EXPORTS = {
 _ALIASES = {"ops": "operations"}
 """Public names that differ from the function's own (``workbook.operations`` is a subpackage)."""
 
+_SUBMODULES = {"quiz"}
+"""Submodules learners use as namespaces: ``workbook.quiz.show(...)``."""
+
 __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return import_module(f"{__name__}.{name}")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'workbook' has no attribute {name!r}")
@@ -77,3 +84,19 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
+
+
+class _Package(types.ModuleType):
+    """Keeps ``workbook.explain`` the function after ``import workbook.explain`` runs somewhere.
+
+    Importing a submodule sets it as an attribute of its package, which would replace a lazily
+    exported function of the same name (``explain`` in ``workbook.explain``, ``load`` in ``workbook.load``).
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _EXPORTS.get(name) == value.__name__:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

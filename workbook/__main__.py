@@ -1,4 +1,5 @@
-"""Command line: ``python -m workbook check`` and ``python -m workbook reset``."""
+"""Command line: ``python -m workbook check``, ``reset``, ``diffcheck``, and the quiz's ``progress``,
+``class-report`` and ``quiz-build``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,12 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands.add_parser("check", help="check Python, packages, the engine and transactions")
     commands.add_parser("reset", help="drop this learner's workbench databases (and nothing else)")
+    diffcheck = commands.add_parser("diffcheck", help="compare the planner model with a real server's explain")
+    diffcheck.add_argument("--seed", type=int, default=0, help="seed of the generated cases (default 0)")
+    diffcheck.add_argument("--cases", type=int, default=50, help="how many cases to generate (default 50)")
+    from workbook.quiz.cli import QUIZ_COMMANDS, add_quiz_commands
+
+    add_quiz_commands(commands)
     args = parser.parse_args(argv)
 
     from workbook.errors import WorkbookError
@@ -22,6 +29,14 @@ def main(argv: list[str] | None = None) -> int:
             from workbook.check import main as check
 
             return check(args.uri)
+        if args.command == "diffcheck":
+            from workbook.differential import main as diffcheck_main
+
+            return diffcheck_main(args.uri, seed=args.seed, cases=args.cases)
+        if args.command in QUIZ_COMMANDS:
+            from workbook.quiz.cli import run_quiz_command
+
+            return run_quiz_command(args)
         from workbook.connection import reset
 
         dropped = reset(args.uri)
