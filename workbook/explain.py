@@ -29,6 +29,7 @@ from workbook import planner
 from workbook.connection import OFFLINE, engine_info
 from workbook.errors import WorkbookError
 from workbook.explain_draw import draw_plan, plan_svg
+from workbook.monitor import GENERATIONS
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -191,15 +192,34 @@ def explain_aggregate(collection: Collection, pipeline: Sequence[Mapping[str, An
     return Explain(normalise_server_explain(original), engine=info.label, modelled=False, original=original)
 
 
+_models: dict[tuple[int, str], tuple[Any, planner.Collection]] = {}
+
+
+def collection_model(collection: Collection) -> planner.Collection:
+    """The planner's model of a collection: its documents and indexes, with index keys built once.
+
+    Kept until a workbench client writes to the collection (or changes its indexes): the model is
+    rebuilt from the real data whenever it may differ from it.
+    """
+    indexes = list(collection.list_indexes())
+    key = (id(collection.database.client), collection.full_name)
+    stamp = (GENERATIONS.stamp(collection.database.name, collection.name), repr(indexes))
+    cached = _models.get(key)
+    if cached is None or cached[0] != stamp:
+        model = planner.Collection(list(collection.find()), indexes)
+        if GENERATIONS.stamp(collection.database.name, collection.name) == stamp[0]:  # no write meanwhile
+            _models[key] = (stamp, model)
+        return model
+    return cached[1]
+
+
 def model_find(collection: Collection, **query: Any) -> dict[str, Any]:
     """The planner model's explain of a find, on the collection's documents and indexes (any engine)."""
-    indexes = list(collection.list_indexes())
+    model = collection_model(collection)
     try:
-        return planner.explain_find(
-            list(collection.find()), indexes, namespace=collection.full_name, **find_arguments(**query)
-        )
+        return planner.explain_find((), (), namespace=collection.full_name, model=model, **find_arguments(**query))
     except planner.UnknownHint as error:
-        raise _unknown_hint(query.get("hint"), indexes, str(error)) from None
+        raise _unknown_hint(query.get("hint"), list(collection.list_indexes()), str(error)) from None
     except planner.UnsupportedByModel as error:
         raise _unsupported(error) from None
 
@@ -213,9 +233,7 @@ def model_aggregate(collection: Collection, pipeline: Sequence[Mapping[str, Any]
         if isinstance(stage.get("$lookup"), Mapping) and "from" in stage["$lookup"]
     ]
     database = collection.database
-    collections = {
-        name: (list(database[name].find()), list(database[name].list_indexes())) for name in dict.fromkeys(names)
-    }
+    collections = {name: collection_model(database[name]) for name in dict.fromkeys(names)}
     try:
         return planner.explain_aggregate(collections, collection.name, pipeline, database=database.name)
     except planner.UnsupportedByModel as error:

@@ -10,6 +10,7 @@ import pandas as pd
 from pymongo.database import Database
 from tqdm.auto import tqdm
 
+from workbook.monitor import GENERATIONS
 from workbook.namespace import require_own_database
 from workbook.offline import MAX_BSON_SIZE, bson_size, offline_server
 from workbook.shapes import shape_spec
@@ -172,5 +173,8 @@ def _insert(db: Database, collection: str, batch: list[dict[str, Any]], kind: st
     if not batch:
         return 0
     if kind == "offline":
-        return offline_server().bulk_insert(db.name, collection, batch)
+        try:
+            return offline_server().bulk_insert(db.name, collection, batch)
+        finally:
+            GENERATIONS.bump(db.name, collection)  # straight into the engine: no command to see
     return len(db[collection].insert_many(batch, ordered=False).inserted_ids)

@@ -12,7 +12,16 @@ from __future__ import annotations
 
 from workbook.planner.aggregate import explain_aggregate
 from workbook.planner.explain import MODELLED_BY, explain_find
+from workbook.planner.plans import Collection
 from workbook.planner.summary import summarize
 from workbook.planner.unsupported import UnknownHint, UnsupportedByModel
 
-__all__ = ["MODELLED_BY", "UnknownHint", "UnsupportedByModel", "explain_aggregate", "explain_find", "summarize"]
+__all__ = [
+    "MODELLED_BY",
+    "Collection",
+    "UnknownHint",
+    "UnsupportedByModel",
+    "explain_aggregate",
+    "explain_find",
+    "summarize",
+]

@@ -81,15 +81,18 @@ def _local_values(document: Mapping[str, Any], path: str) -> list[Any]:
 
 
 def explain_aggregate(
-    collections: Mapping[str, tuple[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]]]],
+    collections: Mapping[str, tuple[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]]] | Collection],
     collection_name: str,
     pipeline: Sequence[Mapping[str, Any]],
     *,
     database: str = "test",
 ) -> dict[str, Any]:
-    """Model ``aggregate(pipeline).explain("executionStats")``; collections map name -> (docs, indexes)."""
+    """Model ``aggregate(pipeline).explain("executionStats")``; collections map name -> (docs, indexes)
+    or to a :class:`Collection` model built earlier."""
     started = time.perf_counter()
-    models = {name: Collection(docs, indexes) for name, (docs, indexes) in collections.items()}
+    models = {
+        name: source if isinstance(source, Collection) else Collection(*source) for name, source in collections.items()
+    }
     if collection_name not in models:
         raise KeyError(f"no collection {collection_name!r}; choose from: {', '.join(sorted(models))}")
     find, rest = _split_prefix(pipeline)
