@@ -1,0 +1,152 @@
+"""Charts: one function per chart, each takes a DataFrame and returns a plotly Figure.
+
+Every chart names its units in the axis titles and the engine in the subtitle, because
+timings from the in-process offline default are not a server's timings.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+
+from workbook.offline import MAX_BSON_SIZE
+from workbook.shapes import SHAPE_NAMES
+from workbook.workload import Workload
+
+SHAPE_COLORS = {"embedded": "#d62728", "referenced": "#1f77b4", "hybrid": "#2ca02c"}
+WORK_METRICS = {
+    "round_trips": "round trips",
+    "docs_examined": "documents examined",
+    "keys_examined": "index keys examined",
+    "bytes_returned": "bytes returned",
+}
+
+
+def _titled(figure: go.Figure, title: str, subtitle: str) -> go.Figure:
+    figure.update_layout(
+        title={"text": title, "subtitle": {"text": subtitle}},
+        legend_title_text="shape",
+        margin={"t": 90},
+        template="plotly_white",
+    )
+    return figure
+
+
+def _engine(frame: pd.DataFrame) -> str:
+    engines = sorted(set(frame["engine"])) if "engine" in frame else []
+    return ", ".join(engines) or "engine unknown"
+
+
+def latency_chart(runs: pd.DataFrame) -> go.Figure:
+    """Latency of each operation in each shape (box per shape: median, quartiles, outliers)."""
+    figure = px.box(
+        runs,
+        x="operation",
+        y="latency_ms",
+        color="shape",
+        category_orders={"shape": list(SHAPE_NAMES)},
+        color_discrete_map=SHAPE_COLORS,
+        log_y=True,
+        labels={"latency_ms": "latency (ms, log scale)", "operation": "operation"},
+    )
+    runs_per = int(runs.groupby(["shape", "operation"]).size().median()) if len(runs) else 0
+    return _titled(
+        figure, "Latency by shape and operation", f"{_engine(runs)} · {runs_per} timed runs each, warm-up excluded"
+    )
+
+
+def work_chart(runs: pd.DataFrame) -> go.Figure:
+    """Mean work per call, by shape and operation: round trips, documents and keys examined, bytes."""
+    means = runs.groupby(["shape", "operation"], sort=False)[list(WORK_METRICS)].mean().reset_index()
+    long = means.melt(id_vars=["shape", "operation"], var_name="metric", value_name="per call")
+    long["metric"] = long["metric"].map(WORK_METRICS)
+    figure = px.bar(
+        long,
+        x="operation",
+        y="per call",
+        color="shape",
+        barmode="group",
+        facet_row="metric",
+        category_orders={"shape": list(SHAPE_NAMES), "metric": list(WORK_METRICS.values())},
+        color_discrete_map=SHAPE_COLORS,
+        height=900,
+    )
+    figure.update_yaxes(matches=None, title_text="per call")
+    figure.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    return _titled(
+        figure, "Work per call, by shape", f"{_engine(runs)} · mean over timed runs; examined counts from explain"
+    )
+
+
+def size_chart(documents: pd.DataFrame, collection: str | None = None) -> go.Figure:
+    """Distribution of document sizes (bytes, log scale) per shape, one box per collection."""
+    data = documents if collection is None else documents[documents["collection"] == collection]
+    figure = px.box(
+        data,
+        x="collection",
+        y="bytes",
+        color="shape",
+        category_orders={"shape": list(SHAPE_NAMES)},
+        color_discrete_map=SHAPE_COLORS,
+        log_y=True,
+        labels={"bytes": "document size (bytes of BSON, log scale)"},
+        points=False,
+    )
+    return _titled(
+        figure,
+        "Document sizes by shape",
+        f"{len(data):,} documents, sizes from $bsonSize · 16 MiB = {MAX_BSON_SIZE:,} bytes",
+    )
+
+
+def growth_chart(projection: pd.DataFrame, days: int | None = None) -> go.Figure:
+    """Projected size of the fastest-growing documents, day by day, against the 16 MiB limit."""
+    horizon = days or max(1, int(projection["days_to_limit"].max() * 1.2))
+    rows = [
+        {
+            "document": str(doc_id),
+            "day": day,
+            "MiB": min(row["bytes"] + day * row["bytes_per_day"], MAX_BSON_SIZE * 1.1) / 2**20,
+        }
+        for doc_id, row in projection.iterrows()
+        for day in range(horizon + 1)
+    ]
+    figure = px.line(
+        pd.DataFrame(rows),
+        x="day",
+        y="MiB",
+        color="document",
+        labels={"day": "days from now", "MiB": "document size (MiB)"},
+    )
+    figure.add_hline(
+        y=MAX_BSON_SIZE / 2**20, line_dash="dash", line_color="black", annotation_text="16 MiB: writes fail"
+    )
+    figure.update_layout(legend_title_text="document")
+    return _titled(
+        figure,
+        "Growth towards the 16 MiB limit",
+        "new entries shared out by the dataset's skew; each at its document's average entry size",
+    )
+
+
+def workload_cost_chart(runs: pd.DataFrame, workload: Workload, metric: str = "docs_examined") -> go.Figure:
+    """Weighted cost of the workload per shape: per operation, mean ``metric`` per call x calls per second."""
+    frequencies = workload.table()["per_second"]
+    means = runs.groupby(["shape", "operation"], sort=False)[metric].mean().reset_index()
+    means["per second"] = means[metric] * means["operation"].map(frequencies)
+    label = WORK_METRICS.get(metric, metric.replace("_", " "))
+    figure = px.bar(
+        means,
+        x="shape",
+        y="per second",
+        color="operation",
+        category_orders={"shape": list(SHAPE_NAMES)},
+        labels={"per second": f"{label} per second"},
+    )
+    figure.update_layout(legend_title_text="operation")
+    return _titled(
+        figure,
+        f"Workload cost per shape: {label} per second",
+        f"{_engine(runs)} · mean per call x the workload table's rate",
+    )
