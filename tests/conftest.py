@@ -17,6 +17,7 @@ from pymongo import MongoClient
 from pymongo.database import Database
 
 os.environ.setdefault("WORKBOOK_LEARNER", "pytest")
+os.environ.setdefault("WORKBOOK_SCALE", "tiny")  # notebooks load this scale: fast enough for every run
 
 FOREIGN_DB = "course_foreign_guard"
 """A database outside the workbench namespace, seeded before the suite and checked after it."""

@@ -30,10 +30,16 @@ if TYPE_CHECKING:
     from workbook.explain import explain as explain
     from workbook.explain import explain_aggregate as explain_aggregate
     from workbook.explain import summarize as summarize
+    from workbook.explorer import explorer as explorer
     from workbook.load import LoadReport as LoadReport
+    from workbook.load import course_scale as course_scale
     from workbook.load import load as load
+    from workbook.measure import run as run
+    from workbook.measure import summarize_runs as summarize_runs
     from workbook.operations import operations as ops  # noqa: F401 - public alias
     from workbook.shapes import shape_spec as shape_spec
+    from workbook.sizes import size_table as size_table
+    from workbook.workload import workload as workload
 
 __version__ = "0.1.0"
 
@@ -49,9 +55,15 @@ _EXPORTS = {
     "generate": "workbook.datasets",
     "Dataset": "workbook.datasets",
     "load": "workbook.load",
+    "course_scale": "workbook.load",
     "LoadReport": "workbook.load",
     "ops": "workbook.operations",
     "shape_spec": "workbook.shapes",
+    "run": "workbook.measure",
+    "summarize_runs": "workbook.measure",
+    "workload": "workbook.workload",
+    "explorer": "workbook.explorer",
+    "size_table": "workbook.sizes",
     "explain": "workbook.explain",
     "explain_aggregate": "workbook.explain",
     "summarize": "workbook.explain",
@@ -65,7 +77,7 @@ _EXPORTS = {
 _ALIASES = {"ops": "operations"}
 """Public names that differ from the function's own (``workbook.operations`` is a subpackage)."""
 
-_SUBMODULES = {"quiz"}
+_SUBMODULES = {"quiz", "charts", "sizes"}
 """Submodules learners use as namespaces: ``workbook.quiz.show(...)``."""
 
 __all__ = sorted(_EXPORTS)

@@ -22,6 +22,15 @@ BATCH = 1000
 """Documents per insert batch."""
 
 
+def course_scale() -> str:
+    """The scale notebooks load: ``WORKBOOK_SCALE`` if set (the test suite uses ``tiny``), else ``small``."""
+    import os
+
+    from workbook.datasets.registry import check_scale
+
+    return check_scale(os.environ.get("WORKBOOK_SCALE", "small"))
+
+
 @dataclass(frozen=True)
 class CollectionLoad:
     """What one collection received."""

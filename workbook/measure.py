@@ -149,7 +149,7 @@ def work_examined(db: Database, commands: list[dict[str, Any]]) -> dict[str, flo
         name, command = sent["name"], sent["command"]
         collection = db.client[sent["database"]][str(command.get(name, ""))]
         try:
-            for query in _queries(name, command):
+            for query in reads_of(name, command):
                 summary = (
                     explain_aggregate(collection, query["pipeline"]).summary()
                     if "pipeline" in query
@@ -162,7 +162,7 @@ def work_examined(db: Database, commands: list[dict[str, Any]]) -> dict[str, flo
     return {"keys_examined": keys, "docs_examined": docs}
 
 
-def _queries(name: str, command: Mapping[str, Any]) -> list[dict[str, Any]]:
+def reads_of(name: str, command: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The reads inside a command, as explain arguments (writes: the query that finds their targets)."""
     if name == "find":
         keys = ("projection", "sort", "limit", "skip", "hint", "collation")

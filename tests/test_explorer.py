@@ -1,0 +1,65 @@
+"""The shape explorer, driven from code as a learner drives it with clicks."""
+
+from __future__ import annotations
+
+import pytest
+
+import workbook
+from workbook.measure import run
+
+
+@pytest.fixture(scope="module")
+def loaded():
+    store = workbook.generate("store", scale="tiny", seed=7)
+    reports = [workbook.load(store, shape, progress=False) for shape in ("embedded", "referenced", "hybrid")]
+    yield
+    client = workbook.connect(quiet=True).client
+    for report in reports:
+        client.drop_database(report.database)
+
+
+def test_toggling_the_shape_redraws_from_cached_runs(loaded):
+    measured = []
+
+    def counting_run(*args, **kwargs):
+        measured.append(args[1])
+        return run(*args, **kwargs)
+
+    from workbook.explorer import ShapeExplorer
+
+    explorer = ShapeExplorer(repeat=2, warmup=0, measure=counting_run)
+    assert "shape <b class='workbook-shape'>hybrid</b>" in explorer.status.value
+    assert "IDHACK" in explorer.summary.value and "round trips</th><td>1.0" in explorer.summary.value
+
+    explorer.shape.value = "referenced"
+    assert explorer.redraws == 2
+    assert "round trips</th><td>3.0" in explorer.summary.value  # product, newest reviews, totals
+    assert "reviews" in explorer.sizes.value  # the referenced shape has a reviews collection
+    assert explorer.figure.layout.title.text == "Latency of product_page: referenced highlighted"
+    opacity = {trace.name: trace.opacity for trace in explorer.figure.data}
+    assert opacity["referenced"] == 1.0 and opacity["hybrid"] < 1.0
+
+    explorer.operation.value = "my_orders"
+    assert explorer.figure.layout.title.text.startswith("Latency of my_orders")
+    assert measured == ["store"]  # measured once; every redraw came from the cache
+
+
+def test_writes_say_so_instead_of_a_plan(loaded):
+    from workbook.explorer import ShapeExplorer
+
+    explorer = ShapeExplorer(repeat=1, warmup=0)
+    explorer.operation.value = "add_review"
+    assert "a write" in explorer.summary.value
+
+
+def test_given_runs_are_used_not_remeasured(loaded):
+    from workbook.explorer import ShapeExplorer
+
+    runs = run(operations=None, repeat=1, warmup=0, explain_runs=0)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("measured again")
+
+    explorer = ShapeExplorer(runs=runs, measure=refuse)
+    explorer.shape.value = "embedded"
+    assert explorer.redraws == 2

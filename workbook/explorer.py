@@ -1,0 +1,170 @@
+"""The shape explorer: pick a dataset, a shape and an operation; see its plan, sizes and latency.
+
+Runs are measured once per dataset (all shapes, all operations) and cached, so toggling between
+shapes only redraws. Every control is a traitlet-backed ipywidget: tests drive it by setting
+``.value`` and read what it shows from ``.summary``, ``.sizes``, ``.figure``.
+"""
+
+from __future__ import annotations
+
+import html
+import random
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as widgets
+import pandas as pd
+import plotly.graph_objects as go
+from IPython.display import display
+from pymongo.database import Database
+
+from workbook import charts
+from workbook.measure import reads_of, run, shape_database, summarize_runs
+from workbook.monitor import capture
+from workbook.shapes import SHAPE_NAMES, shape_spec
+from workbook.sizes import size_table
+from workbook.workload import Pools, workload
+
+DATASETS = ("store", "followers", "parts")
+
+
+class ShapeExplorer(widgets.VBox):
+    """Dataset, shape and operation controls over cached measurements of every shape."""
+
+    def __init__(
+        self,
+        db: Database | None = None,
+        *,
+        dataset: str = "store",
+        repeat: int = 10,
+        warmup: int = 2,
+        measure: Callable[..., pd.DataFrame] = run,
+        runs: pd.DataFrame | None = None,
+    ) -> None:
+        from workbook.connection import connect
+
+        self.db = db if db is not None else connect(quiet=True)
+        self._measure = measure
+        self._repeat, self._warmup = repeat, warmup
+        self._runs: dict[str, pd.DataFrame] = {} if runs is None else {dataset: runs}
+        self._sizes: dict[str, pd.DataFrame] = {}
+        self.redraws = 0
+        self.figure: go.Figure | None = None
+        self.dataset = widgets.Dropdown(options=DATASETS, value=dataset, description="dataset")
+        self.shape = widgets.ToggleButtons(options=SHAPE_NAMES, value="hybrid", description="shape")
+        self.operation = widgets.Dropdown(options=workload(dataset).names, description="operation")
+        self.status = widgets.HTML()
+        self.summary = widgets.HTML()
+        self.sizes = widgets.HTML()
+        self.chart = widgets.Output()
+        self.dataset.observe(self._dataset_changed, names="value")
+        self.shape.observe(self._redraw, names="value")
+        self.operation.observe(self._redraw, names="value")
+        controls = widgets.HBox([self.dataset, self.operation])
+        self.summary.layout.margin = "0 2em 0 0"
+        panels = widgets.HBox([self.summary, self.sizes])
+        super().__init__([controls, self.shape, self.status, panels, self.chart])
+        self._redraw()
+
+    def runs(self, dataset: str) -> pd.DataFrame:
+        """Measurements of every shape and operation of ``dataset`` (measured on first use, then cached)."""
+        if dataset not in self._runs:
+            self.status.value = f"<i>measuring {html.escape(dataset)} on every shape…</i>"
+            self._runs[dataset] = self._measure(self.db, dataset, repeat=self._repeat, warmup=self._warmup)
+        return self._runs[dataset]
+
+    def _dataset_changed(self, change: dict[str, Any]) -> None:
+        names = workload(change["new"]).names
+        with self.operation.hold_trait_notifications():
+            self.operation.options = names
+            self.operation.value = names[0]
+        self._redraw()
+
+    def _redraw(self, change: dict[str, Any] | None = None) -> None:
+        dataset, shape, operation = self.dataset.value, self.shape.value, self.operation.value
+        runs = self.runs(dataset)
+        chosen = runs[runs["operation"] == operation]
+        self.status.value = (
+            f"<b>{html.escape(dataset)}</b> · shape <b class='workbook-shape'>{html.escape(shape)}</b> · "
+            f"operation <b>{html.escape(operation)}</b> · {html.escape(runs['engine'].iloc[0])}"
+        )
+        self.summary.value = self._summary_html(runs, shape, operation)
+        self.sizes.value = self._sizes_html(dataset, shape)
+        self.figure = charts.latency_chart(chosen)
+        self.figure.update_layout(title_text=f"Latency of {operation}: {shape} highlighted", height=420)
+        for trace in self.figure.data:
+            trace.opacity = 1.0 if trace.name == shape else 0.35
+        self.chart.clear_output(wait=True)
+        with self.chart:
+            display(self.figure)
+        self.redraws += 1
+
+    def _summary_html(self, runs: pd.DataFrame, shape: str, operation: str) -> str:
+        stats = summarize_runs(runs[(runs["shape"] == shape) & (runs["operation"] == operation)])
+        row = stats.iloc[0]
+        plan = self.plan(shape, operation)
+        lines = [
+            ("winning plan", plan),
+            ("latency p50 / p95", f"{row['p50_ms']:.2f} / {row['p95_ms']:.2f} ms ({int(row['runs'])} runs)"),
+            ("round trips", f"{row['round_trips']:.1f}"),
+            ("documents examined", f"{row['docs_examined']:.0f}"),
+            ("index keys examined", f"{row['keys_examined']:.0f}"),
+            ("documents returned", f"{row['docs_returned']:.1f}"),
+            ("bytes returned", f"{row['bytes_returned']:,.0f}"),
+        ]
+        cells = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{html.escape(v)}</td></tr>" for k, v in lines)
+        return f"<h4>{html.escape(operation)} · {html.escape(shape)}</h4><table>{cells}</table>"
+
+    def plan(self, shape: str, operation: str) -> str:
+        """The winning plan of each read the operation sends once (explain of its first call)."""
+        from workbook.explain import ExplainError
+        from workbook.operations import operations as operations_for
+
+        dataset = self.dataset.value
+        shape_db = shape_database(self.db, dataset, shape)
+        spec = workload(dataset).operation(operation)
+        if spec.kind == "write":
+            return "a write: see its round trips and the work of the query that finds its target"
+        args, kwargs = spec.arguments(Pools(shape_db), random.Random(f"explorer:{operation}"))
+        with capture() as work:
+            operations_for(dataset, shape, shape_db).run(operation, *args, **kwargs)
+        plans = []
+        for sent in work.commands:
+            collection = shape_db[str(sent["command"].get(sent["name"], ""))]
+            for query in reads_of(sent["name"], sent["command"]):
+                try:
+                    summary = _explain(collection, query).summary()
+                except ExplainError as error:
+                    plans.append(f"{collection.name}: not modelled ({error.message})")
+                    continue
+                index = summary["index"] or "COLLSCAN"
+                plans.append(f"{collection.name}: {summary['plan']} {index}")
+        return "; ".join(plans) or "no reads"
+
+    def _sizes_html(self, dataset: str, shape: str) -> str:
+        if dataset not in self._sizes:
+            self._sizes[dataset] = size_table(self.db, dataset)
+        table = self._sizes[dataset].loc[shape, ["documents", "p50_bytes", "p95_bytes", "max_bytes"]]
+        names = [c.name for c in shape_spec(dataset, shape).collections]
+        return "<h4>document sizes (bytes)</h4>" + table.loc[names].round(0).astype(int).to_html()
+
+
+def _explain(collection: Any, query: dict[str, Any]) -> Any:
+    from workbook.explain import explain, explain_aggregate
+
+    if "pipeline" in query:
+        return explain_aggregate(collection, query["pipeline"])
+    return explain(collection, **query)
+
+
+def explorer(
+    db: Database | None = None,
+    *,
+    dataset: str = "store",
+    runs: pd.DataFrame | None = None,
+    repeat: int = 10,
+    warmup: int = 2,
+) -> ShapeExplorer:
+    """The shape explorer widget over ``runs`` of ``dataset`` (measured now if not given, and for
+    any other dataset the first time you pick it)."""
+    return ShapeExplorer(db, dataset=dataset, runs=runs, repeat=repeat, warmup=warmup)
