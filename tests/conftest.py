@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 import uuid
 from collections.abc import Iterator
 
@@ -18,6 +19,7 @@ from pymongo.database import Database
 
 os.environ.setdefault("WORKBOOK_LEARNER", "pytest")
 os.environ.setdefault("WORKBOOK_SCALE", "tiny")  # notebooks load this scale: fast enough for every run
+os.environ.setdefault("WORKBOOK_PROGRESS_DIR", tempfile.mkdtemp(prefix="workbook-progress-"))  # never ~/.workbook
 
 FOREIGN_DB = "course_foreign_guard"
 """A database outside the workbench namespace, seeded before the suite and checked after it."""
