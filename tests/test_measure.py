@@ -92,3 +92,35 @@ def test_bad_input_names_the_fix(loaded_store):
         run(repeat=0)
     with pytest.raises(WorkbookError, match="workbook.load"):
         run(workbook.connect(database="empty", quiet=True), "followers", repeat=1)
+
+
+@pytest.mark.parametrize("dataset", ["followers", "parts"])
+def test_every_workload_runs_on_every_shape(dataset):
+    data = workbook.generate(dataset, scale="tiny", seed=7)
+    reports = [workbook.load(data, shape, progress=False) for shape in ("embedded", "referenced", "hybrid")]
+    try:
+        frame = run(workload_name=dataset, repeat=2, warmup=0, explain_runs=0)
+        names = workload(dataset).names
+        assert set(frame["operation"]) == set(names) and set(frame["shape"]) == {"embedded", "referenced", "hybrid"}
+        assert len(frame) == 3 * len(names) * 2 and frame["ok"].all()
+    finally:
+        for report in reports:
+            workbook.connect(quiet=True).client.drop_database(report.database)
+
+
+def test_product_pages_favour_popular_products(loaded_store):
+    import random
+
+    from workbook.measure import shape_database
+    from workbook.workload import Pools
+
+    counts = {}
+    for review in loaded_store.collections["reviews"]:
+        counts[review["productId"]] = counts.get(review["productId"], 0) + 1
+    top = max(counts, key=counts.get)
+    picks = {}
+    for shape in ("embedded", "hybrid"):
+        pools = Pools(shape_database(workbook.connect(quiet=True), "store", shape))
+        picks[shape] = [pools.popular_product(random.Random(i)) for i in range(300)]
+    assert picks["embedded"] == picks["hybrid"]  # the same draws in every shape
+    assert picks["hybrid"].count(top) > 300 / len(loaded_store.collections["products"])

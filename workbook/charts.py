@@ -23,10 +23,10 @@ WORK_METRICS = {
 }
 
 
-def _titled(figure: go.Figure, title: str, subtitle: str) -> go.Figure:
+def _titled(figure: go.Figure, title: str, subtitle: str, legend: str = "shape") -> go.Figure:
     figure.update_layout(
         title={"text": title, "subtitle": {"text": subtitle}},
-        legend_title_text="shape",
+        legend_title_text=legend,
         margin={"t": 90},
         template="plotly_white",
     )
@@ -103,15 +103,15 @@ def size_chart(documents: pd.DataFrame, collection: str | None = None) -> go.Fig
 def growth_chart(projection: pd.DataFrame, days: int | None = None) -> go.Figure:
     """Projected size of the fastest-growing documents, day by day, against the 16 MiB limit."""
     horizon = days or max(1, int(projection["days_to_limit"].max() * 1.2))
-    rows = [
-        {
-            "document": str(doc_id),
-            "day": day,
-            "MiB": min(row["bytes"] + day * row["bytes_per_day"], MAX_BSON_SIZE * 1.1) / 2**20,
-        }
-        for doc_id, row in projection.iterrows()
-        for day in range(horizon + 1)
-    ]
+    rows = []
+    for doc_id, row in projection.iterrows():
+        # Each line ends where its document hits the limit: no write can make it bigger.
+        last = min(float(horizon), row["days_to_limit"])
+        points = [*range(int(last) + 1), last]
+        rows += [
+            {"document": str(doc_id), "day": day, "MiB": (row["bytes"] + day * row["bytes_per_day"]) / 2**20}
+            for day in points
+        ]
     figure = px.line(
         pd.DataFrame(rows),
         x="day",
@@ -122,11 +122,12 @@ def growth_chart(projection: pd.DataFrame, days: int | None = None) -> go.Figure
     figure.add_hline(
         y=MAX_BSON_SIZE / 2**20, line_dash="dash", line_color="black", annotation_text="16 MiB: writes fail"
     )
-    figure.update_layout(legend_title_text="document")
+    figure.update_xaxes(range=[0, horizon])
     return _titled(
         figure,
         "Growth towards the 16 MiB limit",
         "new entries shared out by the dataset's skew; each at its document's average entry size",
+        legend="document",
     )
 
 

@@ -54,7 +54,7 @@ def run(
     repeat: int = 20,
     warmup: int = 3,
     mix: bool = False,
-    explain_runs: int = 1,
+    explain_runs: int = 3,
     seed: int = 7,
 ) -> pd.DataFrame:
     """Time each operation (or, with ``mix=True``, the weighted mix) on every shape.

@@ -28,16 +28,31 @@ class Pools:
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        self._cache: dict[tuple[str, str], list[Any]] = {}
+        self._cache: dict[Any, list[Any]] = {}
 
     def ids(self, collection: str, field: str = "_id") -> list[Any]:
         """Sorted distinct values of ``field`` in ``collection`` (cached)."""
         key = (collection, field)
         if key not in self._cache:
             # $group, not distinct(): mongoeco's distinct compares every pair of values (O(n^2)).
-            groups = self.db[collection].aggregate([{"$group": {"_id": f"${field}"}}])
+            # $unwind: a path through an array (parts.partId) yields each element, a plain value itself.
+            groups = self.db[collection].aggregate(
+                [{"$project": {"v": f"${field}"}}, {"$unwind": "$v"}, {"$group": {"_id": "$v"}}]
+            )
             self._cache[key] = sorted(row["_id"] for row in groups if row["_id"] is not None)
         return self._cache[key]
+
+    def popular_product(self, rng: random.Random) -> Any:
+        """A product drawn by popularity: weighted by its reviews (+1), counted the same in every shape."""
+        if "popularity" not in self._cache:
+            if "reviews" in self.db.list_collection_names():
+                rows = self.db.reviews.aggregate([{"$group": {"_id": "$productId", "n": {"$sum": 1}}}])
+            else:  # embedded: the reviews are inside the products
+                rows = self.db.products.aggregate([{"$project": {"n": {"$size": {"$ifNull": ["$reviews", []]}}}}])
+            counts = {row["_id"]: row["n"] for row in rows}
+            self._cache["popularity"] = [(product, counts.get(product, 0) + 1) for product in self.ids("products")]
+        products = self._cache["popularity"]
+        return rng.choices([p for p, _ in products], weights=[w for _, w in products])[0]
 
     def pick(self, rng: random.Random, collection: str, field: str = "_id") -> Any:
         """One value, uniformly."""
@@ -61,6 +76,19 @@ class OperationSpec:
     def per_day(self) -> float:
         """How many times a day it runs."""
         return self.per_second * 86400
+
+    @property
+    def rate(self) -> str:
+        """The frequency as people say it: '2,000/s', '3/hour', '1/day'.
+
+        >>> OperationSpec("x", "read", 3 * PER_HOUR, "", lambda p, r: ((), {})).rate
+        '3/hour'
+        """
+        for unit, seconds in (("s", 1), ("min", 60), ("hour", 3600), ("day", 86400)):
+            count = self.per_second * seconds
+            if count >= 1:
+                return f"{count:,.0f}/{unit}" if count == round(count) else f"{count:,.1f}/{unit}"
+        return f"{self.per_day:.2g}/day"
 
 
 @dataclass(frozen=True)
@@ -89,6 +117,7 @@ class Workload:
                 {
                     "operation": op.name,
                     "type": op.kind,
+                    "rate": op.rate,
                     "per_second": op.per_second,
                     "per_day": op.per_day,
                     "needs": op.needs,
@@ -105,7 +134,7 @@ class Workload:
 
 def _store() -> Workload:
     def product(pools: Pools, rng: random.Random) -> Args:
-        return (pools.pick(rng, "products"),), {}
+        return (pools.popular_product(rng),), {}  # popular products are viewed more
 
     def category(pools: Pools, rng: random.Random) -> Args:
         return (pools.pick(rng, "products", "category._id"),), {"page": rng.randrange(3)}
@@ -182,11 +211,12 @@ def _parts() -> Workload:
     def product(pools: Pools, rng: random.Random) -> Args:
         return (pools.pick(rng, "products"),), {}
 
+    # Parts drawn from the products (the embedded shape has no parts collection of its own).
     def part(pools: Pools, rng: random.Random) -> Args:
-        return (pools.pick(rng, "parts"),), {}
+        return (pools.pick(rng, "products", "parts.partId"),), {}
 
     def rename(pools: Pools, rng: random.Random) -> Args:
-        return (pools.pick(rng, "parts"), f"Renamed part {rng.randrange(10**6)}"), {}
+        return (pools.pick(rng, "products", "parts.partId"), f"Renamed part {rng.randrange(10**6)}"), {}
 
     return Workload(
         "parts",
