@@ -11,6 +11,7 @@ from pymongo.errors import DuplicateKeyError, WriteError
 
 import workbook
 from tests.conftest import fingerprint
+from tests.shape_support import loaded_in_every_shape, same_in_every_shape
 from workbook.errors import OperationRejectedError, UnknownChoiceError
 from workbook.shapes import SHAPE_NAMES, shape_spec
 from workbook.shapes.followers import (
@@ -51,29 +52,10 @@ def edges(dataset) -> set[tuple[str, str]]:
     return {(f["followerId"], f["followedId"]) for f in dataset.collections["follows"]}
 
 
-def fresh(engine, shape, dataset):
-    """A new database holding ``dataset`` in ``shape``."""
-    db = workbook.connect(engine, database=f"t{uuid.uuid4().hex[:8]}", quiet=True)
-    workbook.load(dataset, shape, db, progress=False)
-    return workbook.ops("followers", shape, db)
-
-
 @pytest.fixture
 def all_shapes(engine, tiny):
-    """The tiny followers graph loaded in every shape; dropped afterwards."""
-    ops = {shape: fresh(engine, shape, tiny) for shape in SHAPE_NAMES}
-    yield ops
-    for op in ops.values():
-        op.db.client.drop_database(op.db.name)
-
-
-def same_in_every_shape(ops, name, *args, **kwargs):
-    """Run one operation in every shape; assert the answers are equal; return one."""
-    answers = {shape: op.run(name, *args, **kwargs) for shape, op in ops.items()}
-    first = answers["referenced"]
-    for shape, answer in answers.items():
-        assert answer == first, f"{name}{args} differs in the {shape} shape"
-    return first
+    """The tiny dataset loaded in every shape; dropped afterwards."""
+    yield from loaded_in_every_shape(engine, tiny)
 
 
 def assert_hybrid_consistent(db, user_ids) -> None:

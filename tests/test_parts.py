@@ -11,6 +11,7 @@ from pymongo.errors import DuplicateKeyError, WriteError
 
 import workbook
 from tests.conftest import fingerprint
+from tests.shape_support import loaded_in_every_shape, same_in_every_shape
 from workbook.errors import OperationRejectedError, UnknownChoiceError
 from workbook.operations.parts import refresh_part_names
 from workbook.shapes import SHAPE_NAMES, shape_spec
@@ -44,29 +45,10 @@ def expected_cost(dataset, product_id: str) -> float:
     return round(sum(parts[line["partId"]]["cost"] * line["quantity"] for line in product["parts"]), 2)
 
 
-def fresh(engine, shape, dataset):
-    """A new database holding ``dataset`` in ``shape``."""
-    db = workbook.connect(engine, database=f"t{uuid.uuid4().hex[:8]}", quiet=True)
-    workbook.load(dataset, shape, db, progress=False)
-    return workbook.ops("parts", shape, db)
-
-
 @pytest.fixture
 def all_shapes(engine, tiny):
-    """The tiny parts dataset loaded in every shape; dropped afterwards."""
-    ops = {shape: fresh(engine, shape, tiny) for shape in SHAPE_NAMES}
-    yield ops
-    for op in ops.values():
-        op.db.client.drop_database(op.db.name)
-
-
-def same_in_every_shape(ops, name, *args, **kwargs):
-    """Run one operation in every shape; assert the answers are equal; return one."""
-    answers = {shape: op.run(name, *args, **kwargs) for shape, op in ops.items()}
-    first = answers["referenced"]
-    for shape, answer in answers.items():
-        assert answer == first, f"{name}{args} differs in the {shape} shape"
-    return first
+    """The tiny dataset loaded in every shape; dropped afterwards."""
+    yield from loaded_in_every_shape(engine, tiny)
 
 
 # --- pure builders -------------------------------------------------------------------------
