@@ -146,7 +146,7 @@ class ShapeExplorer(widgets.VBox):
             self._sizes[dataset] = size_table(self.db, dataset)
         table = self._sizes[dataset].loc[shape, ["documents", "p50_bytes", "p95_bytes", "max_bytes"]]
         names = [c.name for c in shape_spec(dataset, shape).collections]
-        return "<h4>document sizes (bytes)</h4>" + table.loc[names].round(0).astype(int).to_html()
+        return "<h4>document sizes (bytes)</h4>" + table.loc[names].round(0).astype(int).to_html(index_names=False)
 
 
 def _explain(collection: Any, query: dict[str, Any]) -> Any:
