@@ -87,7 +87,7 @@ def test_bad_input_names_the_fix(loaded_store):
     with pytest.raises(UnknownChoiceError, match="Did you mean 'product_page'"):
         run(operations=["product_pag"])
     with pytest.raises(UnknownChoiceError, match="workload"):
-        run(workload_name="shop")
+        run(workload="shop")
     with pytest.raises(WorkbookError, match="repeat"):
         run(repeat=0)
     with pytest.raises(WorkbookError, match="workbook.load"):
@@ -99,7 +99,7 @@ def test_every_workload_runs_on_every_shape(dataset):
     data = workbook.generate(dataset, scale="tiny", seed=7)
     reports = [workbook.load(data, shape, progress=False) for shape in ("embedded", "referenced", "hybrid")]
     try:
-        frame = run(workload_name=dataset, repeat=2, warmup=0, explain_runs=0)
+        frame = run(workload=dataset, repeat=2, warmup=0, explain_runs=0)
         names = workload(dataset).names
         assert set(frame["operation"]) == set(names) and set(frame["shape"]) == {"embedded", "referenced", "hybrid"}
         assert len(frame) == 3 * len(names) * 2 and frame["ok"].all()

@@ -22,7 +22,8 @@ from workbook import namespace
 from workbook.errors import OperationRejectedError, WorkbookError
 from workbook.monitor import capture
 from workbook.shapes import SHAPE_NAMES
-from workbook.workload import Pools, workload
+from workbook.workload import Pools
+from workbook.workload import workload as workload_of
 
 COLUMNS = [
     "shape",
@@ -47,7 +48,7 @@ def shape_database(db: Database, dataset: str, shape: str) -> Database:
 
 def run(
     db: Database | None = None,
-    workload_name: str = "store",
+    workload: str = "store",
     *,
     shapes: Iterable[str] = SHAPE_NAMES,
     operations: Iterable[str] | None = None,
@@ -71,7 +72,7 @@ def run(
         raise WorkbookError(
             f"repeat must be >= 1 and warmup >= 0 (got {repeat}, {warmup}).", fix="Use e.g. repeat=20, warmup=3."
         )
-    spec = workload(workload_name)
+    spec = workload_of(workload)
     names = list(operations) if operations is not None else spec.names
     for name in names:
         spec.operation(name)  # unknown names fail before anything runs
