@@ -170,6 +170,20 @@ def test_load_is_idempotent_and_reports_sizes(engine, tiny):
         db.client.drop_database(db.name)
 
 
+def test_switching_a_database_between_shapes_leaves_no_stale_collections(engine, tiny):
+    db = workbook.connect(engine, database=f"t{uuid.uuid4().hex[:8]}", quiet=True)
+    try:
+        workbook.load(tiny, "referenced", db, progress=False)
+        db.notes.insert_one({"_id": "mine"})
+        workbook.load(tiny, "embedded", db, progress=False)
+        assert "reviews" not in db.list_collection_names()  # only the referenced shape has it
+        assert db.notes.count_documents({}) == 1  # the learner's own collection stays
+        workbook.load(tiny, "hybrid", db, progress=False)
+        assert db.reviews.count_documents({}) == len(tiny.collections["reviews"])
+    finally:
+        db.client.drop_database(db.name)
+
+
 def test_load_refuses_a_database_outside_the_namespace(tiny, monkeypatch):
     from workbook.connection import client_for
     from workbook.errors import NamespaceError

@@ -139,6 +139,7 @@ def load(
     documents = spec.build(dataset)
     total = sum(len(documents[c.name]) for c in spec.collections)
     report = LoadReport(dataset.name, dataset.scale, dataset.seed, shape, db.name, info.label, 0.0)
+    _drop_other_shapes(db, dataset.name, shape)
     bar = tqdm(total=total, desc=f"load {dataset.name}/{shape}", unit="doc", delay=1.0, disable=not progress)
     with bar:
         for collection in spec.collections:
@@ -147,6 +148,20 @@ def load(
             )
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _drop_other_shapes(db: Database, dataset: str, shape: str) -> None:
+    """Switching a database to another shape: drop collections only the dataset's other shapes declare.
+
+    Loading hybrid where embedded was must not leave a stale ``reviews`` beside it; collections
+    the learner made themselves are not the dataset's, and are left alone.
+    """
+    from workbook.shapes import SHAPE_NAMES
+
+    mine = set(shape_spec(dataset, shape).collection_names)
+    others = {name for other in SHAPE_NAMES for name in shape_spec(dataset, other).collection_names} - mine
+    for name in sorted(others & set(db.list_collection_names())):
+        db.drop_collection(name)
 
 
 def _load_collection(
