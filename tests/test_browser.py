@@ -1,15 +1,17 @@
-"""The shape explorer in a real browser: JupyterLab in headless Debian chromium, driven by playwright.
+"""Widgets in a real browser: JupyterLab in headless Debian chromium, driven by playwright.
 
-The widget tests in test_explorer.py set ``.value`` from Python; this one clicks, so it also covers
-what they cannot: the widget renders in JupyterLab, a click travels over the comm to the kernel, and
-the kernel's redraw (status HTML and the plotly chart in the Output widget) comes back to the page.
-It leaves a screenshot in tests/artifacts/explorer.png for a human to look at.
+The widget tests in test_explorer.py and test_quiz*.py set ``.value`` from Python; these click, so
+they also cover what those cannot: the widget renders in JupyterLab, a click travels over the comm
+to the kernel, and what the kernel writes back (HTML, a plotly chart in an Output widget, a
+progress file) arrives. Each leaves a screenshot in tests/artifacts/ for a human to look at.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -29,7 +31,7 @@ pytestmark = pytest.mark.browser
 if (reason := skip_reason()) is not None:
     pytest.skip(reason, allow_module_level=True)
 
-from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402  (after the skip)
+from playwright.sync_api import Locator, Page, expect, sync_playwright  # noqa: E402  (after the skip)
 
 NOTEBOOK = "explorer.ipynb"
 CELLS = [
@@ -38,6 +40,10 @@ CELLS = [
     '[workbook.load(store, s) for s in ("embedded", "referenced", "hybrid")]',
     'workbook.explorer(dataset="store", repeat=2, warmup=0)',
 ]
+QUIZ_NOTEBOOK = "quiz.ipynb"
+QUIZ_QUESTION = "reading-3"
+"""The BSON document size limit, a numeric question in MiB (answer 16)."""
+QUIZ_CELLS = ["import workbook.quiz", f'workbook.quiz.show("{QUIZ_QUESTION}")']
 LEARNER = "browser-test"
 
 PAGE_TIMEOUT_MS = 60_000
@@ -60,8 +66,30 @@ def lab(tmp_path: Path) -> Iterator[LabServer]:
 
 
 @pytest.fixture
-def page(lab: LabServer) -> Iterator[Page]:
-    """A chromium page (system chromium, never a downloaded one) that the test closes with the browser."""
+def progress_dir(tmp_path: Path) -> Path:
+    """Where the quiz kernel writes progress files (``WORKBOOK_PROGRESS_DIR``), empty at the start."""
+    directory = tmp_path / "progress"
+    directory.mkdir()
+    return directory
+
+
+@pytest.fixture
+def quiz_lab(tmp_path: Path, progress_dir: Path) -> Iterator[LabServer]:
+    """A JupyterLab server over a directory holding just the quiz notebook; progress goes to a tmp dir."""
+    root = tmp_path / "root"
+    root.mkdir()
+    write_notebook(root / QUIZ_NOTEBOOK, QUIZ_CELLS)
+    env = {"WORKBOOK_LEARNER": LEARNER, "WORKBOOK_PROGRESS_DIR": str(progress_dir)}
+    with lab_server(root, env, home=tmp_path / "jupyter") as server:
+        yield server
+
+
+@pytest.fixture
+def page() -> Iterator[Page]:
+    """A chromium page (system chromium, never a downloaded one) that the test closes with the browser.
+
+    Tests ask for it after their server fixture, so the browser closes before the server stops.
+    """
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(**chromium_launch_options())
         try:
@@ -80,28 +108,46 @@ def no_dialog(page: Page) -> None:
         pytest.fail(f"a JupyterLab dialog blocks the notebook: {dialogs.first.inner_text()!r}")
 
 
-def test_explorer_toggle_reaches_the_kernel_and_redraws(lab: LabServer, page: Page) -> None:
-    started = time.monotonic()
-    for stale in ("explorer.png", "explorer-failure.png"):  # a picture left by an earlier run would mislead
+@contextmanager
+def evidence_on_failure(page: Page, lab: LabServer, name: str) -> Iterator[None]:
+    """Start clean (no stale ``{name}.png``); on failure add a screenshot, console errors and the server log."""
+    for stale in (f"{name}.png", f"{name}-failure.png"):  # a picture left by an earlier run would mislead
         (artifacts_dir() / stale).unlink(missing_ok=True)
     expect.set_options(timeout=15_000)  # the default for checks without their own (5 s) is tight on a busy CI
     console: list[str] = []
     page.on("console", lambda message: message.type == "error" and console.append(message.text))
     page.on("pageerror", lambda error: console.append(f"page error: {error}"))
     try:
-        page.goto(lab.url(NOTEBOOK), timeout=PAGE_TIMEOUT_MS)
-        notebook = page.locator(".jp-NotebookPanel .jp-Notebook")
-        expect(notebook.locator(".jp-Cell")).to_have_count(len(CELLS), timeout=PAGE_TIMEOUT_MS)
-        no_dialog(page)
-        # Run only once the page talks to a started kernel: before that, JupyterLab may ask which kernel.
-        lab.wait_for_connected_kernel(timeout=PAGE_TIMEOUT_MS / 1000)
-        expect(page.locator(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator")).to_have_attribute(
-            "data-status", "idle"
-        )
+        yield
+    except (Exception, pytest.fail.Exception) as error:
+        try:
+            page.screenshot(path=artifacts_dir() / f"{name}-failure.png")
+            error.add_note(f"screenshot: tests/artifacts/{name}-failure.png")
+        except Exception as screenshot_error:  # the browser itself may be what failed
+            error.add_note(f"no screenshot: {screenshot_error}")
+        error.add_note(f"browser console errors: {console[-10:]}")
+        error.add_note(f"jupyter lab log (tail):\n{lab.log_tail()}")
+        raise
 
-        # Run > Run All Cells, as a learner would.
-        page.locator("#jp-MainMenu").get_by_role("menuitem", name="Run", exact=True).click()
-        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+
+def open_and_run_all(page: Page, lab: LabServer, notebook_name: str, cells: int) -> Locator:
+    """Open the notebook, wait for its kernel, then Run > Run All Cells as a learner would; returns the notebook."""
+    page.goto(lab.url(notebook_name), timeout=PAGE_TIMEOUT_MS)
+    notebook = page.locator(".jp-NotebookPanel .jp-Notebook")
+    expect(notebook.locator(".jp-Cell")).to_have_count(cells, timeout=PAGE_TIMEOUT_MS)
+    no_dialog(page)
+    # Run only once the page talks to a started kernel: before that, JupyterLab may ask which kernel.
+    lab.wait_for_connected_kernel(timeout=PAGE_TIMEOUT_MS / 1000)
+    expect(page.locator(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator")).to_have_attribute("data-status", "idle")
+    page.locator("#jp-MainMenu").get_by_role("menuitem", name="Run", exact=True).click()
+    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+    return notebook
+
+
+def test_explorer_toggle_reaches_the_kernel_and_redraws(lab: LabServer, page: Page) -> None:
+    started = time.monotonic()
+    with evidence_on_failure(page, lab, "explorer"):
+        notebook = open_and_run_all(page, lab, NOTEBOOK, len(CELLS))
 
         # (a) The widget renders: three shape toggles, hybrid selected, its status line and chart.
         toggles = notebook.locator(".widget-toggle-buttons")
@@ -133,13 +179,49 @@ def test_explorer_toggle_reaches_the_kernel_and_redraws(lab: LabServer, page: Pa
         notebook.locator(".jp-Cell").last.evaluate("element => element.scrollIntoView({block: 'start'})")
         page.wait_for_timeout(300)  # let plotly's transitions settle before the picture
         page.screenshot(path=artifacts_dir() / "explorer.png")
-    except (Exception, pytest.fail.Exception) as error:
-        try:
-            page.screenshot(path=artifacts_dir() / "explorer-failure.png")
-            error.add_note("screenshot: tests/artifacts/explorer-failure.png")
-        except Exception as screenshot_error:  # the browser itself may be what failed
-            error.add_note(f"no screenshot: {screenshot_error}")
-        error.add_note(f"browser console errors: {console[-10:]}")
-        error.add_note(f"jupyter lab log (tail):\n{lab.log_tail()}")
-        raise
+    print(f"\nbrowser test: {time.monotonic() - started:.1f} s in the page, chromium {CHROMIUM}")
+
+
+def test_quiz_cell_grades_in_the_kernel(quiz_lab: LabServer, page: Page, progress_dir: Path) -> None:
+    started = time.monotonic()
+    with evidence_on_failure(page, quiz_lab, "quiz"):
+        notebook = open_and_run_all(page, quiz_lab, QUIZ_NOTEBOOK, len(QUIZ_CELLS))
+
+        # The question renders from the kernel: title, a number box in MiB, the Check button, no feedback yet.
+        cell = notebook.locator(".jp-Cell").last
+        expect(cell.locator(".widget-html").first).to_have_text("The document size limit", timeout=RUN_TIMEOUT_MS)
+        no_dialog(page)
+        answer = cell.get_by_placeholder("a number, in MiB")
+        check = cell.get_by_role("button", name="Check")  # not exact: the name starts with the icon's glyph
+        feedback = cell.locator(".widget-vbox > .widget-html").last  # QuestionWidget's last child
+        expect(answer).to_be_visible()
+        expect(feedback).to_have_text("")
+
+        # A wrong answer: typed like a learner (each key syncs .value), graded in the kernel on Check.
+        answer.press_sequentially("100")
+        check.click()
+        expect(feedback).to_contain_text("✗ Not yet (attempt 1)", timeout=REDRAW_TIMEOUT_MS)
+        expect(feedback).to_contain_text("Have another go")
+
+        # The right one: the feedback turns, with the bank's sealed note for 16 MiB.
+        answer.fill("")
+        answer.press_sequentially("16")
+        check.click()
+        expect(feedback).to_contain_text("✓ Correct (attempt 2)", timeout=REDRAW_TIMEOUT_MS)
+        expect(feedback).to_contain_text("16,777,216 bytes")
+        no_dialog(page)
+
+        # The kernel recorded both attempts in the progress file named by this server's environment.
+        path = progress_dir / f"{LEARNER}.json"
+        assert path.exists(), f"no progress file in {progress_dir}: {sorted(p.name for p in progress_dir.iterdir())}"
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        assert saved["learner"] == LEARNER
+        entry = saved["questions"][QUIZ_QUESTION]
+        assert (entry["attempts"], entry["correct"], entry["solved"]) == (2, 1, True), entry
+        assert entry["solved_at_attempt"] == 2, entry  # the first correct answer was the second (last) attempt
+        assert list(saved["questions"]) == [QUIZ_QUESTION]
+
+        # The picture: the quiz cell (its code, the question, the correct feedback) at the top.
+        cell.evaluate("element => element.scrollIntoView({block: 'start'})")
+        page.screenshot(path=artifacts_dir() / "quiz.png")
     print(f"\nbrowser test: {time.monotonic() - started:.1f} s in the page, chromium {CHROMIUM}")
