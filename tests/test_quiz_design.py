@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import builtins
-
 import pytest
 
 from tests.quiz_fixture import build_fixture
@@ -52,23 +50,6 @@ def test_an_emptied_collection_is_not_a_pass(products):
     products.products.delete_many({})
     outcome = design.examines_no_more_than_returns(products, question_id="fx-design", **LISTING)
     assert not outcome.correct and 'prepare("fx-design")' in outcome.feedback
-
-
-def test_the_planner_fallback_agrees_with_explain(products, monkeypatch):
-    products.products.create_index([("category._id", 1)])
-    arguments = design._find_arguments(LISTING)
-    with_explain = design._explain_summary(products.products, **arguments)
-    real_import = builtins.__import__
-
-    def without_explain(name, *args, **kwargs):
-        if name == "workbook.explain":
-            raise ImportError(name)
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", without_explain)
-    fallback = design._explain_summary(products.products, **arguments)
-    for key in ("plan", "index", "nReturned", "docsExamined", "covered", "inMemorySort"):
-        assert fallback[key] == with_explain[key], key
 
 
 def test_one_read_shape_is_found_by_counting_commands(db):

@@ -7,18 +7,16 @@ the database (an explain, the commands a page sends, a shape's declared validato
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pymongo import MongoClient, monitoring
 from pymongo.collection import Collection
 from pymongo.database import Database
 
-from workbook.errors import UnknownChoiceError, WorkbookError
+from workbook.errors import UnknownChoiceError
+from workbook.monitor import capture
 
 
 @dataclass(frozen=True)
@@ -73,28 +71,10 @@ def _find_arguments(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _explain_summary(collection: Collection, **find_args: Any) -> dict[str, Any]:
-    """The explain summary (``workbook.planner.summarize`` keys) of ``collection.find(**find_args)``."""
-    try:
-        from workbook.explain import explain
-    except ImportError:
-        explain = None
-    if explain is not None:
-        return explain(collection, **find_args).summary()
+    """The explain summary of ``collection.find(**find_args)``: the server's on MongoDB, modelled offline."""
+    from workbook.explain import explain
 
-    from workbook import planner
-    from workbook.connection import engine_info
-
-    if engine_info(collection.database).kind == "mongodb":
-        command: dict[str, Any] = {"find": collection.name, "filter": dict(find_args.get("filter") or {})}
-        for name, value in find_args.items():
-            if name != "filter" and value is not None:
-                command[name] = dict(value) if name == "sort" else value
-        raw = collection.database.command("explain", command, verbosity="executionStats")
-        return planner.summarize(raw)
-    if isinstance(find_args.get("sort"), list):
-        find_args = {**find_args, "sort": dict(find_args["sort"])}
-    documents, indexes = list(collection.find()), list(collection.list_indexes())
-    return planner.summarize(planner.explain_find(documents, indexes, namespace=collection.full_name, **find_args))
+    return explain(collection, **find_args).summary()
 
 
 def _plan_facts(summary: Mapping[str, Any]) -> str:
@@ -160,49 +140,6 @@ def query_is_covered(db: Database, answer: Any = None, *, question_id: str | Non
 _READ_COMMANDS = {"find", "aggregate", "getMore", "count", "distinct"}
 
 
-class _ReadCounter(monitoring.CommandListener):
-    """Counts read commands, only on threads inside :meth:`counting`."""
-
-    def __init__(self) -> None:
-        self._local = threading.local()
-
-    @contextmanager
-    def counting(self) -> Iterator[Counter[str]]:
-        self._local.counts = counts = Counter()
-        try:
-            yield counts
-        finally:
-            self._local.counts = None
-
-    def started(self, event: monitoring.CommandStartedEvent) -> None:
-        counts = getattr(self._local, "counts", None)
-        if counts is not None and event.command_name in _READ_COMMANDS:
-            counts[event.command_name] += 1
-
-    def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
-        """Replies are not counted."""
-
-    def failed(self, event: monitoring.CommandFailedEvent) -> None:
-        """Failures are not counted."""
-
-
-_COUNTER = _ReadCounter()
-_counting_clients: dict[str, MongoClient] = {}
-
-
-def _counting_database(db: Database) -> Database:
-    """The same database through a client that carries the read counter (one per server)."""
-    from workbook.connection import engine_info, resolve_uri
-    from workbook.offline import offline_server
-
-    uri = offline_server().uri if engine_info(db).kind == "offline" else resolve_uri()
-    if uri is None:
-        raise WorkbookError("Cannot count this database's commands: its server URI is unknown.", fix="Set MONGODB_URI.")
-    if uri not in _counting_clients:
-        _counting_clients[uri] = MongoClient(uri, event_listeners=[_COUNTER], appname="workbook-quiz")
-    return _counting_clients[uri][db.name]
-
-
 def _unbounded_arrays(spec: Any, collection: str) -> list[str]:
     """Array fields of a declared collection whose validator sets no ``maxItems``."""
     validator = spec.collection(collection).validator or {}
@@ -228,9 +165,9 @@ def product_page_one_read(
     workbook.load(dataset, shape, shape_db)
     reviewed = Counter(review["productId"] for review in dataset.collections["reviews"])
     product_id = reviewed.most_common(1)[0][0]
-    page_ops = workbook.ops(dataset.name, shape, _counting_database(shape_db))
-    with _COUNTER.counting() as counts:
-        page_ops.product_page(product_id)
+    with capture() as work:
+        workbook.ops(dataset.name, shape, shape_db).product_page(product_id)
+    counts = Counter(sent["name"] for sent in work.commands if sent["name"] in _READ_COMMANDS)
     reads = sum(counts.values())
     unbounded = _unbounded_arrays(shape_spec(dataset.name, shape), "products")
     sent = ", ".join(f"{n} {name}" for name, n in sorted(counts.items()))
