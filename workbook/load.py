@@ -188,7 +188,9 @@ def _load_collection(
     stored += _insert(db, spec.name, batch, kind)
     bar.update(len(batch))
     for index in spec.indexes:
+        bar.set_postfix_str(f"indexing {spec.name}.{index.name}")  # index builds can take seconds too
         db[spec.name].create_index(**index.as_kwargs())
+    bar.set_postfix_str("")
     return CollectionLoad(spec.name, stored, total_bytes, max_bytes, len(spec.indexes) + 1)
 
 
