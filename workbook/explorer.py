@@ -19,7 +19,8 @@ from IPython.display import display
 from pymongo.database import Database
 
 from workbook import charts
-from workbook.measure import reads_of, run, shape_database, summarize_runs
+from workbook.errors import WorkbookError
+from workbook.measure import explained_reads, run, shape_database, summarize_runs
 from workbook.monitor import capture
 from workbook.shapes import SHAPE_NAMES, shape_spec
 from workbook.sizes import size_table
@@ -117,7 +118,6 @@ class ShapeExplorer(widgets.VBox):
 
     def plan(self, shape: str, operation: str) -> str:
         """The winning plan of each read the operation sends once (explain of its first call)."""
-        from workbook.explain import ExplainError
         from workbook.operations import operations as operations_for
 
         dataset = self.dataset.value
@@ -129,16 +129,11 @@ class ShapeExplorer(widgets.VBox):
         with capture() as work:
             operations_for(dataset, shape, shape_db).run(operation, *args, **kwargs)
         plans = []
-        for sent in work.commands:
-            collection = shape_db[str(sent["command"].get(sent["name"], ""))]
-            for query in reads_of(sent["name"], sent["command"]):
-                try:
-                    summary = _explain(collection, query).summary()
-                except ExplainError as error:
-                    plans.append(f"{collection.name}: not modelled ({error.message})")
-                    continue
-                index = summary["index"] or "COLLSCAN"
-                plans.append(f"{collection.name}: {summary['plan']} {index}")
+        for collection, summary in explained_reads(shape_db, work.commands):
+            if isinstance(summary, WorkbookError):
+                plans.append(f"{collection}: not modelled ({summary.message})")
+            else:
+                plans.append(f"{collection}: {summary['plan']} {summary['index'] or 'COLLSCAN'}")
         return "; ".join(plans) or "no reads"
 
     def _sizes_html(self, dataset: str, shape: str) -> str:
@@ -147,14 +142,6 @@ class ShapeExplorer(widgets.VBox):
         table = self._sizes[dataset].loc[shape, ["documents", "p50_bytes", "p95_bytes", "max_bytes"]]
         names = [c.name for c in shape_spec(dataset, shape).collections]
         return "<h4>document sizes (bytes)</h4>" + table.loc[names].round(0).astype(int).to_html(index_names=False)
-
-
-def _explain(collection: Any, query: dict[str, Any]) -> Any:
-    from workbook.explain import explain, explain_aggregate
-
-    if "pipeline" in query:
-        return explain_aggregate(collection, query["pipeline"])
-    return explain(collection, **query)
 
 
 def explorer(

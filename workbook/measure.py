@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ from pymongo.database import Database
 from workbook import namespace
 from workbook.errors import OperationRejectedError, WorkbookError
 from workbook.monitor import capture
-from workbook.shapes import SHAPE_NAMES
+from workbook.shapes import SHAPE_NAMES, shape_spec
 from workbook.workload import Pools
 from workbook.workload import workload as workload_of
 
@@ -81,31 +82,24 @@ def run(
     rows: list[dict[str, Any]] = []
     for shape in shapes:
         shape_db = shape_database(db, spec.dataset, shape)
-        if shape_db.products.estimated_document_count() == 0 and shape_db.users.estimated_document_count() == 0:
+        declared = shape_spec(spec.dataset, shape).collection_names[0]
+        if shape_db[declared].estimated_document_count() == 0:
             raise WorkbookError(
                 f"Nothing is loaded in {shape_db.name} for the {spec.dataset} {shape} shape.",
                 fix=f'Load it first: workbook.load(workbook.generate("{spec.dataset}", scale="tiny"), "{shape}")',
             )
         ops = operations_for(spec.dataset, shape, shape_db)
         pools = Pools(shape_db)
-        plan = _plan(spec, names, repeat, warmup, mix, seed)
-        explained: dict[str, int] = {}
-        for index, (name, timed) in enumerate(plan):
+        timed_so_far: Counter[str] = Counter()
+        for index, (name, timed) in enumerate(_plan(spec, names, repeat, warmup, mix, seed)):
             args, kwargs = spec.operation(name).arguments(pools, random.Random(f"{seed}:{name}:{index}"))
-            row = _timed_call(ops, name, args, kwargs)
+            row, commands = _timed_call(ops, name, args, kwargs)
             if not timed:
                 continue
-            row.update(
-                shape=shape,
-                operation=name,
-                run=len([r for r in rows if r["shape"] == shape and r["operation"] == name]),
-            )
-            if explained.get(name, 0) < explain_runs:
-                row.update(work_examined(shape_db, row.pop("_commands")))
-                explained[name] = explained.get(name, 0) + 1
-            else:
-                row.pop("_commands")
-            row["engine"] = engine
+            row.update(shape=shape, operation=name, run=timed_so_far[name], engine=engine)
+            if timed_so_far[name] < explain_runs:
+                row.update(work_examined(shape_db, commands))
+            timed_so_far[name] += 1
             rows.append(row)
     return pd.DataFrame(rows, columns=COLUMNS)
 
@@ -119,8 +113,10 @@ def _plan(spec: Any, names: list[str], repeat: int, warmup: int, mix: bool, seed
     return [(name, i >= warmup) for i, name in enumerate(chosen)]
 
 
-def _timed_call(ops: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Call one operation, timing it with a monotonic clock and capturing its commands."""
+def _timed_call(
+    ops: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Call one operation, timing it with a monotonic clock; its row and the commands it sent."""
     ok = True
     with capture() as work:
         started = time.perf_counter_ns()
@@ -129,7 +125,7 @@ def _timed_call(ops: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, An
         except OperationRejectedError:  # e.g. out of stock: still a measured call
             ok = False
         elapsed = time.perf_counter_ns() - started
-    return {
+    row = {
         "latency_ms": elapsed / 1e6,
         "docs_returned": work.docs_returned,
         "docs_examined": math.nan,
@@ -137,29 +133,36 @@ def _timed_call(ops: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, An
         "bytes_returned": work.bytes_returned,
         "round_trips": work.round_trips,
         "ok": ok,
-        "_commands": work.commands,
     }
+    return row, work.commands
 
 
-def work_examined(db: Database, commands: list[dict[str, Any]]) -> dict[str, float]:
-    """Keys and documents examined by the commands one call sent, from explain."""
+def explained_reads(db: Database, commands: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any] | Exception]]:
+    """For each read inside ``commands`` (writes: the query finding their targets), its collection
+    and explain summary, or the ExplainError saying why it could not be explained."""
     from workbook.explain import ExplainError, explain, explain_aggregate
 
-    keys = docs = 0
     for sent in commands:
         name, command = sent["name"], sent["command"]
         collection = db.client[sent["database"]][str(command.get(name, ""))]
-        try:
-            for query in reads_of(name, command):
-                summary = (
-                    explain_aggregate(collection, query["pipeline"]).summary()
-                    if "pipeline" in query
-                    else explain(collection, **query).summary()
-                )
-                keys += summary["keysExamined"] or 0
-                docs += summary["docsExamined"] or 0
-        except ExplainError:
+        for query in reads_of(name, command):
+            try:
+                if "pipeline" in query:
+                    yield collection.name, explain_aggregate(collection, query["pipeline"]).summary()
+                else:
+                    yield collection.name, explain(collection, **query).summary()
+            except ExplainError as error:
+                yield collection.name, error
+
+
+def work_examined(db: Database, commands: list[dict[str, Any]]) -> dict[str, float]:
+    """Keys and documents examined by the commands one call sent, from explain (NaN if any read can't be)."""
+    keys = docs = 0
+    for _, summary in explained_reads(db, commands):
+        if isinstance(summary, Exception):
             return {"keys_examined": math.nan, "docs_examined": math.nan}
+        keys += summary["keysExamined"] or 0
+        docs += summary["docsExamined"] or 0
     return {"keys_examined": keys, "docs_examined": docs}
 
 
