@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections import Counter
 from datetime import UTC, datetime
 
@@ -10,10 +9,9 @@ import pytest
 from pymongo.errors import DuplicateKeyError, WriteError
 
 import workbook
-from tests.conftest import fingerprint
 from tests.shape_support import loaded_in_every_shape, same_in_every_shape
 from workbook.errors import OperationRejectedError, UnknownChoiceError
-from workbook.shapes import SHAPE_NAMES, shape_spec
+from workbook.shapes import shape_spec
 from workbook.shapes.followers import (
     OUTLIER_THRESHOLD,
     RECENT_FOLLOWERS,
@@ -99,13 +97,6 @@ def test_embedded_holds_every_edge_and_referenced_none(tiny):
     referenced = build_referenced(tiny)
     assert all(set(u) == {"_id", "handle", "name", "bio", "createdAt"} for u in referenced["users"])
     assert referenced["follows"] == tiny.collections["follows"]
-
-
-def test_builders_do_not_mutate_the_dataset(tiny):
-    before = tiny.sha256()
-    for shape in SHAPE_NAMES:
-        shape_spec("followers", shape).build(tiny)
-    assert tiny.sha256() == before
 
 
 def test_follows_carry_the_unique_pair_index():
@@ -206,21 +197,6 @@ def test_hybrid_validator_rejects_a_sixth_recent_follower(all_shapes, tiny):
         db.users.update_one({"_id": top}, {"$set": {"followerCount": -1}})
     with pytest.raises(WriteError):
         db.follows.insert_one({"followerId": "user-000001", "followedId": top})  # no createdAt
-
-
-@pytest.mark.parametrize("shape", SHAPE_NAMES)
-def test_load_is_idempotent(engine, tiny, shape):
-    db = workbook.connect(engine, database=f"t{uuid.uuid4().hex[:8]}", quiet=True)
-    try:
-        first = workbook.load(tiny, shape, db, progress=False)
-        loaded = fingerprint(db.client, db.name)
-        db.users.update_one({}, {"$set": {"name": "changed"}})
-        second = workbook.load(tiny, shape, db, progress=False)
-        assert fingerprint(db.client, db.name) == loaded
-        assert first.to_frame().equals(second.to_frame())
-        assert second.to_frame().loc["users", "documents"] == len(tiny.collections["users"])
-    finally:
-        db.client.drop_database(db.name)
 
 
 def test_unknown_operation_lists_the_choices(all_shapes):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections import Counter
 from datetime import UTC, datetime
 
@@ -10,11 +9,9 @@ import pytest
 from pymongo.errors import DuplicateKeyError, WriteError
 
 import workbook
-from tests.conftest import fingerprint
 from tests.shape_support import loaded_in_every_shape, same_in_every_shape
 from workbook.errors import OperationRejectedError, UnknownChoiceError
 from workbook.operations.parts import refresh_part_names
-from workbook.shapes import SHAPE_NAMES, shape_spec
 from workbook.shapes.parts import DUPLICATION_POLICY, PART_FACTS, build_embedded, build_hybrid, build_referenced
 
 NOW = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
@@ -82,13 +79,6 @@ def test_the_generator_applied_every_rename_to_the_parts(tiny):
     parts = {part["_id"]: part for part in tiny.collections["parts"]}
     last = {event["partId"]: event["newName"] for event in tiny.collections["renames"]}  # oldest first
     assert last and all(parts[part_id]["name"] == name for part_id, name in last.items())
-
-
-def test_builders_do_not_mutate_the_dataset(tiny):
-    before = tiny.sha256()
-    for shape in SHAPE_NAMES:
-        shape_spec("parts", shape).build(tiny)
-    assert tiny.sha256() == before
 
 
 # --- equal answers ---------------------------------------------------------------------------
@@ -175,21 +165,6 @@ def test_sku_is_unique(all_shapes, tiny):
     part = tiny.collections["parts"][0]
     with pytest.raises(DuplicateKeyError):
         all_shapes["referenced"].db.parts.insert_one({**part, "_id": "part-copy"})
-
-
-@pytest.mark.parametrize("shape", SHAPE_NAMES)
-def test_load_is_idempotent(engine, tiny, shape):
-    db = workbook.connect(engine, database=f"t{uuid.uuid4().hex[:8]}", quiet=True)
-    try:
-        first = workbook.load(tiny, shape, db, progress=False)
-        loaded = fingerprint(db.client, db.name)
-        workbook.ops("parts", shape, db).rename_part(most_used(tiny), "Changed", now=NOW)
-        second = workbook.load(tiny, shape, db, progress=False)
-        assert fingerprint(db.client, db.name) == loaded
-        assert first.to_frame().equals(second.to_frame())
-        assert second.to_frame().loc["products", "documents"] == len(tiny.collections["products"])
-    finally:
-        db.client.drop_database(db.name)
 
 
 def test_unknown_operation_lists_the_choices(all_shapes):
