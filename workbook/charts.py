@@ -38,18 +38,24 @@ def _engine(frame: pd.DataFrame) -> str:
     return ", ".join(engines) or "engine unknown"
 
 
-def latency_chart(runs: pd.DataFrame) -> go.Figure:
-    """Latency of each operation in each shape (box per shape: median, quartiles, outliers)."""
-    figure = px.box(
-        runs,
-        x="operation",
-        y="latency_ms",
+def _shape_boxes(frame: pd.DataFrame, x: str, y: str, y_label: str, **options: object) -> go.Figure:
+    """Box plots of ``y`` per ``x``, one colour per shape, on a log axis."""
+    return px.box(
+        frame,
+        x=x,
+        y=y,
         color="shape",
         category_orders={"shape": list(SHAPE_NAMES)},
         color_discrete_map=SHAPE_COLORS,
         log_y=True,
-        labels={"latency_ms": "latency (ms, log scale)", "operation": "operation"},
+        labels={y: y_label},
+        **options,
     )
+
+
+def latency_chart(runs: pd.DataFrame) -> go.Figure:
+    """Latency of each operation in each shape (box per shape: median, quartiles, outliers)."""
+    figure = _shape_boxes(runs, "operation", "latency_ms", "latency (ms, log scale)")
     runs_per = int(runs.groupby(["shape", "operation"]).size().median()) if len(runs) else 0
     return _titled(
         figure, "Latency by shape and operation", f"{_engine(runs)} · {runs_per} timed runs each, warm-up excluded"
@@ -82,17 +88,7 @@ def work_chart(runs: pd.DataFrame) -> go.Figure:
 def size_chart(documents: pd.DataFrame, collection: str | None = None) -> go.Figure:
     """Distribution of document sizes (bytes, log scale) per shape, one box per collection."""
     data = documents if collection is None else documents[documents["collection"] == collection]
-    figure = px.box(
-        data,
-        x="collection",
-        y="bytes",
-        color="shape",
-        category_orders={"shape": list(SHAPE_NAMES)},
-        color_discrete_map=SHAPE_COLORS,
-        log_y=True,
-        labels={"bytes": "document size (bytes of BSON, log scale)"},
-        points=False,
-    )
+    figure = _shape_boxes(data, "collection", "bytes", "document size (bytes of BSON, log scale)", points=False)
     return _titled(
         figure,
         "Document sizes by shape",
