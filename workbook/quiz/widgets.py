@@ -14,6 +14,7 @@ from typing import Any
 
 import ipywidgets as widgets
 import traitlets
+from IPython import get_ipython
 from pymongo.database import Database
 
 from workbook.errors import WorkbookError
@@ -61,10 +62,20 @@ def _answer_widget(question: Mapping[str, Any]) -> widgets.Widget | None:
         return ChoiceCheckboxes(options)
     if kind == "numeric":
         unit = question.get("unit")
-        return widgets.Text(placeholder=f"a number, in {unit}" if unit else "a number", layout={"width": "260px"})
+        return widgets.Text(
+            placeholder=f"a number, in {unit}" if unit else "a number",
+            layout={"width": "260px"},
+            continuous_update=False,  # sent whole when the box loses focus: before the Check click
+        )
     if kind == "text":
-        return widgets.Text(placeholder=question.get("placeholder", "your answer"), layout={"width": "420px"})
+        return widgets.Text(
+            placeholder=question.get("placeholder", "your answer"), layout={"width": "420px"}, continuous_update=False
+        )
     return None
+
+
+GRADE_DELAY_S = 0.25
+"""How long a click waits for the answer box's value to reach the kernel (the two are separate messages)."""
 
 
 class QuestionWidget(widgets.VBox):
@@ -94,6 +105,15 @@ class QuestionWidget(widgets.VBox):
         super().__init__(children + [self.check_button, self.feedback], layout={"padding": "4px 0 12px 0"})
 
     def _check(self, _button: Any = None) -> None:
+        """Grade on the kernel's next turn: the answer box's last edit may still be queued behind the click."""
+        kernel = getattr(get_ipython(), "kernel", None)
+        loop = getattr(kernel, "io_loop", None)
+        if loop is None:  # driven from code, outside a kernel: grade now
+            self._grade()
+        else:
+            loop.call_later(GRADE_DELAY_S, self._grade)
+
+    def _grade(self) -> None:
         answer = None if self.answer is None else self.answer.value
         try:
             db = self._database() if self.question["type"] == "design" and self._database else None
