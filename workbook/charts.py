@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-from workbook.offline import MAX_BSON_SIZE
+from workbook.facts import MAX_BSON_SIZE
 from workbook.shapes import SHAPE_NAMES
 from workbook.workload import Workload
 

@@ -19,11 +19,10 @@ import os
 import re
 
 from workbook.errors import NamespaceError
+from workbook.facts import MAX_DATABASE_NAME_BYTES
 
 PREFIX = "workbench_"
 """Every database the workbench writes to starts with this."""
-
-_MAX_DB_NAME_BYTES = 63  # MongoDB's limit on database names
 
 
 def learner_name(learner: str | None = None) -> str:
@@ -65,9 +64,9 @@ def database_name(name: str | None = None, *, learner: str | None = None) -> str
                 fix="Choose a short name such as 'store_hybrid'.",
             )
         full = f"{base}_{name}"
-    if len(full.encode()) > _MAX_DB_NAME_BYTES:
+    if len(full.encode()) > MAX_DATABASE_NAME_BYTES:
         raise NamespaceError(
-            f"Database name {full!r} is longer than MongoDB's {_MAX_DB_NAME_BYTES} bytes.",
+            f"Database name {full!r} is longer than MongoDB's {MAX_DATABASE_NAME_BYTES} bytes.",
             fix="Use a shorter name or a shorter WORKBOOK_LEARNER.",
         )
     return full

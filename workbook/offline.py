@@ -27,8 +27,8 @@ from typing import Any, TypeVar
 
 import bson
 
-MAX_BSON_SIZE = 16 * 1024 * 1024
-"""MongoDB's hard limit on one document: 16 MiB."""
+from workbook.facts import FIRST_BATCH_DOCUMENTS, MAX_BSON_SIZE
+from workbook.facts import bson_size as _plain_bson_size
 
 PACKAGE = "mongoeco"
 _T = TypeVar("_T")
@@ -113,14 +113,14 @@ def _engine_class() -> type:
 def bson_size(document: Mapping[str, Any]) -> int:
     """Size in bytes of ``document`` encoded as BSON, as ``$bsonSize`` reports it."""
     try:
-        return len(bson.encode(document))
+        return _plain_bson_size(document)
     except (bson.errors.InvalidDocument, TypeError):
         from mongoeco.core.aggregation.runtime import _bson_document_size
 
         return int(_bson_document_size(dict(document)))
 
 
-DEFAULT_FIRST_BATCH = 101
+DEFAULT_FIRST_BATCH = FIRST_BATCH_DOCUMENTS
 """MongoDB returns at most 101 documents in a cursor's first batch unless told otherwise."""
 
 

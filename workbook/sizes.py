@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from pymongo.database import Database
 
-from workbook.offline import MAX_BSON_SIZE
+from workbook.facts import MAX_BSON_SIZE
 from workbook.shapes import SHAPE_NAMES, shape_spec
 
 SECONDS_PER_DAY = 86400
