@@ -15,8 +15,7 @@ def loaded_in_every_shape(engine: str | None, dataset: workbook.Dataset) -> Iter
     ops = {}
     for shape in SHAPE_NAMES:
         db = workbook.connect(engine, database=f"t{uuid.uuid4().hex[:8]}", quiet=True)
-        workbook.load(dataset, shape, db, progress=False)
-        ops[shape] = workbook.ops(dataset.name, shape, db)
+        ops[shape] = workbook.load(dataset, shape, db, progress=False).ops
     try:
         yield ops
     finally:

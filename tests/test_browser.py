@@ -37,8 +37,8 @@ NOTEBOOK = "explorer.ipynb"
 CELLS = [
     "import workbook",
     'store = workbook.generate("store", scale="tiny", seed=7)\n'
-    '[workbook.load(store, s) for s in ("embedded", "referenced", "hybrid")]',
-    'workbook.explorer(dataset="store", repeat=2, warmup=0)',
+    'loaded = [workbook.load(store, s) for s in ("embedded", "referenced", "hybrid")]',
+    "workbook.explore(loaded, repeat=2, warmup=0)",
 ]
 QUIZ_NOTEBOOK = "quiz.ipynb"
 QUIZ_QUESTION = "reading-3"

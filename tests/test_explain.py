@@ -256,7 +256,7 @@ def test_workbook_explain_is_the_function_when_used_first() -> None:
 
 def test_exported_functions_stay_functions_after_their_modules_are_imported() -> None:
     code = (
-        "import workbook.explain, workbook.load, workbook.measure, workbook; "
+        "import workbook.explain, workbook.loading, workbook.measure, workbook; "
         "print(type(workbook.explain).__name__, type(workbook.load).__name__, type(workbook.quiz).__name__)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -5,29 +5,28 @@ from __future__ import annotations
 import pytest
 
 import workbook
-from workbook.measure import run
+from workbook.measure import run_workload
 
 
 @pytest.fixture(scope="module")
 def loaded():
     store = workbook.generate("store", scale="tiny", seed=7)
-    reports = [workbook.load(store, shape, progress=False) for shape in ("embedded", "referenced", "hybrid")]
-    yield
-    client = workbook.connect(quiet=True).client
-    for report in reports:
-        client.drop_database(report.database)
+    shapes = [workbook.load(store, shape, progress=False) for shape in ("embedded", "referenced", "hybrid")]
+    yield shapes
+    for shape in shapes:
+        shape.db.client.drop_database(shape.db.name)
 
 
 def test_toggling_the_shape_redraws_from_cached_runs(loaded):
     measured = []
 
-    def counting_run(*args, **kwargs):
-        measured.append(args[1])
-        return run(*args, **kwargs)
+    def counting_run(shapes, **kwargs):
+        measured.append({shape.dataset for shape in shapes})
+        return run_workload(shapes, **kwargs)
 
     from workbook.explorer import ShapeExplorer
 
-    explorer = ShapeExplorer(repeat=2, warmup=0, measure=counting_run)
+    explorer = ShapeExplorer(loaded, repeat=2, warmup=0, measure=counting_run)
     assert "shape <b class='workbook-shape'>hybrid</b>" in explorer.status.value
     assert "IDHACK" in explorer.summary.value and "round trips</th><td>1.0" in explorer.summary.value
 
@@ -41,13 +40,13 @@ def test_toggling_the_shape_redraws_from_cached_runs(loaded):
 
     explorer.operation.value = "my_orders"
     assert explorer.figure.layout.title.text.startswith("Latency of my_orders")
-    assert measured == ["store"]  # measured once; every redraw came from the cache
+    assert measured == [{"store"}]  # measured once; every redraw came from the cache
 
 
 def test_writes_say_so_instead_of_a_plan(loaded):
     from workbook.explorer import ShapeExplorer
 
-    explorer = ShapeExplorer(repeat=1, warmup=0)
+    explorer = ShapeExplorer(loaded, repeat=1, warmup=0)
     explorer.operation.value = "add_review"
     assert "a write" in explorer.summary.value
 
@@ -55,11 +54,11 @@ def test_writes_say_so_instead_of_a_plan(loaded):
 def test_given_runs_are_used_not_remeasured(loaded):
     from workbook.explorer import ShapeExplorer
 
-    runs = run(operations=None, repeat=1, warmup=0, explain_runs=0)
+    runs = run_workload(loaded, repeat=1, warmup=0, explain_runs=0)
 
     def refuse(*args, **kwargs):
         raise AssertionError("measured again")
 
-    explorer = ShapeExplorer(runs=runs, measure=refuse)
+    explorer = ShapeExplorer(loaded, runs=runs, measure=refuse)
     explorer.shape.value = "embedded"
     assert explorer.redraws == 2

@@ -6,19 +6,25 @@ import pytest
 
 import workbook
 from workbook.errors import UnknownChoiceError, WorkbookError
-from workbook.measure import COLUMNS, run, summarize_runs
+from workbook.measure import COLUMNS, run_workload, summarize_runs
 from workbook.operations.base import Operations
-from workbook.workload import workload
+from workbook.workloads import workload
 
 
 @pytest.fixture(scope="module")
 def loaded_store():
     """The tiny store in all three shapes, in the test learner's shape databases."""
     store = workbook.generate("store", scale="tiny", seed=7)
-    reports = [workbook.load(store, shape, progress=False) for shape in ("embedded", "referenced", "hybrid")]
-    yield store
-    for report in reports:
-        workbook.connect(quiet=True).client.drop_database(report.database)
+    shapes = {shape: workbook.load(store, shape, progress=False) for shape in ("embedded", "referenced", "hybrid")}
+    yield store, shapes
+    for shape in shapes.values():
+        shape.db.client.drop_database(shape.db.name)
+
+
+@pytest.fixture
+def shapes(loaded_store):
+    """The store's loaded shapes by name."""
+    return loaded_store[1]
 
 
 def test_store_workload_table_lists_operations_first():
@@ -38,7 +44,7 @@ def test_other_workloads_exist(name):
     assert len(table) >= 4 and set(table["type"]) == {"read", "write"}
 
 
-def test_run_returns_tidy_rows_with_warmup_excluded(loaded_store, monkeypatch):
+def test_run_returns_tidy_rows_with_warmup_excluded(shapes, monkeypatch):
     calls = []
     original = Operations.run
 
@@ -47,7 +53,7 @@ def test_run_returns_tidy_rows_with_warmup_excluded(loaded_store, monkeypatch):
         return original(self, name, *args, **kwargs)
 
     monkeypatch.setattr(Operations, "run", counting)
-    frame = run(operations=["product_page", "my_orders"], repeat=4, warmup=2)
+    frame = run_workload(shapes, operations=["product_page", "my_orders"], repeat=4, warmup=2)
     assert list(frame.columns) == COLUMNS
     assert len(frame) == 3 * 2 * 4  # shapes x operations x timed runs
     assert len(calls) == 3 * 2 * (4 + 2)  # the warm-up calls happened, and were not recorded
@@ -56,8 +62,8 @@ def test_run_returns_tidy_rows_with_warmup_excluded(loaded_store, monkeypatch):
     assert frame["engine"].str.contains("offline default").all()
 
 
-def test_work_counts_tell_the_shapes_apart(loaded_store):
-    frame = run(operations=["product_page"], repeat=3, warmup=0, explain_runs=3)
+def test_work_counts_tell_the_shapes_apart(shapes):
+    frame = run_workload(shapes, operations=["product_page"], repeat=3, warmup=0, explain_runs=3)
     by_shape = frame.groupby("shape")[["round_trips", "docs_examined", "bytes_returned"]].mean()
     assert by_shape.loc["hybrid", "round_trips"] == 1 and by_shape.loc["embedded", "round_trips"] == 1
     assert by_shape.loc["referenced", "round_trips"] == 3
@@ -66,61 +72,62 @@ def test_work_counts_tell_the_shapes_apart(loaded_store):
     assert by_shape.loc["embedded", "bytes_returned"] > by_shape.loc["hybrid", "bytes_returned"]
 
 
-def test_only_the_first_explain_runs_carry_examined_counts(loaded_store):
-    frame = run(shapes=["hybrid"], operations=["category_listing"], repeat=3, warmup=0, explain_runs=1)
+def test_only_the_first_explain_runs_carry_examined_counts(shapes):
+    frame = run_workload(shapes["hybrid"], operations=["category_listing"], repeat=3, warmup=0, explain_runs=1)
     assert frame["keys_examined"].notna().tolist() == [True, False, False]
 
 
-def test_weighted_mix_follows_the_workload(loaded_store):
-    frame = run(shapes=["hybrid"], repeat=60, warmup=0, mix=True, explain_runs=0)
+def test_weighted_mix_follows_the_workload(shapes):
+    frame = run_workload(shapes["hybrid"], repeat=60, warmup=0, mix=True, explain_runs=0)
     counts = frame["operation"].value_counts()
     assert counts.idxmax() == "product_page" and len(frame) == 60
 
 
-def test_summary_percentiles_are_ordered(loaded_store):
-    summary = summarize_runs(run(shapes=["embedded"], operations=["my_orders"], repeat=10, warmup=1, explain_runs=0))
+def test_summary_percentiles_are_ordered(shapes):
+    runs = run_workload(shapes["embedded"], operations=["my_orders"], repeat=10, warmup=1, explain_runs=0)
+    summary = summarize_runs(runs)
     row = summary.loc[("embedded", "my_orders")]
     assert row["runs"] == 10 and row["p50_ms"] <= row["p95_ms"] <= row["p99_ms"]
 
 
-def test_bad_input_names_the_fix(loaded_store):
+def test_bad_input_names_the_fix(shapes):
     with pytest.raises(UnknownChoiceError, match="Did you mean 'product_page'"):
-        run(operations=["product_pag"])
+        run_workload(shapes, operations=["product_pag"])
     with pytest.raises(UnknownChoiceError, match="workload"):
-        run(workload="shop")
+        workload("shop")
     with pytest.raises(WorkbookError, match="repeat"):
-        run(repeat=0)
+        run_workload(shapes, repeat=0)
     with pytest.raises(WorkbookError, match="workbook.load"):
-        run(workbook.connect(database="empty", quiet=True), "followers", repeat=1)
+        run_workload(workbook.connect(database="empty", quiet=True), repeat=1)
 
 
 @pytest.mark.parametrize("dataset", ["followers", "parts"])
 def test_every_workload_runs_on_every_shape(dataset):
     data = workbook.generate(dataset, scale="tiny", seed=7)
-    reports = [workbook.load(data, shape, progress=False) for shape in ("embedded", "referenced", "hybrid")]
+    shapes = [workbook.load(data, shape, progress=False) for shape in ("embedded", "referenced", "hybrid")]
     try:
-        frame = run(workload=dataset, repeat=2, warmup=0, explain_runs=0)
+        frame = run_workload(shapes, repeat=2, warmup=0, explain_runs=0)
         names = workload(dataset).names
         assert set(frame["operation"]) == set(names) and set(frame["shape"]) == {"embedded", "referenced", "hybrid"}
         assert len(frame) == 3 * len(names) * 2 and frame["ok"].all()
     finally:
-        for report in reports:
-            workbook.connect(quiet=True).client.drop_database(report.database)
+        for shape in shapes:
+            shape.db.client.drop_database(shape.db.name)
 
 
 def test_product_pages_favour_popular_products(loaded_store):
     import random
 
-    from workbook.measure import shape_database
-    from workbook.workload import Pools
+    from workbook.workloads import Pools
 
+    store, shapes = loaded_store
     counts = {}
-    for review in loaded_store.collections["reviews"]:
+    for review in store.collections["reviews"]:
         counts[review["productId"]] = counts.get(review["productId"], 0) + 1
     top = max(counts, key=counts.get)
     picks = {}
     for shape in ("embedded", "hybrid"):
-        pools = Pools(shape_database(workbook.connect(quiet=True), "store", shape))
+        pools = Pools(shapes[shape].db)
         picks[shape] = [pools.popular_product(random.Random(i)) for i in range(300)]
     assert picks["embedded"] == picks["hybrid"]  # the same draws in every shape
-    assert picks["hybrid"].count(top) > 300 / len(loaded_store.collections["products"])
+    assert picks["hybrid"].count(top) > 300 / len(store.collections["products"])

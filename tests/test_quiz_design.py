@@ -58,8 +58,10 @@ def test_one_read_shape_is_found_by_counting_commands(db):
     assert results["embedded"].facts["reads"] == 1 and results["embedded"].facts["unbounded"] == ["reviews"]
     assert not results["embedded"].correct and "maxItems" in results["embedded"].feedback
     assert results["hybrid"].correct and results["hybrid"].facts["unbounded"] == []
+    from workbook.namespace import shape_database_name
+
     for shape in results:
-        db.client.drop_database(f"{db.name}_{shape}")
+        db.client.drop_database(shape_database_name("store", shape, within=db.name))
 
 
 def test_unknown_shape_lists_the_choices(db):

@@ -9,20 +9,29 @@ import pytest
 
 import workbook
 from workbook import charts
-from workbook.measure import run, shape_database
-from workbook.offline import MAX_BSON_SIZE, bson_size
+from workbook.facts import MAX_BSON_SIZE, bson_size
+from workbook.measure import run_workload
 from workbook.sizes import document_size_frame, document_sizes, growth_projection, largest_documents, size_table
-from workbook.workload import workload
+from workbook.workloads import workload
 
 
 @pytest.fixture(scope="module")
-def store_loaded():
+def loaded():
     store = workbook.generate("store", scale="tiny", seed=7)
-    reports = [workbook.load(store, shape, progress=False) for shape in ("embedded", "referenced", "hybrid")]
-    yield store
-    client = workbook.connect(quiet=True).client
-    for report in reports:
-        client.drop_database(report.database)
+    shapes = {shape: workbook.load(store, shape, progress=False) for shape in ("embedded", "referenced", "hybrid")}
+    yield store, shapes
+    for shape in shapes.values():
+        shape.db.client.drop_database(shape.db.name)
+
+
+@pytest.fixture
+def store_loaded(loaded):
+    return loaded[0]
+
+
+@pytest.fixture
+def shapes(loaded):
+    return loaded[1]
 
 
 @pytest.fixture
@@ -35,12 +44,12 @@ def scratch(engine):
 def test_document_sizes_are_bson_sizes(scratch):
     docs = [{"_id": "a", "tags": ["x"] * 10}, {"_id": "b", "text": "y" * 500}]
     scratch.things.insert_many(docs)
-    sizes = document_sizes(scratch, "things")
+    sizes = document_sizes(scratch.things)
     assert sizes.to_dict() == {d["_id"]: bson_size(d) for d in docs}
 
 
-def test_size_table_shows_the_embedded_product_growing(store_loaded):
-    table = size_table()
+def test_size_table_shows_the_embedded_product_growing(store_loaded, shapes):
+    table = size_table(shapes)
     for _, row in table.iterrows():
         assert row["p50_bytes"] <= row["p95_bytes"] <= row["max_bytes"]
     embedded, hybrid = table.loc[("embedded", "products")], table.loc[("hybrid", "products")]
@@ -50,18 +59,18 @@ def test_size_table_shows_the_embedded_product_growing(store_loaded):
     assert embedded["pct_of_16mib_max"] == pytest.approx(100 * embedded["max_bytes"] / MAX_BSON_SIZE)
 
 
-def test_largest_documents_come_first(store_loaded):
-    db = shape_database(workbook.connect(quiet=True), "store", "embedded")
-    top = largest_documents(db, "products", n=3)
+def test_largest_documents_come_first(shapes):
+    products = shapes["embedded"]["products"]
+    top = largest_documents(products, n=3)
     assert list(top["bytes"]) == sorted(top["bytes"], reverse=True) and len(top) == 3
-    assert top["bytes"].iloc[0] == document_sizes(db, "products").max()
+    assert top["bytes"].iloc[0] == document_sizes(products).max()
 
 
 def test_growth_projection_shares_new_entries_by_skew(scratch):
     entry = "e" * 90
     scratch.posts.insert_many([{"_id": "big", "items": [entry] * 3}, {"_id": "small", "items": [entry]}])
     limit = 2000
-    projection = growth_projection(scratch, "posts", "items", new_per_day=4, limit=limit)
+    projection = growth_projection(scratch.posts, "items", new_per_day=4, limit=limit)
     big = projection.loc["big"]
     assert big["share_of_new"] == pytest.approx(0.75)
     per_entry = bson_size({"list": [entry] * 3}) / 3
@@ -70,8 +79,8 @@ def test_growth_projection_shares_new_entries_by_skew(scratch):
     assert projection.index[0] == "big"  # the fastest-growing document first
 
 
-def test_latency_and_work_charts_carry_the_data_and_the_engine(store_loaded):
-    runs = run(operations=["product_page", "my_orders"], repeat=3, warmup=1, explain_runs=1)
+def test_latency_and_work_charts_carry_the_data_and_the_engine(shapes):
+    runs = run_workload(shapes, operations=["product_page", "my_orders"], repeat=3, warmup=1, explain_runs=1)
     figure = charts.latency_chart(runs)
     assert {trace.name for trace in figure.data} == {"embedded", "referenced", "hybrid"}
     hybrid = next(t for t in figure.data if t.name == "hybrid")
@@ -82,13 +91,12 @@ def test_latency_and_work_charts_carry_the_data_and_the_engine(store_loaded):
     assert trips and dict(zip(trips[0].x, trips[0].y, strict=True))["product_page"] == 3
 
 
-def test_size_growth_and_cost_charts(store_loaded):
-    sizes = document_size_frame()
+def test_size_growth_and_cost_charts(store_loaded, shapes):
+    sizes = document_size_frame(shapes)
     figure = charts.size_chart(sizes, "products")
     assert {t.name for t in figure.data} == {"embedded", "referenced", "hybrid"}
     assert sum(len(t.y) for t in figure.data) == 3 * len(store_loaded.collections["products"])
-    db = shape_database(workbook.connect(quiet=True), "store", "embedded")
-    projection = growth_projection(db, "products", "reviews", new_per_day=1000, top=2)
+    projection = growth_projection(shapes["embedded"]["products"], "reviews", new_per_day=1000, top=2)
     growth = charts.growth_chart(projection, days=10)
     assert len(growth.data) == 2 and max(growth.data[0].y) <= MAX_BSON_SIZE * 1.1 / 2**20
     runs = pd.DataFrame(

@@ -20,9 +20,12 @@ if TYPE_CHECKING:
     from workbook.connection import reset as reset
     from workbook.datasets import Dataset as Dataset
     from workbook.datasets import generate as generate
+    from workbook.errors import ArgumentTypeError as ArgumentTypeError
     from workbook.errors import ConnectionFailedError as ConnectionFailedError
     from workbook.errors import InvalidURIError as InvalidURIError
+    from workbook.errors import LoadInProgressError as LoadInProgressError
     from workbook.errors import NamespaceError as NamespaceError
+    from workbook.errors import NotLoadedError as NotLoadedError
     from workbook.errors import OperationRejectedError as OperationRejectedError
     from workbook.errors import UnknownChoiceError as UnknownChoiceError
     from workbook.errors import WorkbookError as WorkbookError
@@ -30,16 +33,19 @@ if TYPE_CHECKING:
     from workbook.explain import explain as explain
     from workbook.explain import explain_aggregate as explain_aggregate
     from workbook.explain import summarize as summarize
-    from workbook.explorer import explorer as explorer
-    from workbook.load import LoadReport as LoadReport
-    from workbook.load import course_scale as course_scale
-    from workbook.load import load as load
-    from workbook.measure import run as run
+    from workbook.explorer import explore as explore
+    from workbook.loaded import LoadedShape as LoadedShape
+    from workbook.loaded import LoadReport as LoadReport
+    from workbook.loaded import find_loaded as find_loaded
+    from workbook.loaded import ops as ops
+    from workbook.loading import course_scale as course_scale
+    from workbook.loading import load as load
+    from workbook.measure import run_workload as run_workload
     from workbook.measure import summarize_runs as summarize_runs
-    from workbook.operations import operations as ops  # noqa: F401 - public alias
+    from workbook.shapes import SHAPE_NAMES as SHAPE_NAMES
     from workbook.shapes import shape_spec as shape_spec
     from workbook.sizes import size_table as size_table
-    from workbook.workload import workload as workload
+    from workbook.workloads import workload as workload
 
 __version__ = "0.1.0"
 
@@ -50,32 +56,35 @@ _EXPORTS = {
     "EngineInfo": "workbook.connection",
     "redact_uri": "workbook.connection",
     "reset": "workbook.connection",
-    "WorkbookError": "workbook.errors",
-    "OperationRejectedError": "workbook.errors",
     "generate": "workbook.datasets",
     "Dataset": "workbook.datasets",
-    "load": "workbook.load",
-    "course_scale": "workbook.load",
-    "LoadReport": "workbook.load",
-    "ops": "workbook.operations",
+    "SHAPE_NAMES": "workbook.shapes",
     "shape_spec": "workbook.shapes",
-    "run": "workbook.measure",
+    "load": "workbook.loading",
+    "course_scale": "workbook.loading",
+    "LoadedShape": "workbook.loaded",
+    "LoadReport": "workbook.loaded",
+    "find_loaded": "workbook.loaded",
+    "ops": "workbook.loaded",
+    "workload": "workbook.workloads",
+    "run_workload": "workbook.measure",
     "summarize_runs": "workbook.measure",
-    "workload": "workbook.workload",
-    "explorer": "workbook.explorer",
     "size_table": "workbook.sizes",
+    "explore": "workbook.explorer",
     "explain": "workbook.explain",
     "explain_aggregate": "workbook.explain",
     "summarize": "workbook.explain",
     "draw_plan": "workbook.explain",
-    "UnknownChoiceError": "workbook.errors",
+    "WorkbookError": "workbook.errors",
+    "ArgumentTypeError": "workbook.errors",
     "ConnectionFailedError": "workbook.errors",
     "InvalidURIError": "workbook.errors",
+    "LoadInProgressError": "workbook.errors",
     "NamespaceError": "workbook.errors",
+    "NotLoadedError": "workbook.errors",
+    "OperationRejectedError": "workbook.errors",
+    "UnknownChoiceError": "workbook.errors",
 }
-
-_ALIASES = {"ops": "operations"}
-"""Public names that differ from the function's own (``workbook.operations`` is a subpackage)."""
 
 _SUBMODULES = {"quiz", "charts", "sizes"}
 """Submodules learners use as namespaces: ``workbook.quiz.show(...)``."""
@@ -89,7 +98,7 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'workbook' has no attribute {name!r}")
-    value = getattr(import_module(module), _ALIASES.get(name, name))
+    value = getattr(import_module(module), name)
     globals()[name] = value
     return value
 
@@ -102,7 +111,8 @@ class _Package(types.ModuleType):
     """Keeps ``workbook.explain`` the function after ``import workbook.explain`` runs somewhere.
 
     Importing a submodule sets it as an attribute of its package, which would replace a lazily
-    exported function of the same name (``explain`` in ``workbook.explain``, ``load`` in ``workbook.load``).
+    exported function of the same name. Only ``explain`` (in ``workbook/explain.py``) still shares
+    its module's name; delete this class when that module is renamed.
     """
 
     def __setattr__(self, name: str, value: Any) -> None:

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from workbook.facts import MAX_BSON_SIZE
 from workbook.shapes import SHAPE_NAMES
-from workbook.workload import Workload
+from workbook.workloads import Workload
 
 SHAPE_COLORS = {"embedded": "#d62728", "referenced": "#1f77b4", "hybrid": "#2ca02c"}
 WORK_METRICS = {

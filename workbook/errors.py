@@ -52,3 +52,25 @@ class NamespaceError(WorkbookError, ValueError):
 
 class OperationRejectedError(WorkbookError):
     """Raised when a workload operation cannot be carried out on the data (e.g. out of stock)."""
+
+
+class ArgumentTypeError(WorkbookError, TypeError):
+    """Raised when an argument has the wrong type: the message names the type expected and an example."""
+
+    def __init__(
+        self, name: str, value: object, expected: str, *, fix: str | None = None, choices: Iterable[str] | None = None
+    ) -> None:
+        self.name = name
+        self.value = value
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+        listed = f" Choose from: {', '.join(choices)}." if choices is not None else ""
+        super().__init__(f"{name} must be {expected}, not {type(value).__name__} {shown}.{listed}", fix=fix)
+
+
+class NotLoadedError(WorkbookError):
+    """Raised when a database does not hold a complete load of the dataset and shape asked for
+    (nothing loaded, a load interrupted or still running, or since replaced by another load)."""
+
+
+class LoadInProgressError(WorkbookError):
+    """Raised when a load starts while another load into the same database is still running."""

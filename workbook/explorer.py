@@ -1,7 +1,8 @@
 """The shape explorer: pick a dataset, a shape and an operation; see its plan, sizes and latency.
 
-Runs are measured once per dataset (all shapes, all operations) and cached, so toggling between
-shapes only redraws. Every control is a traitlet-backed ipywidget: tests drive it by setting
+It explores what ``load()`` returned: the loaded shapes of one or more datasets. Runs are measured
+once per dataset (all its loaded shapes, all operations) and cached, so toggling between shapes only
+redraws. Every control is a traitlet-backed ipywidget: tests drive it by setting
 ``.value`` and read what it shows from ``.summary``, ``.sizes``, ``.figure``.
 """
 
@@ -16,17 +17,15 @@ import ipywidgets as widgets
 import pandas as pd
 import plotly.graph_objects as go
 from IPython.display import display
-from pymongo.database import Database
 
 from workbook import charts
 from workbook.errors import WorkbookError
-from workbook.measure import explained_reads, run, shape_database, summarize_runs
+from workbook.loaded import Loadable, LoadedShape, loaded_shapes
+from workbook.measure import explained_reads, run_workload, summarize_runs
 from workbook.monitor import capture
-from workbook.shapes import SHAPE_NAMES, shape_spec
+from workbook.shapes import SHAPE_NAMES
 from workbook.sizes import size_table
-from workbook.workload import Pools, workload
-
-DATASETS = ("store", "followers", "parts")
+from workbook.workloads import Pools, workload
 
 
 class ShapeExplorer(widgets.VBox):
@@ -34,25 +33,33 @@ class ShapeExplorer(widgets.VBox):
 
     def __init__(
         self,
-        db: Database | None = None,
+        shapes: Loadable,
         *,
-        dataset: str = "store",
+        dataset: str | None = None,
         repeat: int = 10,
         warmup: int = 2,
-        measure: Callable[..., pd.DataFrame] = run,
+        measure: Callable[..., pd.DataFrame] = run_workload,
         runs: pd.DataFrame | None = None,
     ) -> None:
-        from workbook.connection import connect
-
-        self.db = db if db is not None else connect(quiet=True)
+        self.loaded: dict[str, dict[str, LoadedShape]] = {}
+        for shape in loaded_shapes(shapes, one_dataset=False):
+            self.loaded.setdefault(shape.dataset, {})[shape.shape] = shape
+        dataset = dataset if dataset is not None else next(iter(self.loaded))
+        if dataset not in self.loaded:
+            raise WorkbookError(
+                f"No loaded shape of the {dataset} dataset was given to the explorer.",
+                fix=f"Pass what workbook.load() returned for {dataset}, or pick one of: {', '.join(self.loaded)}.",
+            )
         self._measure = measure
         self._repeat, self._warmup = repeat, warmup
         self._runs: dict[str, pd.DataFrame] = {} if runs is None else {dataset: runs}
         self._sizes: dict[str, pd.DataFrame] = {}
         self.redraws = 0
         self.figure: go.Figure | None = None
-        self.dataset = widgets.Dropdown(options=DATASETS, value=dataset, description="dataset")
-        self.shape = widgets.ToggleButtons(options=SHAPE_NAMES, value="hybrid", description="shape")
+        self.dataset = widgets.Dropdown(options=list(self.loaded), value=dataset, description="dataset")
+        self.shape = widgets.ToggleButtons(description="shape")
+        self._switching = False
+        self._set_shapes(dataset)
         self.operation = widgets.Dropdown(options=workload(dataset).names, description="operation")
         self.status = widgets.HTML()
         self.summary = widgets.HTML()
@@ -71,17 +78,31 @@ class ShapeExplorer(widgets.VBox):
         """Measurements of every shape and operation of ``dataset`` (measured on first use, then cached)."""
         if dataset not in self._runs:
             self.status.value = f"<i>measuring {html.escape(dataset)} on every shape…</i>"
-            self._runs[dataset] = self._measure(self.db, dataset, repeat=self._repeat, warmup=self._warmup)
+            shapes = list(self.loaded[dataset].values())
+            self._runs[dataset] = self._measure(shapes, repeat=self._repeat, warmup=self._warmup)
         return self._runs[dataset]
+
+    def _set_shapes(self, dataset: str) -> None:
+        """The shape buttons: the dataset's loaded shapes, hybrid first chosen when loaded."""
+        names = [name for name in SHAPE_NAMES if name in self.loaded[dataset]]
+        self._switching = True  # no redraw until the dataset's shapes and operations are both set
+        try:
+            self.shape.options = names
+            self.shape.value = "hybrid" if "hybrid" in names else names[0]
+        finally:
+            self._switching = False
 
     def _dataset_changed(self, change: dict[str, Any]) -> None:
         names = workload(change["new"]).names
+        self._set_shapes(change["new"])
         with self.operation.hold_trait_notifications():
             self.operation.options = names
             self.operation.value = names[0]
         self._redraw()
 
     def _redraw(self, change: dict[str, Any] | None = None) -> None:
+        if self._switching:
+            return
         dataset, shape, operation = self.dataset.value, self.shape.value, self.operation.value
         runs = self.runs(dataset)
         chosen = runs[runs["operation"] == operation]
@@ -118,18 +139,16 @@ class ShapeExplorer(widgets.VBox):
 
     def plan(self, shape: str, operation: str) -> str:
         """The winning plan of each read the operation sends once (explain of its first call)."""
-        from workbook.operations import operations as operations_for
-
         dataset = self.dataset.value
-        shape_db = shape_database(self.db, dataset, shape)
+        loaded = self.loaded[dataset][shape].check()
         spec = workload(dataset).operation(operation)
         if spec.kind == "write":
             return "a write: see its round trips and the work of the query that finds its target"
-        args, kwargs = spec.arguments(Pools(shape_db), random.Random(f"explorer:{operation}"))
+        args, kwargs = spec.arguments(Pools(loaded.db), random.Random(f"explorer:{operation}"))
         with capture() as work:
-            operations_for(dataset, shape, shape_db).run(operation, *args, **kwargs)
+            loaded.ops.run(operation, *args, **kwargs)
         plans = []
-        for collection, summary in explained_reads(shape_db, work.commands):
+        for collection, summary in explained_reads(loaded.db, work.commands):
             if isinstance(summary, WorkbookError):
                 plans.append(f"{collection}: not modelled ({summary.message})")
             else:
@@ -138,20 +157,23 @@ class ShapeExplorer(widgets.VBox):
 
     def _sizes_html(self, dataset: str, shape: str) -> str:
         if dataset not in self._sizes:
-            self._sizes[dataset] = size_table(self.db, dataset)
+            self._sizes[dataset] = size_table(list(self.loaded[dataset].values()))
         table = self._sizes[dataset].loc[shape, ["documents", "p50_bytes", "p95_bytes", "max_bytes"]]
-        names = [c.name for c in shape_spec(dataset, shape).collections]
+        names = self.loaded[dataset][shape].collection_names
         return "<h4>document sizes (bytes)</h4>" + table.loc[names].round(0).astype(int).to_html(index_names=False)
 
 
-def explorer(
-    db: Database | None = None,
+def explore(
+    shapes: Loadable,
     *,
-    dataset: str = "store",
     runs: pd.DataFrame | None = None,
+    dataset: str | None = None,
     repeat: int = 10,
     warmup: int = 2,
 ) -> ShapeExplorer:
-    """The shape explorer widget over ``runs`` of ``dataset`` (measured now if not given, and for
-    any other dataset the first time you pick it)."""
-    return ShapeExplorer(db, dataset=dataset, runs=runs, repeat=repeat, warmup=warmup)
+    """The shape explorer over what ``load()`` returned (the shapes of one or more datasets).
+
+    ``runs`` (from ``run_workload``) are shown for the first dataset instead of measuring again;
+    any other dataset is measured the first time you pick it.
+    """
+    return ShapeExplorer(shapes, dataset=dataset, runs=runs, repeat=repeat, warmup=warmup)

@@ -1,6 +1,6 @@
-"""Run a workload against each shape and measure it: time, and the work behind the time.
+"""Run a workload against each loaded shape and measure it: time, and the work behind the time.
 
-``run`` returns a tidy DataFrame, one row per timed call: latency from a monotonic clock (warm-up
+``run_workload`` returns a tidy DataFrame, one row per timed call: latency from a monotonic clock (warm-up
 calls excluded), and work counts that do not depend on the engine's speed: round trips and reply
 bytes (pymongo command monitoring), documents returned, and keys and documents examined (explain
 of every command the call sent: the server's on MongoDB, the workbench's model offline).
@@ -19,12 +19,10 @@ import numpy as np
 import pandas as pd
 from pymongo.database import Database
 
-from workbook import namespace
-from workbook.errors import OperationRejectedError, WorkbookError
+from workbook.errors import ArgumentTypeError, OperationRejectedError, WorkbookError
+from workbook.loaded import Loadable, loaded_shapes
 from workbook.monitor import capture
-from workbook.shapes import SHAPE_NAMES, shape_spec
-from workbook.workload import Pools
-from workbook.workload import workload as workload_of
+from workbook.workloads import Pools
 
 COLUMNS = [
     "shape",
@@ -39,19 +37,20 @@ COLUMNS = [
     "ok",
     "engine",
 ]
-_WRITES = {"insert", "update", "delete", "findAndModify"}
 
 
-def shape_database(db: Database, dataset: str, shape: str) -> Database:
-    """The database on ``db``'s server that holds ``dataset`` in ``shape`` (as ``load`` names it)."""
-    return db.client[namespace.database_name(f"{dataset}_{shape}")]
+def _count(name: str, value: Any, minimum: int) -> int:
+    """``value`` if it is a whole number >= ``minimum``, else a WorkbookError naming the expected type."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentTypeError(name, value, f"a whole number (>= {minimum}) such as {max(minimum, 3)}")
+    if value < minimum:
+        raise WorkbookError(f"{name} must be >= {minimum} (got {value}).", fix="Use e.g. repeat=20, warmup=3.")
+    return value
 
 
-def run(
-    db: Database | None = None,
-    workload: str = "store",
+def run_workload(
+    shapes: Loadable,
     *,
-    shapes: Iterable[str] = SHAPE_NAMES,
     operations: Iterable[str] | None = None,
     repeat: int = 20,
     warmup: int = 3,
@@ -59,46 +58,41 @@ def run(
     explain_runs: int = 3,
     seed: int = 7,
 ) -> pd.DataFrame:
-    """Time each operation (or, with ``mix=True``, the weighted mix) on every shape.
+    """Run the dataset's workload on each loaded shape: each operation timed ``repeat`` times (or, with
+    ``mix=True``, the weighted mix), one row per timed call.
 
-    The same seeded arguments are replayed against each shape. ``warmup`` calls per operation
-    run first and are not recorded. Keys and documents examined come from explaining the
-    commands of the first ``explain_runs`` timed calls of each operation (explain is far slower
-    than the call); other rows leave them empty.
+    ``shapes`` is what ``load()`` returned: one loaded shape, or a list or dict of them. The same
+    seeded arguments are replayed against each shape. ``warmup`` calls per operation run first and
+    are not recorded. Keys and documents examined come from explaining the commands of the first
+    ``explain_runs`` timed calls of each operation (explain is far slower than the call); other
+    rows leave them empty.
     """
-    from workbook.connection import connect, engine_info
-    from workbook.operations import operations as operations_for
+    from workbook.connection import engine_info
 
-    if repeat < 1 or warmup < 0:
-        raise WorkbookError(
-            f"repeat must be >= 1 and warmup >= 0 (got {repeat}, {warmup}).", fix="Use e.g. repeat=20, warmup=3."
-        )
-    spec = workload_of(workload)
+    _count("repeat", repeat, 1)
+    _count("warmup", warmup, 0)
+    _count("explain_runs", explain_runs, 0)
+    if isinstance(operations, str):
+        fix = f"operations=[{operations!r}]"
+        raise ArgumentTypeError("operations", operations, "a list of operation names", fix=fix)
+    loaded = loaded_shapes(shapes)
+    spec = loaded[0].workload
     names = list(operations) if operations is not None else spec.names
     for name in names:
         spec.operation(name)  # unknown names fail before anything runs
-    db = db if db is not None else connect(quiet=True)
-    engine = engine_info(db).label
     rows: list[dict[str, Any]] = []
-    for shape in shapes:
-        shape_db = shape_database(db, spec.dataset, shape)
-        declared = shape_spec(spec.dataset, shape).collection_names[0]
-        if shape_db[declared].estimated_document_count() == 0:
-            raise WorkbookError(
-                f"Nothing is loaded in {shape_db.name} for the {spec.dataset} {shape} shape.",
-                fix=f'Load it first: workbook.load(workbook.generate("{spec.dataset}", scale="tiny"), "{shape}")',
-            )
-        ops = operations_for(spec.dataset, shape, shape_db)
-        pools = Pools(shape_db)
+    for shape in loaded:
+        engine = engine_info(shape.db).label
+        ops, pools = shape.ops, Pools(shape.db)
         timed_so_far: Counter[str] = Counter()
         for index, (name, timed) in enumerate(_plan(spec, names, repeat, warmup, mix, seed)):
             args, kwargs = spec.operation(name).arguments(pools, random.Random(f"{seed}:{name}:{index}"))
             row, commands = _timed_call(ops, name, args, kwargs)
             if not timed:
                 continue
-            row.update(shape=shape, operation=name, run=timed_so_far[name], engine=engine)
+            row.update(shape=shape.shape, operation=name, run=timed_so_far[name], engine=engine)
             if timed_so_far[name] < explain_runs:
-                row.update(work_examined(shape_db, commands))
+                row.update(work_examined(shape.db, commands))
             timed_so_far[name] += 1
             rows.append(row)
     return pd.DataFrame(rows, columns=COLUMNS)

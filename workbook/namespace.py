@@ -8,6 +8,8 @@ Several learners can share one server: each gets their own databases, named afte
 'workbench_ada-lovelace_store_hybrid'
 >>> database_name(None, learner="ada")
 'workbench_ada'
+>>> shape_database_name("store", "hybrid", learner="ada")
+'workbench_ada_store_hybrid'
 >>> is_own_database("workbench_ada_store", learner="ada"), is_own_database("workbench_adam", learner="ada")
 (True, False)
 """
@@ -70,6 +72,19 @@ def database_name(name: str | None = None, *, learner: str | None = None) -> str
             fix="Use a shorter name or a shorter WORKBOOK_LEARNER.",
         )
     return full
+
+
+def shape_database_name(dataset: str, shape: str, *, within: str | None = None, learner: str | None = None) -> str:
+    """Where ``dataset`` in ``shape`` lives unless told otherwise: ``workbench_<learner>_<dataset>_<shape>``.
+
+    The one place shape databases are named. ``within`` puts it under another of the learner's
+    databases instead (a design task's ``workbench_<learner>_quiz`` gives ``..._quiz_store_hybrid``).
+    """
+    suffix = f"{dataset}_{shape}"
+    if within is None:
+        return database_name(suffix, learner=learner)
+    require_own_database(within, learner=learner)
+    return database_name(f"{within}_{suffix}", learner=learner)
 
 
 def is_own_database(db_name: str, *, learner: str | None = None) -> bool:

@@ -1,45 +1,45 @@
-"""Document sizes per collection and shape, the documents nearest 16 MiB, and how fast they get there."""
+"""Document sizes per collection and loaded shape, the documents nearest 16 MiB, and how fast they get there."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from pymongo.collection import Collection
 from pymongo.database import Database
 
 from workbook.facts import MAX_BSON_SIZE
-from workbook.shapes import SHAPE_NAMES, shape_spec
+from workbook.loaded import Loadable, loaded_shapes
 
 SECONDS_PER_DAY = 86400
 
 
-def document_sizes(db: Database, collection: str) -> pd.Series:
+def document_sizes(collection: Collection) -> pd.Series:
     """BSON size in bytes of every document, indexed by ``_id`` (measured by the server: ``$bsonSize``)."""
-    rows = db[collection].aggregate([{"$project": {"bytes": {"$bsonSize": "$$ROOT"}}}])
+    rows = collection.aggregate([{"$project": {"bytes": {"$bsonSize": "$$ROOT"}}}])
     sizes = {row["_id"]: row["bytes"] for row in rows}
     return pd.Series(sizes, name="bytes", dtype="int64")
 
 
-def size_table(db: Database | None = None, dataset: str = "store", shapes: Iterable[str] = SHAPE_NAMES) -> pd.DataFrame:
-    """Per shape and collection: documents, p50/p95/max BSON size, average, data and index sizes.
+def size_table(shapes: Loadable) -> pd.DataFrame:
+    """Per loaded shape and collection: documents, p50/p95/max BSON size, average, data and index sizes.
+
+    ``shapes`` is what ``load()`` returned: one loaded shape, or a list or dict of them.
 
     ``data_bytes`` and ``avg_obj_bytes`` come from ``collStats`` (exact BSON sums on the offline
     default; uncompressed sizes on MongoDB). ``index_bytes`` is ``totalIndexSize`` on a server (on
     disk, compressed); the offline default keeps no index files, so there it is the workbench's
     estimate: the BSON size of each document's indexed values plus an 8-byte record id, per index.
     """
-    from workbook.connection import connect, engine_info
-    from workbook.measure import shape_database
+    from workbook.connection import engine_info
 
-    db = db if db is not None else connect(quiet=True)
-    offline = engine_info(db).kind == "offline"
     rows: list[dict[str, Any]] = []
-    for shape in shapes:
-        shape_db = shape_database(db, dataset, shape)
-        for spec in shape_spec(dataset, shape).collections:
-            sizes = document_sizes(shape_db, spec.name).to_numpy()
+    for loaded in loaded_shapes(shapes):
+        shape, shape_db = loaded.shape, loaded.db
+        offline = engine_info(shape_db).kind == "offline"
+        for spec in loaded.spec.collections:
+            sizes = document_sizes(shape_db[spec.name]).to_numpy()
             stats = shape_db.command("collStats", spec.name)
             p50, p95 = np.percentile(sizes, [50, 95]) if len(sizes) else (np.nan, np.nan)
             rows.append(
@@ -72,9 +72,9 @@ def index_size_estimate(db: Database, collection: str) -> int:
     return int(total)
 
 
-def largest_documents(db: Database, collection: str, n: int = 5) -> pd.DataFrame:
+def largest_documents(collection: Collection, n: int = 5) -> pd.DataFrame:
     """The ``n`` documents nearest the 16 MiB limit: bytes and percent of the limit."""
-    rows = db[collection].aggregate(
+    rows = collection.aggregate(
         [
             {"$project": {"bytes": {"$bsonSize": "$$ROOT"}}},
             {"$sort": {"bytes": -1, "_id": 1}},
@@ -87,7 +87,7 @@ def largest_documents(db: Database, collection: str, n: int = 5) -> pd.DataFrame
 
 
 def growth_projection(
-    db: Database, collection: str, array: str, *, new_per_day: float, top: int = 5, limit: int = MAX_BSON_SIZE
+    collection: Collection, array: str, *, new_per_day: float, top: int = 5, limit: int = MAX_BSON_SIZE
 ) -> pd.DataFrame:
     """When the documents with the biggest ``array`` reach ``limit`` bytes, at ``new_per_day`` new entries.
 
@@ -96,7 +96,7 @@ def growth_projection(
     Returns, per document: entries now, bytes now, bytes added a day, and days until the limit.
     """
     rows = list(
-        db[collection].aggregate(
+        collection.aggregate(
             [
                 {
                     "$project": {
@@ -141,20 +141,12 @@ def growth_sentence(projection: pd.DataFrame, collection: str, array: str, new_p
     )
 
 
-def document_size_frame(
-    db: Database | None = None, dataset: str = "store", shapes: Iterable[str] = SHAPE_NAMES
-) -> pd.DataFrame:
+def document_size_frame(shapes: Loadable) -> pd.DataFrame:
     """Every document's BSON size, long form: shape, collection, _id, bytes (for distribution charts)."""
-    from workbook.connection import connect
-    from workbook.measure import shape_database
-
-    db = db if db is not None else connect(quiet=True)
     frames = []
-    for shape in shapes:
-        shape_db = shape_database(db, dataset, shape)
-        for spec in shape_spec(dataset, shape).collections:
-            sizes = document_sizes(shape_db, spec.name)
-            frames.append(
-                pd.DataFrame({"shape": shape, "collection": spec.name, "_id": sizes.index, "bytes": sizes.to_numpy()})
-            )
+    for loaded in loaded_shapes(shapes):
+        for spec in loaded.spec.collections:
+            sizes = document_sizes(loaded[spec.name])
+            columns = {"shape": loaded.shape, "collection": spec.name, "_id": sizes.index, "bytes": sizes.to_numpy()}
+            frames.append(pd.DataFrame(columns))
     return pd.concat(frames, ignore_index=True)

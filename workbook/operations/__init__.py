@@ -4,18 +4,22 @@ from __future__ import annotations
 
 from pymongo.database import Database
 
+from workbook.errors import ArgumentTypeError
 from workbook.operations.base import Operations
 
 
-def operations(dataset: str, shape: str, db: Database | None = None) -> Operations:
-    """The operations of ``dataset`` in ``shape``, bound to ``db`` (default: the shape's own database)."""
-    from workbook.connection import connect
-    from workbook.shapes import shape_spec
+def operations(dataset: str, shape: str, db: Database) -> Operations:
+    """The operations of ``dataset`` in ``shape``, bound to ``db`` (one of the learner's databases).
 
-    spec = shape_spec(dataset, shape)
-    if db is None:
-        db = connect(database=f"{dataset}_{shape}", quiet=True)
-    return spec.operations(db)
+    Learners get these from what ``load()`` returns: ``loaded.ops``.
+    """
+    from workbook.datasets.registry import dataset_spec
+    from workbook.shapes import check_shape
+
+    classes = dataset_spec(dataset).operations()
+    if not isinstance(db, Database):
+        raise ArgumentTypeError("db", db, "a pymongo Database", fix="Use what workbook.load() returned: loaded.ops.")
+    return classes[check_shape(shape)](db)
 
 
 __all__ = ["Operations", "operations"]

@@ -27,6 +27,9 @@ class Operations:
     NAMES: ClassVar[tuple[str, ...]]
 
     def __init__(self, db: Database) -> None:
+        from workbook.namespace import require_own_database
+
+        require_own_database(db.name)  # operations write: only ever to the learner's own databases
         self.db = db
 
     def __repr__(self) -> str:

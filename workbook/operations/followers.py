@@ -269,7 +269,15 @@ class FollowersHybrid(FollowersOperations):
         return True
 
 
+OPERATIONS: dict[str, type[FollowersOperations]] = {
+    "embedded": FollowersEmbedded,
+    "referenced": FollowersReferenced,
+    "hybrid": FollowersHybrid,
+}
+"""Each shape's class, as registered in :mod:`workbook.datasets.registry`."""
+
 __all__ = [
+    "OPERATIONS",
     "FollowersEmbedded",
     "FollowersHybrid",
     "FollowersOperations",

@@ -201,4 +201,11 @@ class PartsHybrid(PartsOperations):
         return changed.modified_count + refresh_part_names(self.db, [part_id], session=session)
 
 
-__all__ = ["PartsEmbedded", "PartsHybrid", "PartsOperations", "PartsReferenced", "refresh_part_names"]
+OPERATIONS: dict[str, type[PartsOperations]] = {
+    "embedded": PartsEmbedded,
+    "referenced": PartsReferenced,
+    "hybrid": PartsHybrid,
+}
+"""Each shape's class, as registered in :mod:`workbook.datasets.registry`."""
+
+__all__ = ["OPERATIONS", "PartsEmbedded", "PartsHybrid", "PartsOperations", "PartsReferenced", "refresh_part_names"]

@@ -260,4 +260,11 @@ class StoreHybrid(StoreOperations):
         return review["_id"]
 
 
-__all__ = ["StoreEmbedded", "StoreHybrid", "StoreOperations", "StoreReferenced", "product_page_answer"]
+OPERATIONS: dict[str, type[StoreOperations]] = {
+    "embedded": StoreEmbedded,
+    "referenced": StoreReferenced,
+    "hybrid": StoreHybrid,
+}
+"""Each shape's class, as registered in :mod:`workbook.datasets.registry`."""
+
+__all__ = ["OPERATIONS", "StoreEmbedded", "StoreHybrid", "StoreOperations", "StoreReferenced", "product_page_answer"]

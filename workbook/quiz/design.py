@@ -155,21 +155,22 @@ def product_page_one_read(
 ) -> Outcome:
     """Pass when the chosen shape's product page sends one read and its products stay bounded."""
     import workbook
-    from workbook.shapes import SHAPE_NAMES, shape_spec
+    from workbook.namespace import shape_database_name
+    from workbook.shapes import SHAPE_NAMES
 
     shape = str(answer or "")
     if shape not in SHAPE_NAMES:
         raise UnknownChoiceError("shape", answer, SHAPE_NAMES)
     dataset = workbook.generate(params.get("dataset", "store"), params.get("scale", "tiny"), params.get("seed", 7))
-    shape_db = db.client[f"{db.name}_{shape}"]
-    workbook.load(dataset, shape, shape_db)
+    shape_db = db.client[shape_database_name(dataset.name, shape, within=db.name)]
+    loaded = workbook.load(dataset, shape, shape_db, progress=False)
     reviewed = Counter(review["productId"] for review in dataset.collections["reviews"])
     product_id = reviewed.most_common(1)[0][0]
     with capture() as work:
-        workbook.ops(dataset.name, shape, shape_db).product_page(product_id)
+        loaded.ops.product_page(product_id)
     counts = Counter(sent["name"] for sent in work.commands if sent["name"] in _READ_COMMANDS)
     reads = sum(counts.values())
-    unbounded = _unbounded_arrays(shape_spec(dataset.name, shape), "products")
+    unbounded = _unbounded_arrays(loaded.spec, "products")
     sent = ", ".join(f"{n} {name}" for name, n in sorted(counts.items()))
     facts = {"shape": shape, "product": product_id, "reads": reads, "commands": dict(counts), "unbounded": unbounded}
     read_text = f"the {shape} product page sent {reads} read command{'s' * (reads != 1)} ({sent}) for {product_id}"

@@ -2,26 +2,25 @@
 
 from __future__ import annotations
 
-from importlib import import_module
-
-from workbook.errors import UnknownChoiceError
+from workbook.errors import ArgumentTypeError, UnknownChoiceError
 from workbook.shapes.spec import SHAPE_NAMES, CollectionSpec, IndexSpec, ShapeSpec
 
-_MODULES = {
-    "store": "workbook.shapes.store",
-    "followers": "workbook.shapes.followers",
-    "parts": "workbook.shapes.parts",
-}
-"""Dataset name -> module whose ``shapes()`` returns its three ShapeSpecs."""
+
+def check_shape(shape: str) -> str:
+    """Return ``shape`` if it is one of the three shape names, else raise (the error lists them)."""
+    if not isinstance(shape, str):
+        raise ArgumentTypeError("shape", shape, "one shape name such as 'hybrid'", choices=SHAPE_NAMES)
+    if shape not in SHAPE_NAMES:
+        raise UnknownChoiceError("shape", shape, SHAPE_NAMES)
+    return shape
 
 
 def shape_spec(dataset: str, shape: str) -> ShapeSpec:
     """The declared shape ``shape`` of ``dataset`` (errors list the valid names)."""
-    if dataset not in _MODULES:
-        raise UnknownChoiceError("dataset", dataset, _MODULES)
-    if shape not in SHAPE_NAMES:
-        raise UnknownChoiceError("shape", shape, SHAPE_NAMES)
-    return import_module(_MODULES[dataset]).shapes()[shape]
+    from workbook.datasets.registry import dataset_spec
+
+    spec = dataset_spec(dataset)
+    return spec.shapes()[check_shape(shape)]
 
 
-__all__ = ["SHAPE_NAMES", "CollectionSpec", "IndexSpec", "ShapeSpec", "shape_spec"]
+__all__ = ["SHAPE_NAMES", "CollectionSpec", "IndexSpec", "ShapeSpec", "check_shape", "shape_spec"]

@@ -146,8 +146,6 @@ def build_hybrid(dataset: Dataset) -> dict[str, list[Document]]:
 
 def shapes() -> dict[str, ShapeSpec]:
     """The followers dataset's three shapes."""
-    from workbook.operations.followers import FollowersEmbedded, FollowersHybrid, FollowersReferenced
-
     follower_of = IndexSpec(
         (("followers.userId", 1),),
         "follower_of",
@@ -161,7 +159,6 @@ def shapes() -> dict[str, ShapeSpec]:
             "every follower inside the followed user: one read per profile, but the array grows without bound",
             (_users(follower_of, followers=_FOLLOWER_ARRAY),),
             build_embedded,
-            FollowersEmbedded,
         ),
         "referenced": ShapeSpec(
             "followers",
@@ -169,7 +166,6 @@ def shapes() -> dict[str, ShapeSpec]:
             "one document per follow: bounded users, four reads per profile",
             (_users(), FOLLOWS),
             build_referenced,
-            FollowersReferenced,
         ),
         "hybrid": ShapeSpec(
             "followers",
@@ -185,6 +181,5 @@ def shapes() -> dict[str, ShapeSpec]:
                 FOLLOWS,
             ),
             build_hybrid,
-            FollowersHybrid,
         ),
     }

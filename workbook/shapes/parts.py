@@ -153,8 +153,6 @@ def build_hybrid(dataset: Dataset) -> dict[str, list[Document]]:
 
 def shapes() -> dict[str, ShapeSpec]:
     """The parts dataset's three shapes."""
-    from workbook.operations.parts import PartsEmbedded, PartsHybrid, PartsReferenced
-
     copied = {field: _PART_FIELDS[field] for field in DUPLICATION_POLICY["copied"]}
     return {
         "embedded": ShapeSpec(
@@ -163,7 +161,6 @@ def shapes() -> dict[str, ShapeSpec]:
             "every part copied whole into each product: one read per product, a rename rewrites them all",
             (_products(_PART_FIELDS), RENAMES),
             build_embedded,
-            PartsEmbedded,
         ),
         "referenced": ShapeSpec(
             "parts",
@@ -171,7 +168,6 @@ def shapes() -> dict[str, ShapeSpec]:
             "products hold part ids: a rename is one write, every product read needs a $lookup",
             (_products({}), PARTS, RENAMES),
             build_referenced,
-            PartsReferenced,
         ),
         "hybrid": ShapeSpec(
             "parts",
@@ -179,6 +175,5 @@ def shapes() -> dict[str, ShapeSpec]:
             "products hold part ids plus a copy of each part's name (extended reference), refreshed on rename",
             (_products(copied), PARTS, RENAMES),
             build_hybrid,
-            PartsHybrid,
         ),
     }

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from workbook.datasets import Dataset
-    from workbook.operations.base import Operations
 
 SHAPE_NAMES = ("embedded", "referenced", "hybrid")
 """Every dataset comes in these three shapes."""
@@ -48,7 +47,6 @@ class ShapeSpec:
     description: str
     collections: tuple[CollectionSpec, ...]
     build: Callable[[Dataset], dict[str, list[Document]]] = field(repr=False)
-    operations: type[Operations] = field(repr=False)
 
     def collection(self, name: str) -> CollectionSpec:
         """The declared collection called ``name``."""

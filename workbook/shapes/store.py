@@ -142,8 +142,6 @@ def build_hybrid(dataset: Dataset) -> dict[str, list[Document]]:
 
 def shapes() -> dict[str, ShapeSpec]:
     """The store's three shapes."""
-    from workbook.operations.store import StoreEmbedded, StoreHybrid, StoreReferenced
-
     review_array = {
         "bsonType": "array",
         "items": {"bsonType": "object", "required": list(_REVIEW_FIELDS), "properties": _REVIEW_FIELDS},
@@ -164,7 +162,6 @@ def shapes() -> dict[str, ShapeSpec]:
             "every review inside its product: one read per page, but the array grows without bound",
             (_products(reviews=review_array), CATEGORIES, CUSTOMERS, ORDERS),
             build_embedded,
-            StoreEmbedded,
         ),
         "referenced": ShapeSpec(
             "store",
@@ -172,7 +169,6 @@ def shapes() -> dict[str, ShapeSpec]:
             "reviews in their own collection: bounded documents, three reads per product page",
             (_products(), REVIEWS, CATEGORIES, CUSTOMERS, ORDERS),
             build_referenced,
-            StoreReferenced,
         ),
         "hybrid": ShapeSpec(
             "store",
@@ -180,6 +176,5 @@ def shapes() -> dict[str, ShapeSpec]:
             "reviews collection plus the 5 newest and a rating summary in the product (subset + computed)",
             (_products(recentReviews=recent, rating=summary), REVIEWS, CATEGORIES, CUSTOMERS, ORDERS),
             build_hybrid,
-            StoreHybrid,
         ),
     }

@@ -132,7 +132,9 @@ class Workload:
         return {op.name: op.per_second / total for op in self.operations}
 
 
-def _store() -> Workload:
+def store_workload() -> Workload:
+    """The store's workload: product pages dominate, prices change a few times an hour."""
+
     def product(pools: Pools, rng: random.Random) -> Args:
         return (pools.popular_product(rng),), {}  # popular products are viewed more
 
@@ -182,7 +184,9 @@ def _store() -> Workload:
     )
 
 
-def _followers() -> Workload:
+def followers_workload() -> Workload:
+    """The followers graph's workload: profiles and follow buttons, far more reads than follows."""
+
     def user(pools: Pools, rng: random.Random) -> Args:
         return (pools.pick(rng, "users"),), {}
 
@@ -207,7 +211,9 @@ def _followers() -> Workload:
     )
 
 
-def _parts() -> Workload:
+def parts_workload() -> Workload:
+    """The parts dataset's workload: product details often, part renames twice a day."""
+
     def product(pools: Pools, rng: random.Random) -> Args:
         return (pools.pick(rng, "products"),), {}
 
@@ -233,11 +239,10 @@ def _parts() -> Workload:
     )
 
 
-_WORKLOADS: dict[str, Callable[[], Workload]] = {"store": _store, "followers": _followers, "parts": _parts}
-
-
 def workload(dataset: str) -> Workload:
-    """The workload of ``dataset``."""
-    if dataset not in _WORKLOADS:
-        raise UnknownChoiceError("workload", dataset, _WORKLOADS)
-    return _WORKLOADS[dataset]()
+    """The workload of ``dataset``, as registered in :mod:`workbook.datasets.registry`."""
+    from workbook.datasets.registry import DATASETS
+
+    if dataset not in DATASETS:
+        raise UnknownChoiceError("workload", dataset, DATASETS)
+    return DATASETS[dataset].workload()

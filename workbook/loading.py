@@ -1,0 +1,163 @@
+"""Loading a dataset in one shape into a database: bulk, idempotent, atomic from the reader's side."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from pymongo.database import Database
+from tqdm.auto import tqdm
+
+from workbook.errors import ArgumentTypeError
+from workbook.facts import MAX_BSON_SIZE, bson_size
+from workbook.loaded import CollectionLoad, Lease, LoadedShape, LoadReport, Rejected, begin_load
+from workbook.monitor import GENERATIONS
+from workbook.namespace import require_own_database, shape_database_name
+from workbook.shapes import SHAPE_NAMES, shape_spec
+from workbook.shapes.spec import CollectionSpec
+
+if TYPE_CHECKING:
+    from workbook.datasets import Dataset
+
+BATCH = 1000
+"""Documents per insert batch."""
+
+
+def course_scale() -> str:
+    """The scale notebooks load: ``WORKBOOK_SCALE`` if set (the test suite uses ``tiny``), else ``small``."""
+    import os
+
+    from workbook.datasets.registry import check_scale
+
+    return check_scale(os.environ.get("WORKBOOK_SCALE", "small"))
+
+
+def load(
+    dataset: Dataset | str,
+    shape: str,
+    db: Database | None = None,
+    *,
+    scale: str = "small",
+    seed: int = 7,
+    progress: bool = True,
+) -> LoadedShape:
+    """Load ``dataset`` in ``shape`` into ``db``; returns the loaded shape that later steps take.
+
+    ``dataset`` is a :class:`~workbook.datasets.Dataset` from ``generate`` or a dataset name
+    (then generated at ``scale`` with ``seed``). ``db`` defaults to the learner's
+    ``workbench_<learner>_<dataset>_<shape>`` database. Whatever ``db`` held before (another shape,
+    another dataset, an interrupted load) is replaced; collections the learner made are left alone.
+    Re-running gives the same state.
+    """
+    from workbook.connection import connect, engine_info
+    from workbook.datasets import Dataset, generate
+
+    if isinstance(dataset, str):
+        dataset = generate(dataset, scale=scale, seed=seed)
+    elif not isinstance(dataset, Dataset):
+        raise ArgumentTypeError(
+            "dataset", dataset, "a dataset name such as 'store', or what workbook.generate() returned"
+        )
+    spec = shape_spec(dataset.name, shape)
+    if db is None:
+        db = connect(database=shape_database_name(dataset.name, shape), quiet=True)
+    elif not isinstance(db, Database):
+        raise ArgumentTypeError(
+            "db",
+            db,
+            "a pymongo Database such as workbook.connect(database='mine'), or None for the shape's own database",
+        )
+    require_own_database(db.name)
+    info = engine_info(db)
+    started = time.perf_counter()
+    documents = spec.build(dataset)
+    total = sum(len(documents[c.name]) for c in spec.collections)
+    token, previous = begin_load(db, dataset.name, shape, dataset.scale, dataset.seed)
+    lease = Lease(db, token)
+    try:
+        report = LoadReport(dataset.name, dataset.scale, dataset.seed, shape, db.name, info.label, 0.0)
+        if previous and (previous.get("dataset"), previous.get("shape")) != (dataset.name, shape):
+            report.replaced = f"{previous.get('dataset')}/{previous.get('shape')}"
+        _drop_other_shapes(db, dataset.name, shape, previous)
+        bar = tqdm(total=total, desc=f"load {dataset.name}/{shape}", unit="doc", delay=1.0, disable=not progress)
+        with bar:
+            for collection in spec.collections:
+                report.collections.append(
+                    _load_collection(db, collection, documents[collection.name], report, bar, info.kind, lease)
+                )
+        report.seconds = time.perf_counter() - started
+        lease.complete(report)  # last: until now, readers see an unfinished load and refuse it
+    except BaseException:
+        lease.give_up()
+        raise
+    return LoadedShape(db, report)
+
+
+def _drop_other_shapes(db: Database, dataset: str, shape: str, previous: dict[str, Any] | None) -> None:
+    """Drop the collections that only the dataset's other shapes, or what the database held before, declare.
+
+    Loading hybrid where embedded was must not leave a stale ``reviews`` beside it, nor loading the
+    followers where the store was a stale ``orders``; collections the learner made themselves are
+    not any dataset's, and are left alone.
+    """
+    from workbook.datasets.registry import DATASETS
+
+    mine = set(shape_spec(dataset, shape).collection_names)
+    datasets = {dataset}
+    if previous and previous.get("dataset") in DATASETS:
+        datasets.add(previous["dataset"])
+    others = {name for each in datasets for other in SHAPE_NAMES for name in shape_spec(each, other).collection_names}
+    for name in sorted((others - mine) & set(db.list_collection_names())):
+        db.drop_collection(name)
+
+
+def _load_collection(
+    db: Database,
+    spec: CollectionSpec,
+    documents: list[dict[str, Any]],
+    report: LoadReport,
+    bar: tqdm,
+    kind: str,
+    lease: Lease,
+) -> CollectionLoad:
+    """Replace one collection: drop it, create it with its validator, insert in batches, then index."""
+    db.drop_collection(spec.name)
+    db.create_collection(spec.name, **({"validator": spec.validator} if spec.validator else {}))
+    stored, total_bytes, max_bytes, batch = 0, 0, 0, []
+    for document in documents:
+        size = bson_size(document)
+        if size > MAX_BSON_SIZE:
+            report.rejected.append(
+                Rejected(spec.name, document.get("_id"), size, f"{size:,} bytes is over the 16 MiB limit")
+            )
+            bar.update(1)
+            continue
+        batch.append(document)
+        total_bytes, max_bytes = total_bytes + size, max(max_bytes, size)
+        if len(batch) == BATCH:
+            stored += _insert(db, spec.name, batch, kind)
+            bar.update(len(batch))
+            batch = []
+            lease.renew()
+    stored += _insert(db, spec.name, batch, kind)
+    bar.update(len(batch))
+    for index in spec.indexes:
+        lease.renew()
+        bar.set_postfix_str(f"indexing {spec.name}.{index.name}")  # index builds can take seconds too
+        db[spec.name].create_index(**index.as_kwargs())
+    bar.set_postfix_str("")
+    return CollectionLoad(spec.name, stored, total_bytes, max_bytes, len(spec.indexes) + 1)
+
+
+def _insert(db: Database, collection: str, batch: list[dict[str, Any]], kind: str) -> int:
+    """Insert a batch: straight into the engine on the offline default, ``insert_many`` on a server."""
+    from workbook.offline import offline_server
+
+    if not batch:
+        return 0
+    if kind == "offline":
+        try:
+            return offline_server().bulk_insert(db.name, collection, batch)
+        finally:
+            GENERATIONS.bump(db.name, collection)  # straight into the engine: no command to see
+    return len(db[collection].insert_many(batch, ordered=False).inserted_ids)
