@@ -1,0 +1,101 @@
+"""The package's layers: no import cycles, the pure layer never imports the database layer."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "workbook"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    return isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+
+
+def imports(module: str, *, module_level_only: bool) -> set[str]:
+    """Workbook modules ``module`` imports (each package on the way counts: importing a.b.c runs a.b)."""
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(nodes: list[ast.stmt]) -> None:
+        for node in nodes:
+            if isinstance(node, ast.If) and _is_type_checking(node):
+                continue
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(parent + ([base] if base else []))
+                found.add(base)
+                found.update(f"{base}.{alias.name}" for alias in node.names)
+            elif not module_level_only or isinstance(node, ast.If | ast.Try | ast.With):
+                visit([child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt)])
+                if isinstance(node, ast.If | ast.Try):
+                    visit(getattr(node, "orelse", []) + sum((h.body for h in getattr(node, "handlers", [])), []))
+
+    visit(tree.body)
+    targets = set()
+    for name in found:
+        parts = name.split(".")
+        for end in range(1, len(parts) + 1):
+            candidate = ".".join(parts[:end])
+            own_ancestor = module.startswith(candidate + ".")  # already initialising when ``module`` runs
+            if candidate in MODULES and candidate != module and not own_ancestor:
+                targets.add(candidate)
+    return targets
+
+
+def test_no_import_cycles_at_module_level() -> None:
+    graph = {module: imports(module, module_level_only=True) for module in MODULES}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def walk(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for target in sorted(graph[node]):
+            if state.get(target) == 1:
+                cycle = stack[stack.index(target) :] + [target]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if target not in state:
+                walk(target)
+        stack.pop()
+        state[node] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            walk(module)
+
+
+DATABASE_LAYER = ("pymongo", "workbook.operations", "workbook.connection", "workbook.offline", "workbook.loading")
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("workbook.shapes")))
+def test_the_shape_layer_is_pure(module: str) -> None:
+    source = MODULES[module].read_text(encoding="utf-8")
+    used = imports(module, module_level_only=False)
+    assert not any(m.startswith(DATABASE_LAYER) for m in used), used
+    assert "import pymongo" not in source and "from pymongo" not in source
+
+
+def test_charts_do_not_import_the_engine_adapter() -> None:
+    used = imports("workbook.charts", module_level_only=False)
+    assert "workbook.offline" not in used and "workbook.facts" in used
+
+
+def test_facts_are_pure() -> None:
+    assert imports("workbook.facts", module_level_only=False) == set()
