@@ -6,6 +6,15 @@ from __future__ import annotations
 import argparse
 import sys
 
+OFFLINE_RESET = (
+    "No MONGODB_URI is set, so your data is on the offline default, which keeps it inside the Python "
+    "process that runs your notebook (its kernel); this command is a process of its own, with an empty "
+    "offline default, so it cannot reach that data.\n"
+    "To reset: run `workbook.reset()` in a notebook cell, or restart the kernel (the offline data goes with it). "
+    "For a shared server, pass --uri or set MONGODB_URI."
+)
+"""What ``reset`` says on the offline default, where this process cannot reach the kernel's data."""
+
 
 def main(argv: list[str] | None = None) -> int:
     """Run a workbook command; returns the exit code."""
@@ -37,10 +46,12 @@ def main(argv: list[str] | None = None) -> int:
             from workbook.quiz.cli import run_quiz_command
 
             return run_quiz_command(args)
-        from workbook.connection import reset
+        from workbook.connection import reset, resolve_uri
 
         dropped = reset(args.uri)
         print("dropped: " + (", ".join(dropped) if dropped else "nothing (no workbench databases)"))
+        if resolve_uri(args.uri) is None:
+            print(OFFLINE_RESET)
         return 0
     except WorkbookError as error:
         print(f"error: {error}", file=sys.stderr)

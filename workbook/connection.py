@@ -11,13 +11,12 @@ import re
 import time
 from dataclasses import dataclass
 
-import pymongo
 from pymongo import MongoClient
 from pymongo.database import Database
 from pymongo.errors import ConfigurationError, PyMongoError
 
 from workbook import namespace
-from workbook.errors import ConnectionFailedError, InvalidURIError
+from workbook.errors import ConnectionFailedError, InvalidURIError, NamespaceError
 from workbook.monitor import COMMANDS
 from workbook.offline import PACKAGE, offline_server
 
@@ -205,17 +204,21 @@ def banner(db: Database) -> str:
     )
 
 
-def reset(uri: str | None = None, *, learner: str | None = None) -> list[str]:
-    """Drop this learner's workbench databases, and only those; returns their names."""
+def reset(uri: str | None = None, *, learner: str | None = None, force: bool = False) -> list[str]:
+    """Drop this learner's workbench databases, and only those; returns their names.
+
+    Another learner's data (``learner="bob"``, not you) is dropped only with ``force=True``.
+    """
     client = client_for(uri)
-    dropped = []
-    for name in client.list_database_names():
-        if namespace.is_own_database(name, learner=learner):
-            client.drop_database(name)
-            dropped.append(name)
-    return sorted(dropped)
-
-
-def pymongo_version() -> str:
-    """The installed pymongo version."""
-    return str(pymongo.version)
+    whose = namespace.learner_name(learner)
+    names = sorted(name for name in client.list_database_names() if namespace.is_own_database(name, learner=learner))
+    if learner is not None and whose != namespace.learner_name() and not force:
+        held = ", ".join(names) if names else "no databases right now"
+        raise NamespaceError(
+            f"reset(learner={learner!r}) would drop {whose!r}'s workbench data ({held}), "
+            f"not yours (you are {namespace.learner_name()!r}).",
+            fix=f"If you mean to drop {whose!r}'s data, say so: workbook.reset(learner={learner!r}, force=True).",
+        )
+    for name in names:
+        client.drop_database(name)
+    return names

@@ -212,6 +212,9 @@ Explainer = Callable[..., Mapping[str, Any]]
 
 def run_case(db: Database, case: Case, server_explain: Explainer, model_explain: Explainer) -> CaseResult:
     """Load one case into its own collection, explain it both ways, compare, drop the collection."""
+    from workbook.namespace import require_own_database
+
+    require_own_database(db.name)  # it writes: only ever to the learner's own databases
     collection: Collection = db[f"case{case.number}"]
     collection.drop()
     result = CaseResult(case)

@@ -26,6 +26,18 @@ class Operations:
     shape: ClassVar[str]
     NAMES: ClassVar[tuple[str, ...]]
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Check every operation's arguments against its declaration on the dataset's base class."""
+        super().__init_subclass__(**kwargs)
+        from workbook.operations.arguments import check_arguments
+
+        for name in getattr(cls, "NAMES", ()):
+            own = cls.__dict__.get(name)
+            if own is None:
+                continue
+            declared = next(base.__dict__[name] for base in reversed(cls.__mro__) if name in base.__dict__)
+            setattr(cls, name, check_arguments(own, declared, name))
+
     def __init__(self, db: Database) -> None:
         from workbook.namespace import require_own_database
 

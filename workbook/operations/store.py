@@ -110,6 +110,12 @@ class StoreOperations(Operations):
     ) -> str:
         """Take stock and record an order, copying each product's name and current price; returns its id."""
         lines = []
+        for product_id, quantity in items:
+            if quantity < 1:
+                raise OperationRejectedError(
+                    f"Cannot order {quantity} of {product_id!r}: a quantity is a whole number of at least 1.",
+                    fix="Pass items=[(product_id, 1)] or more.",
+                )
         with self.transaction() as session:
             for product_id, quantity in items:
                 product = self.db.products.find_one_and_update(
@@ -156,6 +162,8 @@ class StoreOperations(Operations):
 
     def monthly_sales_report(self, year: int, month: int, top: int = 10) -> list[Document]:
         """The month's best-selling products by revenue: units and revenue per product."""
+        if not 1 <= month <= 12:
+            raise OperationRejectedError(f"A month is 1 to 12, not {month}.", fix="Pass month=1..12.")
         start, end = _month(year, month)
         rows = self.db.orders.aggregate(
             [
