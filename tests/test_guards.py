@@ -328,3 +328,25 @@ def test_followers_and_parts_ids_must_be_strings(tiny_store, target):
     parts = workbook.load(workbook.generate("parts", "tiny", 7), "embedded", target, progress=False)
     with pytest.raises(ArgumentTypeError, match="part_id must be a string"):
         parts.ops.rename_part({"$ne": None}, "renamed")
+
+
+def test_a_database_name_must_be_a_string():
+    with pytest.raises(ArgumentTypeError, match="database must be a short name such as 'store_hybrid'"):
+        workbook.connect(database=5, quiet=True)
+
+
+def test_every_exception_class_lives_in_errors():
+    import ast
+    from pathlib import Path
+
+    package = Path(workbook.__file__).parent
+    elsewhere = []
+    for path in package.rglob("*.py"):
+        if path.name == "errors.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and any(
+                getattr(base, "id", getattr(base, "attr", "")).endswith(("Error", "Exception")) for base in node.bases
+            ):
+                elsewhere.append(f"{path.relative_to(package)}:{node.name}")
+    assert elsewhere == []

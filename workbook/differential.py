@@ -21,7 +21,7 @@ from pymongo.collection import Collection
 from pymongo.database import Database
 from pymongo.errors import PyMongoError
 
-from workbook.errors import WorkbookError
+from workbook.errors import DiffcheckNeedsServerError, WorkbookError
 from workbook.planner import summarize
 
 COMPARED = ("index", "stages", "nReturned", "totalKeysExamined", "totalDocsExamined")
@@ -37,8 +37,6 @@ _SORTABLE = ("a", "s", "n", "_id")  # not b: sorting on an array field is its ow
 _CASE_INSENSITIVE = {"locale": "en", "strength": 2}
 
 
-class DiffcheckNeedsServerError(WorkbookError):
-    """Raised when the differential check is run without a real MongoDB server to compare with."""
 
 
 @dataclass(frozen=True)

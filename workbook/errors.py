@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from pathlib import Path
 
 
 class WorkbookError(Exception):
@@ -74,3 +75,59 @@ class NotLoadedError(WorkbookError):
 
 class LoadInProgressError(WorkbookError):
     """Raised when a load starts while another load into the same database is still running."""
+
+
+class ExplainError(WorkbookError, ValueError):
+    """Raised when a query cannot be explained: bad arguments, a hint naming no index, or a query
+    the offline planner model does not cover."""
+
+
+SUPPORTED_BY_MODEL = (
+    "filters: field equality, $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $exists, $regex, $and; "
+    "projection: field inclusion/exclusion; sort, limit, skip, hint, collation; "
+    "aggregate: leading $match/$sort/$skip/$limit/$project, then $lookup with localField/foreignField"
+)
+"""What the offline planner model covers, as told to learners when a query needs more."""
+
+
+class UnsupportedByModel(WorkbookError, ValueError):
+    """Raised when a query needs a MongoDB feature the offline planner model does not cover."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(
+            f"The offline planner model does not cover {what}. It supports {SUPPORTED_BY_MODEL}. "
+            "Run the query on a real MongoDB server (set MONGODB_URI) to see its own explain."
+        )
+
+
+class UnknownHint(WorkbookError, ValueError):
+    """Raised, as MongoDB does, when a hint names no existing (visible) index."""
+
+    def __init__(self, hint: object) -> None:
+        super().__init__(
+            f"error processing query: planner returned error :: caused by :: "
+            f"hint provided does not correspond to an existing index (hint: {hint!r})"
+        )
+
+
+class DiffcheckNeedsServerError(WorkbookError):
+    """Raised when the differential check is run without a real MongoDB server to compare with."""
+
+
+class ProgressFileError(WorkbookError, ValueError):
+    """Raised when a progress file exists but cannot be read as one."""
+
+
+class QuizFileError(WorkbookError, ValueError):
+    """Raised when a question or answer file cannot be read or does not follow its schema."""
+
+    def __init__(self, path: Path | str, line: int | None, problem: str, *, fix: str | None = None) -> None:
+        self.path = Path(path)
+        self.line = line
+        self.problem = problem
+        where = f"{self.path}:{line}" if line else str(self.path)
+        super().__init__(f"{where}: {problem}", fix=fix)
+
+
+class AnswerError(WorkbookError, ValueError):
+    """Raised when an answer has the wrong form for its question (e.g. text for a number)."""

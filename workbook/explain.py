@@ -27,7 +27,7 @@ from pymongo.errors import OperationFailure
 
 from workbook import planner
 from workbook.connection import OFFLINE, engine_info
-from workbook.errors import WorkbookError
+from workbook.errors import ExplainError
 from workbook.explain_draw import draw_plan, plan_svg
 from workbook.monitor import GENERATIONS
 
@@ -42,9 +42,6 @@ MODELLED_LABEL = "modelled by the workbench on the actual data and indexes"
 _GOSSIP = ("$clusterTime", "operationTime")
 
 
-class ExplainError(WorkbookError, ValueError):
-    """Raised when a query cannot be explained: bad arguments, a hint naming no index, or a query
-    the offline planner model does not cover."""
 
 
 def summarize(explain: Explain | Mapping[str, Any]) -> dict[str, Any]:

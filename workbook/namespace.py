@@ -20,7 +20,7 @@ import getpass
 import os
 import re
 
-from workbook.errors import NamespaceError
+from workbook.errors import ArgumentTypeError, NamespaceError
 from workbook.facts import MAX_DATABASE_NAME_BYTES
 
 PREFIX = "workbench_"
@@ -48,6 +48,8 @@ def learner_database(learner: str | None = None) -> str:
 
 def database_name(name: str | None = None, *, learner: str | None = None) -> str:
     """The full database name for ``name`` inside the learner's namespace."""
+    if name is not None and not isinstance(name, str):
+        raise ArgumentTypeError("database", name, "a short name such as 'store_hybrid', or None for your base database")
     base = learner_database(learner)
     if name is None or name == "" or name == base:
         full = base

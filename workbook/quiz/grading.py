@@ -14,15 +14,13 @@ from typing import Any
 
 from pymongo.database import Database
 
-from workbook.errors import UnknownChoiceError, WorkbookError
+from workbook.errors import AnswerError, UnknownChoiceError
 from workbook.quiz import hashing
 
 RIGHT = "Correct."
 NOT_YET = "Not yet. Have another go: you can retry as often as you like."
 
 
-class AnswerError(WorkbookError, ValueError):
-    """Raised when an answer has the wrong form for its question (e.g. text for a number)."""
 
 
 @dataclass(frozen=True)

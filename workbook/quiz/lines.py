@@ -13,21 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbook.errors import WorkbookError
+from workbook.errors import QuizFileError
 
 if TYPE_CHECKING:
     import jsonschema
 
 
-class QuizFileError(WorkbookError, ValueError):
-    """Raised when a question or answer file cannot be read or does not follow its schema."""
-
-    def __init__(self, path: Path | str, line: int | None, problem: str, *, fix: str | None = None) -> None:
-        self.path = Path(path)
-        self.line = line
-        self.problem = problem
-        where = f"{self.path}:{line}" if line else str(self.path)
-        super().__init__(f"{where}: {problem}", fix=fix)
 
 
 def read_document(path: Path) -> tuple[Any, str]:

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbook.errors import WorkbookError
+from workbook.errors import ProgressFileError
 from workbook.namespace import learner_name
 
 if TYPE_CHECKING:
@@ -26,8 +26,6 @@ FORMAT = 1
 """Version of the progress file's layout."""
 
 
-class ProgressFileError(WorkbookError, ValueError):
-    """Raised when a progress file exists but cannot be read as one."""
 
 
 def progress_dir() -> Path:
