@@ -24,7 +24,8 @@ os.environ.setdefault("WORKBOOK_PROGRESS_DIR", tempfile.mkdtemp(prefix="workbook
 FOREIGN_DB = "course_foreign_guard"
 """A database outside the workbench namespace, seeded before the suite and checked after it."""
 
-ENGINES = ["offline", "mongodb"]
+ENGINES = ["offline", pytest.param("mongodb", marks=pytest.mark.mongodb)]
+"""Engine parameters: the ``mongodb`` variant of every test carries the ``mongodb`` mark (``pytest -m mongodb``)."""
 
 
 def real_uri() -> str | None:

@@ -99,3 +99,11 @@ def test_charts_do_not_import_the_engine_adapter() -> None:
 
 def test_facts_are_pure() -> None:
     assert imports("workbook.facts", module_level_only=False) == set()
+
+
+def test_every_real_server_variant_carries_the_mongodb_mark(pytestconfig: pytest.Config) -> None:
+    """``pytest -m mongodb`` is how CI runs the real-server tests: each engine's mongodb variant must be selected."""
+    from tests.conftest import ENGINES
+
+    mongodb = [param for param in ENGINES if getattr(param, "values", None) == ("mongodb",)]
+    assert mongodb and any(mark.name == "mongodb" for mark in mongodb[0].marks)
