@@ -29,6 +29,7 @@ lab: $(VENV)/.lab
 
 test: $(VENV)/.test
 	$(PY) -m workbook check
+	$(PY) -m mypy
 	$(PY) -m pytest
 
 check: $(VENV)/.lab

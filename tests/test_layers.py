@@ -101,7 +101,7 @@ def test_facts_are_pure() -> None:
     assert imports("workbook.facts", module_level_only=False) == set()
 
 
-def test_every_real_server_variant_carries_the_mongodb_mark(pytestconfig: pytest.Config) -> None:
+def test_every_real_server_variant_carries_the_mongodb_mark() -> None:
     """``pytest -m mongodb`` is how CI runs the real-server tests: each engine's mongodb variant must be selected."""
     from tests.conftest import ENGINES
 

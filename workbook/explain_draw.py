@@ -13,7 +13,7 @@ import json
 import textwrap
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -135,7 +135,7 @@ def _classic_stage(stage: Mapping[str, Any], with_counts: bool) -> Stage:
     return node
 
 
-def _is_classic(tree: Any) -> bool:
+def _is_classic(tree: Any) -> TypeGuard[Mapping[str, Any]]:
     """Whether an executionStages tree uses the query-solution stage names (SBE's are lower case)."""
     return isinstance(tree, Mapping) and str(tree.get("stage", "")).isupper()
 

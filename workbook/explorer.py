@@ -149,8 +149,9 @@ class ShapeExplorer(widgets.VBox):
             loaded.ops.run(operation, *args, **kwargs)
         plans = []
         for collection, summary in explained_reads(loaded.db, work.commands):
-            if isinstance(summary, WorkbookError):
-                plans.append(f"{collection}: not modelled ({summary.message})")
+            if isinstance(summary, Exception):
+                reason = summary.message if isinstance(summary, WorkbookError) else str(summary)
+                plans.append(f"{collection}: not modelled ({reason})")
             else:
                 plans.append(f"{collection}: {summary['plan']} {summary['index'] or 'COLLSCAN'}")
         return "; ".join(plans) or "no reads"
@@ -158,9 +159,9 @@ class ShapeExplorer(widgets.VBox):
     def _sizes_html(self, dataset: str, shape: str) -> str:
         if dataset not in self._sizes:
             self._sizes[dataset] = size_table(list(self.loaded[dataset].values()))
-        table = self._sizes[dataset].loc[shape, ["documents", "p50_bytes", "p95_bytes", "max_bytes"]]
-        names = self.loaded[dataset][shape].collection_names
-        return "<h4>document sizes (bytes)</h4>" + table.loc[names].round(0).astype(int).to_html(index_names=False)
+        table = pd.DataFrame(self._sizes[dataset].loc[shape, ["documents", "p50_bytes", "p95_bytes", "max_bytes"]])
+        shown: pd.DataFrame = table.loc[self.loaded[dataset][shape].collection_names].round(0).astype(int)
+        return "<h4>document sizes (bytes)</h4>" + shown.to_html(index_names=False)
 
 
 def explore(

@@ -122,7 +122,10 @@ def _load_collection(
 ) -> CollectionLoad:
     """Replace one collection: drop it, create it with its validator, insert in batches, then index."""
     db.drop_collection(spec.name)
-    db.create_collection(spec.name, **({"validator": spec.validator} if spec.validator else {}))
+    if spec.validator:
+        db.create_collection(spec.name, validator=spec.validator)
+    else:
+        db.create_collection(spec.name)
     stored, total_bytes, max_bytes, batch = 0, 0, 0, []
     for document in documents:
         size = bson_size(document)

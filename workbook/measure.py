@@ -200,4 +200,4 @@ def summarize_runs(frame: pd.DataFrame) -> pd.DataFrame:
             }
         )
 
-    return frame.groupby(["shape", "operation"], sort=False).apply(stats, include_groups=False)
+    return pd.DataFrame(frame.groupby(["shape", "operation"], sort=False).apply(stats))

@@ -34,7 +34,7 @@ class Captured:
         self.bytes_returned += len(bson.encode(reply))
         cursor = reply.get("cursor")
         if isinstance(cursor, dict):
-            self.docs_returned += len(cursor.get("firstBatch", cursor.get("nextBatch", [])))
+            self.docs_returned += len(cursor.get("firstBatch", cursor.get("nextBatch")) or [])
         elif isinstance(reply.get("value"), dict):  # findAndModify
             self.docs_returned += 1
 

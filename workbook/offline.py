@@ -79,7 +79,8 @@ def _engine_class() -> type:
                     document_keys = self._unique_index_keys(document, fields)
                     conflict = seen.intersection(document_keys)
                     if conflict:
-                        record = EngineIndexRecord(name=name, fields=fields, key=normalized, unique=True)
+                        key: list[tuple[str, int | str]] = list(normalized)
+                        record = EngineIndexRecord(name=name, fields=fields, key=key, unique=True)
                         raise index_build_duplicate_error(
                             namespace=f"{db_name}.{coll_name}",
                             index=record,
@@ -231,7 +232,7 @@ class OfflineServer:
         self._thread = threading.Thread(target=self._loop.run_forever, name="workbook-offline", daemon=True)
         self._thread.start()
         self._proxy = AsyncMongoEcoProxyServer(client=self._client, host="127.0.0.1", port=0)
-        self._proxy._executor = _WorkbenchExecutor(self._proxy._executor, self.engine)
+        self._proxy._executor = _WorkbenchExecutor(self._proxy._executor, self.engine)  # type: ignore[assignment]
         self.uri = self.run(self._proxy.start()).uri
 
     @property
@@ -283,7 +284,3 @@ def offline_server() -> OfflineServer:
             _server = OfflineServer()
         return _server
 
-
-def running_offline_server() -> OfflineServer | None:
-    """The offline server if it was started in this process, else None (never starts one)."""
-    return _server

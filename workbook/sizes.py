@@ -12,8 +12,6 @@ from pymongo.database import Database
 from workbook.facts import MAX_BSON_SIZE
 from workbook.loaded import Loadable, loaded_shapes
 
-SECONDS_PER_DAY = 86400
-
 
 def document_sizes(collection: Collection) -> pd.Series:
     """BSON size in bytes of every document, indexed by ``_id`` (measured by the server: ``$bsonSize``)."""

@@ -222,7 +222,7 @@ def _review_text(rng: random.Random, rating: int) -> str:
     """Return two to five short sentences whose tone matches the rating."""
     if rating >= 4:
         sentences = [rng.choice(words.REVIEW_OPENERS_GOOD)]
-        tones = (words.REVIEW_PRAISE,)
+        tones: tuple[tuple[str, ...], ...] = (words.REVIEW_PRAISE,)
     elif rating == 3:
         sentences = [rng.choice(words.REVIEW_OPENERS_MIXED)]
         tones = (words.REVIEW_PRAISE, words.REVIEW_COMPLAINTS)

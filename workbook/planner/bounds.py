@@ -6,7 +6,6 @@ index_bounds.cpp (OrderedIntervalList::complement, reverse).
 
 from __future__ import annotations
 
-import datetime
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -245,7 +244,8 @@ def intersect(left: OIL, right: OIL) -> OIL:
 def complement(oil: OIL, collate: Collate | None) -> OIL:
     """Everything outside the intervals, from MinKey to MaxKey (OrderedIntervalList::complement)."""
     out: OIL = []
-    boundary, boundary_inc = MIN_KEY, False
+    boundary: Any = MIN_KEY
+    boundary_inc = False
     boundary_key = sort_key(MIN_KEY)
     for interval in oil:
         provably_empty = boundary is UNDEFINED and boundary_inc and interval.start is None and interval.start_inclusive
@@ -320,7 +320,3 @@ def single_interval(oils: Sequence[OIL]) -> SingleInterval | None:
         end.append(high if end_inc else low)
     return SingleInterval(tuple(start), start_inc, tuple(end), end_inc)
 
-
-def is_date(value: Any) -> bool:
-    """Whether a value is a BSON date."""
-    return isinstance(value, datetime.datetime | DateBound)

@@ -24,7 +24,7 @@ def run_find(collection: Collection, namespace: str, query: FindQuery) -> tuple[
     winner, rejected, results = choose_and_run(collection, query)
     elapsed_ms = (time.perf_counter() - started) * 1000
     root = winner.root
-    explain = {
+    explain: dict[str, Any] = {
         "explainVersion": "1",
         "queryPlanner": {
             "namespace": namespace,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -156,9 +156,14 @@ def build_index(spec: IndexSpec, documents: Sequence[Mapping[str, Any]]) -> Inde
                 entries.append(Entry(keys, values_tuple, rid))
     # Stable multi-pass sort: equal keys stay in record-id order, as in a WiredTiger index.
     for position in reversed(range(len(spec.fields))):
-        entries.sort(key=lambda e, p=position: e.keys[p], reverse=spec.fields[position][1] < 0)
+        entries.sort(key=_key_at(position), reverse=spec.fields[position][1] < 0)
     paths = {path: sorted(prefixes) for path, prefixes in multikey.items()}
     return IndexData(spec, entries, paths)
+
+
+def _key_at(position: int) -> Callable[[Entry], Any]:
+    """Sort key: an entry's key value at ``position``."""
+    return lambda entry: entry.keys[position]
 
 
 def _check_parallel_arrays(spec: IndexSpec, array_fields: list[set[str]]) -> None:

@@ -191,11 +191,11 @@ def index_access(index: IndexData, query: FindQuery, *, whole: bool = False) -> 
     key_filter: list[Predicate] = []
     fetch_filter: list[Predicate] = []
     for pred in query.predicates:
-        tight = tightness.get(id(pred))
-        if tight == EXACT:
+        pred_tightness = tightness.get(id(pred))
+        if pred_tightness == EXACT:
             continue
         multikey = bool(index.multikey_paths.get(pred.path))
-        if tight == INEXACT_COVERED and not multikey and spec.collation is None:
+        if pred_tightness == INEXACT_COVERED and not multikey and spec.collation is None:
             key_filter.append(pred)
         else:
             fetch_filter.append(pred)

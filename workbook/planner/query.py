@@ -37,7 +37,7 @@ class FindQuery:
     @property
     def projection_inclusive(self) -> bool:
         """Whether the projection lists the fields to keep (rather than to drop)."""
-        return bool(self.projection) and any(bool(v) for k, v in self.projection.items() if k != "_id")
+        return any(bool(v) for k, v in (self.projection or {}).items() if k != "_id")
 
     @property
     def projection_kind(self) -> str:

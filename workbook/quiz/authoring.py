@@ -126,7 +126,7 @@ class _Builder:
         elif tolerance > 0:
             step = tolerance
         else:  # the answer's own last decimal place: 16 -> 1, 2.5 -> 0.1
-            step = Decimal(1).scaleb(min(0, answer.as_tuple().exponent))  # type: ignore[operator]
+            step = Decimal(1).scaleb(min(0, int(answer.as_tuple().exponent)))  # finite: the exponent is a number
         if step <= 0:
             raise self.fail([*at, "step"], "the step must be greater than 0")
         try:

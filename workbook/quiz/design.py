@@ -167,7 +167,7 @@ def product_page_one_read(
     reviewed = Counter(review["productId"] for review in dataset.collections["reviews"])
     product_id = reviewed.most_common(1)[0][0]
     with capture() as work:
-        loaded.ops.product_page(product_id)
+        loaded.ops.run("product_page", product_id)
     counts = Counter(sent["name"] for sent in work.commands if sent["name"] in _READ_COMMANDS)
     reads = sum(counts.values())
     unbounded = _unbounded_arrays(loaded.spec, "products")
