@@ -37,7 +37,7 @@ NOTEBOOK = "explorer.ipynb"
 CELLS = [
     "import workbook",
     'store = workbook.generate("store", scale="tiny", seed=7)\n'
-    'loaded = [workbook.load(store, s) for s in ("embedded", "referenced", "hybrid")]',
+    'loaded = [workbook.load(store, s) for s in ("embedded", "referenced", "hybrid")]\nloaded',
     "workbook.explore(loaded, repeat=2, warmup=0)",
 ]
 QUIZ_NOTEBOOK = "quiz.ipynb"
