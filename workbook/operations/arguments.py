@@ -41,49 +41,98 @@ def describe(hint: Any) -> str:
     return _NAMES.get(hint, getattr(hint, "__name__", str(hint)))
 
 
-def _matches(value: Any, hint: Any) -> tuple[bool, Any]:
-    """Whether ``value`` fits ``hint``, and the value to pass on (an iterable becomes a list)."""
+Check = Callable[[Any], tuple[bool, Any]]
+"""A compiled type check: whether a value fits, and the value to pass on (an iterable becomes a list)."""
+
+
+def _accept(value: Any) -> tuple[bool, Any]:
+    return True, value
+
+
+def compile_check(hint: Any) -> Check:
+    """The check for one type hint, built once per parameter (calls only run the returned function)."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any:
-        return True, value
+        return _accept
     if origin in (UnionType, typing.Union):
-        for option in args:
-            ok, checked = _matches(value, option)
-            if ok:
-                return True, checked
-        return False, value
+        options = [compile_check(option) for option in args]
+
+        def union(value: Any) -> tuple[bool, Any]:
+            for option in options:
+                ok, checked = option(value)
+                if ok:
+                    return True, checked
+            return False, value
+
+        return union
     if hint is NoneType:
-        return value is None, value
+        return lambda value: (value is None, value)
     if hint is float:
-        ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-        return ok, value
+        return lambda value: (
+            isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value),
+            value,
+        )
     if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool), value
+        return lambda value: (isinstance(value, int) and not isinstance(value, bool), value)
     if origin is tuple:
-        if not isinstance(value, tuple | list) or len(value) != len(args):
-            return False, value
-        return all(_matches(v, a)[0] for v, a in zip(value, args, strict=True)), tuple(value)
+        parts = [compile_check(a) for a in args]
+
+        def pair(value: Any) -> tuple[bool, Any]:
+            if not isinstance(value, tuple | list) or len(value) != len(parts):
+                return False, value
+            return all(part(v)[0] for part, v in zip(parts, value, strict=True)), tuple(value)
+
+        return pair
     if origin in (Iterable, list):
-        if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
-            return False, value
-        items = list(value)
-        checked = [_matches(item, args[0]) for item in items] if args else [(True, i) for i in items]
-        return all(ok for ok, _ in checked), [item for _, item in checked]
+        item = compile_check(args[0]) if args else _accept
+
+        def listed(value: Any) -> tuple[bool, Any]:
+            if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+                return False, value
+            checked = [item(v) for v in value]
+            return all(ok for ok, _ in checked), [v for _, v in checked]
+
+        return listed
     if isinstance(hint, type):
-        return isinstance(value, hint), value
-    return True, value  # anything fancier is the operation's own business
+        return lambda value: (isinstance(value, hint), value)
+    return _accept  # anything fancier is the operation's own business
 
 
 def check_arguments(function: Callable[..., Any], declared: Callable[..., Any], operation: str) -> Callable[..., Any]:
     """``function`` with its arguments checked against ``declared``'s signature and type hints."""
     signature = inspect.signature(declared)
-    hints: dict[str, Any] | None = None
+    parameters = list(signature.parameters.values())[1:]
+    positional = [p.name for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD]
+    required = sum(1 for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty)
+    checks: dict[str, Check] = {}
+    hints: dict[str, Any] = {}
+
+    def check(name: str, value: Any) -> Any:
+        if not checks:  # type hints are strings until first use (``from __future__ import annotations``)
+            hints.update(typing.get_type_hints(declared))
+            checks.update({p.name: compile_check(hints.get(p.name, Any)) for p in parameters})
+        ok, passed = checks[name](value)
+        if not ok:
+            raise ArgumentTypeError(
+                f"{operation}()'s {name}",
+                value,
+                describe(hints.get(name, Any)),
+                fix=f"Call it as {operation}{_shown(signature)}; ids are plain strings such as 'prod-000013'.",
+            )
+        minimum = MINIMUMS.get(name)
+        if minimum is not None and passed < minimum:
+            raise ArgumentTypeError(
+                f"{operation}()'s {name}",
+                value,
+                f"a whole number >= {minimum}",
+                fix=f"Call it as {operation}{_shown(signature)}.",
+            )
+        return passed
 
     @functools.wraps(function)
     def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
-        nonlocal hints
-        if hints is None:
-            hints = typing.get_type_hints(declared)
+        if not kwargs and required <= len(args) <= len(positional):  # the usual call: no binding needed
+            return function(self, *[check(name, value) for name, value in zip(positional, args, strict=False)])
         try:
             bound = signature.bind(self, *args, **kwargs)
         except TypeError as error:
@@ -92,24 +141,7 @@ def check_arguments(function: Callable[..., Any], declared: Callable[..., Any], 
                 fix=f"Call it as {operation}{_shown(signature)}.",
             ) from None
         for name, value in list(bound.arguments.items())[1:]:
-            hint = hints.get(name, Any)
-            ok, passed = _matches(value, hint)
-            if not ok:
-                raise ArgumentTypeError(
-                    f"{operation}()'s {name}",
-                    value,
-                    describe(hint),
-                    fix=f"Call it as {operation}{_shown(signature)}; ids are plain strings such as 'prod-000013'.",
-                )
-            minimum = MINIMUMS.get(name)
-            if minimum is not None and isinstance(passed, int) and passed < minimum:
-                raise ArgumentTypeError(
-                    f"{operation}()'s {name}",
-                    value,
-                    f"a whole number >= {minimum}",
-                    fix=f"Call it as {operation}{_shown(signature)}.",
-                )
-            bound.arguments[name] = passed
+            bound.arguments[name] = check(name, value)
         return function(*bound.args, **bound.kwargs)
 
     return checked
