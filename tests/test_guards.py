@@ -350,3 +350,16 @@ def test_every_exception_class_lives_in_errors():
             ):
                 elsewhere.append(f"{path.relative_to(package)}:{node.name}")
     assert elsewhere == []
+
+
+def test_the_quiz_grades_on_a_loaded_shape_and_refuses_an_unfinished_one(tiny_store, target, monkeypatch):
+    import workbook.quiz
+
+    loaded = workbook.load(tiny_store, "referenced", target, progress=False)
+    result = workbook.quiz.check("design-category-index", db=loaded, record=False)
+    assert result.correct and result.facts["nReturned"] > 0  # graded on loaded.db's products and their index
+    _interrupt_after(monkeypatch, 1, KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt):
+        workbook.load(tiny_store, "referenced", target, progress=False)
+    with pytest.raises(NotLoadedError, match="interrupted"):
+        workbook.quiz.check("design-category-index", db=loaded, record=False)

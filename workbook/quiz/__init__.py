@@ -21,6 +21,7 @@ from workbook.quiz.progress import Progress
 if TYPE_CHECKING:
     from pymongo.database import Database
 
+    from workbook.loaded import LoadedShape
     from workbook.quiz.widgets import QuestionWidget
 
 __all__ = ["Progress", "Result", "check", "my_progress", "prepare", "questions", "quiz", "show"]
@@ -33,6 +34,13 @@ def task_database(question_id: str) -> Database:
     return connect(database=question(question_id).get("params", {}).get("database", "quiz"), quiet=True)
 
 
+def _database(db: Database | LoadedShape | None) -> Database | None:
+    """The database to grade on: ``db`` itself, or the database of what ``load()`` returned (if still complete)."""
+    from workbook.loaded import LoadedShape
+
+    return db.check().db if isinstance(db, LoadedShape) else db
+
+
 def _record(learner: str | None) -> Any:
     def record(result: Result) -> None:
         Progress.load(learner).record(result.question_id, result.correct)
@@ -41,9 +49,15 @@ def _record(learner: str | None) -> Any:
 
 
 def check(
-    question_id: str, answer: Any = None, *, db: Database | None = None, learner: str | None = None, record: bool = True
+    question_id: str,
+    answer: Any = None,
+    *,
+    db: Database | LoadedShape | None = None,
+    learner: str | None = None,
+    record: bool = True,
 ) -> Result:
     """Grade ``answer`` to a question (design tasks look at ``db``, default: the task's database)."""
+    db = _database(db)
     asked = question(question_id)
     if asked["type"] == "design" and db is None:
         db = task_database(question_id)
@@ -53,10 +67,11 @@ def check(
     return result
 
 
-def show(question_id: str, *, db: Database | None = None, learner: str | None = None) -> QuestionWidget:
+def show(question_id: str, *, db: Database | LoadedShape | None = None, learner: str | None = None) -> QuestionWidget:
     """The question as a widget; each Check is graded here in the kernel and recorded."""
     from workbook.quiz.widgets import QuestionWidget
 
+    db = _database(db)
     return QuestionWidget(
         question(question_id),
         database=(lambda: db) if db is not None else (lambda: task_database(question_id)),
@@ -68,12 +83,13 @@ quiz = show
 """``quiz("reading-1")`` is ``show("reading-1")``."""
 
 
-def prepare(question_id: str, *, db: Database | None = None) -> Database:
+def prepare(question_id: str, *, db: Database | LoadedShape | None = None) -> Database:
     """Set up the learner's database for a design task; returns the database to work in."""
     from workbook.quiz.design import run_setup
 
     asked = question(question_id)
-    db = db if db is not None else task_database(question_id)
+    given = _database(db)
+    db = given if given is not None else task_database(question_id)
     print(run_setup(asked, db))
     return db
 
