@@ -363,3 +363,20 @@ def test_the_quiz_grades_on_a_loaded_shape_and_refuses_an_unfinished_one(tiny_st
         workbook.load(tiny_store, "referenced", target, progress=False)
     with pytest.raises(NotLoadedError, match="interrupted"):
         workbook.quiz.check("design-category-index", db=loaded, record=False)
+
+
+def test_find_loaded_gives_back_what_earlier_loads_left_and_names_the_missing_one(monkeypatch):
+    monkeypatch.setenv("WORKBOOK_LEARNER", "finder")
+    monkeypatch.delenv("MONGODB_URI", raising=False)
+    try:
+        loaded = workbook.load("followers", "hybrid", scale="tiny", progress=False)
+        (found,) = workbook.find_loaded("followers", ["hybrid"])
+        assert (found.db.name, found.dataset, found.shape) == (loaded.db.name, "followers", "hybrid")
+        assert found.to_frame()["documents"].equals(loaded.to_frame()["documents"])
+        with pytest.raises(NotLoadedError) as missing:
+            workbook.find_loaded("followers")  # embedded was never loaded
+        assert "workbook.load('followers', 'embedded')" in (missing.value.fix or "")
+        with pytest.raises(workbook.UnknownChoiceError, match="Did you mean 'users'"):
+            found["user"]
+    finally:
+        workbook.reset()

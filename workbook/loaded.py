@@ -179,15 +179,19 @@ class LoadedShape:
         self.report = report
 
     @classmethod
-    def open(cls, db: Database) -> LoadedShape:
-        """The dataset and shape a finished ``load()`` left in ``db`` (refused if it did not finish)."""
+    def open(cls, db: Database, *, expected: tuple[str, str] | None = None) -> LoadedShape:
+        """The dataset and shape a finished ``load()`` left in ``db`` (refused if it did not finish).
+
+        ``expected`` (dataset, shape) only makes the error's fix name the right load.
+        """
         if not isinstance(db, Database):
             raise ArgumentTypeError("db", db, "a pymongo Database")
         marker = read_marker(db)
         if marker is None:
+            dataset, shape = expected or ("store", "hybrid")
             raise NotLoadedError(
                 f"Nothing is loaded in {db.name}: it has no record of a finished workbook.load().",
-                fix='Load a shape and pass on what load returns: hybrid = workbook.load("store", "hybrid").',
+                fix=f"Load it and pass on what load returns: {shape} = workbook.load({dataset!r}, {shape!r}).",
             )
         if marker.get("state") != "complete":
             raise NotLoadedError(_unfinished(db.name, marker), fix=reload_fix(db.name, marker))
@@ -334,7 +338,10 @@ def find_loaded(dataset: str, shapes: Iterable[str] | None = None, *, uri: str |
 
     client = client_for(uri)
     names = SHAPE_NAMES if shapes is None else [check_shape(s) for s in shapes]
-    return [LoadedShape.open(client[shape_database_name(check_name(dataset), shape)]) for shape in names]
+    return [
+        LoadedShape.open(client[shape_database_name(check_name(dataset), shape)], expected=(dataset, shape))
+        for shape in names
+    ]
 
 
 # --- the completion record, written by load()
