@@ -2,6 +2,15 @@
 
 Public names are imported lazily, so ``import workbook`` is cheap and has no side effects:
 no server starts and nothing is printed until a function is called.
+
+One vocabulary, the same in every function:
+
+- ``dataset``: a generated dataset (``generate("store")``), or its name where one is enough;
+- ``shape``: ``"embedded"``, ``"referenced"`` or ``"hybrid"``;
+- ``db``: one pymongo ``Database``, exactly that database (never "any database on its server");
+- ``shapes``: what ``load()`` returned, a :class:`LoadedShape`, or a list or dict of them;
+- ``workload``: a dataset's operations with their rates (``workload("store")``);
+- ``seed``, ``scale``: the generator's; ``repeat``, ``warmup``: timed and untimed calls per operation.
 """
 
 from __future__ import annotations
