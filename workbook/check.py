@@ -9,7 +9,7 @@ from importlib import metadata
 
 from workbook import namespace
 from workbook.connection import client_for, engine_info, resolve_uri
-from workbook.errors import WorkbookError
+from workbook.errors import NamespaceError, WorkbookError
 
 PACKAGES = ("workbook", "pymongo", "mongoeco", "pandas", "plotly", "ipywidgets", "tqdm", "jsonschema", "jupyterlab")
 
@@ -41,6 +41,37 @@ def package_version(name: str) -> str:
         return "not installed"
 
 
+def short_database_names() -> list[str]:
+    """Every short database name the workbench creates: each dataset's shapes, design tasks', diffcheck's."""
+    from workbook.datasets.registry import DATASETS
+    from workbook.quiz.bank import all_questions
+    from workbook.shapes import SHAPE_NAMES
+
+    names = {f"{dataset}_{shape}" for dataset in DATASETS for shape in SHAPE_NAMES}
+    names |= {q.get("params", {}).get("database", "quiz") for q in all_questions().values() if q["type"] == "design"}
+    names.add("diffcheck")
+    return sorted(names, key=lambda name: (-len(name.encode()), name))
+
+
+def check_learner(report: CheckReport, learner: str | None = None) -> None:
+    """Report the learner's key and whether every database the course uses fits MongoDB's name limit."""
+    key = namespace.learner_name(learner)
+    report.lines.append(f"learner: {key!r} (databases {namespace.learner_database(learner)}*, progress file {key}.json)")
+    too_long = []
+    for name in short_database_names():
+        try:
+            namespace.database_name(name, learner=learner)
+        except NamespaceError:
+            too_long.append(f"{namespace.learner_database(learner)}_{name}")
+    longest = f"{namespace.learner_database(learner)}_{short_database_names()[0]}"
+    report.lines.append(f"longest database name: {longest} ({len(longest.encode())} of 63 bytes)")
+    if too_long:
+        report.problems.append(
+            f"learner {key!r} cannot load every shape: {', '.join(too_long)} exceed MongoDB's 63-byte database "
+            "names (set a shorter WORKBOOK_LEARNER)"
+        )
+
+
 def run_check(uri: str | None = None) -> CheckReport:
     """Check Python, packages, the engine, transactions and the database in use."""
     report = CheckReport()
@@ -52,6 +83,7 @@ def run_check(uri: str | None = None) -> CheckReport:
     for required in ("pymongo", "mongoeco", "pandas", "plotly"):
         if package_version(required) == "not installed":
             report.problems.append(f"{required} is not installed (run `make lab` or `make test`)")
+    check_learner(report)
     target = resolve_uri(uri)
     report.lines.append("configured: " + ("MONGODB_URI / argument" if target else "nothing, so the offline default"))
     try:
@@ -68,7 +100,7 @@ def run_check(uri: str | None = None) -> CheckReport:
     report.lines.append(f"transactions: {'available (one committed just now)' if tx_ok else 'not available'}")
     if info.transactions and not tx_ok:
         report.problems.append("the server reports transactions but a test transaction failed")
-    report.lines.append(f"database in use: {database} (learner {namespace.learner_name()!r})")
+    report.lines.append(f"database in use: {database}")
     return report
 
 

@@ -1,11 +1,18 @@
 """Where workbench data lives: databases named ``workbench_<learner>[_<name>]``, and nowhere else.
 
 Several learners can share one server: each gets their own databases, named after
-``WORKBOOK_LEARNER`` (default: the OS user). Learner names are reduced to ``[a-z0-9-]`` so the
+``WORKBOOK_LEARNER`` (default: the OS user). Learner names become a key in ``[a-z0-9-]`` so the
 ``_`` separator is unambiguous: ``reset()`` for ``bob`` can never touch ``bob-x``'s data.
+
+Two names give one key only when they differ in case or separators (``Ada Lovelace`` and
+``ada_lovelace`` are one learner). Any other name is transliterated for readability and given
+``--`` and a short hash of the name itself, so ``Zoë`` and ``Zoé``, or ``Иван`` and ``Ivan``, never
+share databases or a progress file. Plain keys never contain ``--``, so the two kinds cannot meet.
 
 >>> database_name("store_hybrid", learner="Ada Lovelace")
 'workbench_ada-lovelace_store_hybrid'
+>>> learner_name("Zoë"), learner_name("Zoé"), learner_name("Иван")
+('zoe--2752b8', 'zoe--33b40f', 'ivan--74f46a')
 >>> database_name(None, learner="ada")
 'workbench_ada'
 >>> shape_database_name("store", "hybrid", learner="ada")
@@ -17,8 +24,12 @@ Several learners can share one server: each gets their own databases, named afte
 from __future__ import annotations
 
 import getpass
+import hashlib
 import os
 import re
+import unicodedata
+
+from anyascii import anyascii
 
 from workbook.errors import ArgumentTypeError, NamespaceError
 from workbook.facts import MAX_DATABASE_NAME_BYTES
@@ -26,12 +37,41 @@ from workbook.facts import MAX_DATABASE_NAME_BYTES
 PREFIX = "workbench_"
 """Every database the workbench writes to starts with this."""
 
+MAX_LEARNER_BYTES = 20
+"""The longest learner key: leaves 33 bytes of MongoDB's 63 for ``_<design-task db>_<dataset>_<shape>`` (check.py
+and quiz-build verify)."""
+
+HASH_CHARS = 6
+"""Hex digits of the name's SHA-256 added to a key whenever the name does not map to it losslessly."""
+
+_PLAIN_KEY = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_HASHED_KEY = re.compile(rf"[a-z0-9]+(?:-[a-z0-9]+)*--[0-9a-f]{{{HASH_CHARS}}}")
+
 
 def learner_name(learner: str | None = None) -> str:
-    """The learner's name as used in database names: argument > ``WORKBOOK_LEARNER`` > OS user."""
-    raw = learner or os.environ.get("WORKBOOK_LEARNER") or _os_user()
-    cleaned = re.sub(r"[^a-z0-9]+", "-", raw.lower()).strip("-")
-    return cleaned or "learner"
+    """The learner's key as used in database and progress-file names: argument > ``WORKBOOK_LEARNER`` > OS user."""
+    raw = next(
+        (name for name in (learner, os.environ.get("WORKBOOK_LEARNER")) if name is not None and name.strip()),
+        None,
+    )
+    return learner_key(raw if raw is not None else _os_user())
+
+
+def learner_key(name: str) -> str:
+    """A distinct, stable ``[a-z0-9-]`` key for ``name``: readable, hashed whenever the mapping is lossy.
+
+    >>> learner_key("Grace Hopper"), learner_key("grace_hopper"), learner_key("日本語")
+    ('grace-hopper', 'grace-hopper', 'ribenyu--77710a')
+    """
+    if _HASHED_KEY.fullmatch(name) and len(name) <= MAX_LEARNER_BYTES:
+        return name  # already a key: keys map to themselves, so a key can be passed on as a learner
+    canonical = re.sub(r"[\s._-]+", "-", unicodedata.normalize("NFKC", name).casefold()).strip("-")
+    if _PLAIN_KEY.fullmatch(canonical) and len(canonical) <= MAX_LEARNER_BYTES:
+        return canonical
+    digest = hashlib.sha256(canonical.encode()).hexdigest()[:HASH_CHARS]
+    readable = re.sub(r"[^a-z0-9]+", "-", anyascii(canonical).lower()).strip("-")
+    readable = readable[: MAX_LEARNER_BYTES - HASH_CHARS - 2].rstrip("-") or "learner"
+    return f"{readable}--{digest}"
 
 
 def _os_user() -> str:
