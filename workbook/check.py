@@ -56,14 +56,15 @@ def short_database_names() -> list[str]:
 def check_learner(report: CheckReport, learner: str | None = None) -> None:
     """Report the learner's key and whether every database the course uses fits MongoDB's name limit."""
     key = namespace.learner_name(learner)
-    report.lines.append(f"learner: {key!r} (databases {namespace.learner_database(learner)}*, progress file {key}.json)")
+    base = namespace.learner_database(learner)
+    report.lines.append(f"learner: {key!r} (databases {base}*, progress file {key}.json)")
     too_long = []
     for name in short_database_names():
         try:
             namespace.database_name(name, learner=learner)
         except NamespaceError:
-            too_long.append(f"{namespace.learner_database(learner)}_{name}")
-    longest = f"{namespace.learner_database(learner)}_{short_database_names()[0]}"
+            too_long.append(f"{base}_{name}")
+    longest = f"{base}_{short_database_names()[0]}"
     report.lines.append(f"longest database name: {longest} ({len(longest.encode())} of 63 bytes)")
     if too_long:
         report.problems.append(
