@@ -10,10 +10,11 @@ import os
 import re
 import time
 from dataclasses import dataclass
+from urllib.parse import unquote_plus
 
-from pymongo import MongoClient
+from pymongo import MongoClient, uri_parser
 from pymongo.database import Database
-from pymongo.errors import ConfigurationError, PyMongoError
+from pymongo.errors import ConfigurationError, OperationFailure, PyMongoError
 
 from workbook import namespace
 from workbook.errors import ConnectionFailedError, InvalidURIError, NamespaceError
@@ -51,19 +52,122 @@ class EngineInfo:
         return f"MongoDB {self.server_version}"
 
 
+SCHEMES = ("mongodb://", "mongodb+srv://")
+"""The URI schemes pymongo accepts."""
+
+_SECRET_OPTIONS = ("password", "secret", "token", "key")  # e.g. tlsCertificateKeyFilePassword, kms keys
+_HIDDEN = "***"
+
+
+@dataclass(frozen=True)
+class _URIParts:
+    """A URI cut where pymongo cuts it (``pymongo/uri_parser_shared.py``, ``_validate_uri``)."""
+
+    scheme: str
+    user: str | None  # as written
+    password: str | None  # as written (percent-encoded)
+    rest: str  # hosts and database, as written
+    options: list[tuple[str, str]]  # (key, value) as written
+    delimiter: str
+
+
+def _split_uri(uri: str) -> _URIParts:
+    """Cut ``uri`` as pymongo does and validate each part with pymongo's public parsers (no DNS look-up).
+
+    Raises ValueError (or pymongo's InvalidURI, a ValueError too) when pymongo would not accept the URI.
+    """
+    scheme = next((s for s in SCHEMES if uri.startswith(s)), None)
+    if scheme is None:
+        raise ValueError("not a mongodb:// or mongodb+srv:// URI")
+    host_and_db, _, query = uri[len(scheme) :].partition("?")
+    host_part, slash, database = host_and_db.partition("/")
+    userinfo, at, hosts = host_part.rpartition("@")
+    user = password = None
+    if at:
+        uri_parser.parse_userinfo(userinfo)  # refuses unescaped ":", "@", "/", "?", "#", "%"
+        user, colon, password = userinfo.partition(":")
+        password = password if colon else None
+    uri_parser.split_hosts(hosts, default_port=None)
+    options: list[tuple[str, str]] = []
+    delimiter = "&"
+    if query:
+        delimiter = ";" if ";" in query and "&" not in query else "&"
+        uri_parser.split_options(query, validate=False, warn=False)
+        options = [(key, value) for key, _, value in (item.partition("=") for item in query.split(delimiter))]
+    return _URIParts(scheme, user, password, f"{hosts}{slash}{database}", options, delimiter)
+
+
+def _secret_option(key: str) -> bool:
+    return any(word in key.lower() for word in _SECRET_OPTIONS)
+
+
+def _redacted_value(key: str, value: str) -> str:
+    if key.lower() == "authmechanismproperties":  # AWS_SESSION_TOKEN:..., keep the property names
+        properties = (item.partition(":") for item in value.split(","))
+        return ",".join(f"{name}:{_HIDDEN}" if sep else _HIDDEN for name, sep, _ in properties)
+    return _HIDDEN if _secret_option(key) else value
+
+
 def redact_uri(uri: str) -> str:
-    """Hide the password (and any *password= option) in a MongoDB URI.
+    """The URI with every secret hidden (password, secret options); only the scheme if pymongo cannot parse it.
 
     >>> redact_uri("mongodb://ada:s3cret@db.example:27017/?authSource=admin")
     'mongodb://ada:***@db.example:27017/?authSource=admin'
     >>> redact_uri("mongodb+srv://ada:p%40ss@cluster0.example/?tlsCertificateKeyFilePassword=x")
     'mongodb+srv://ada:***@cluster0.example/?tlsCertificateKeyFilePassword=***'
+    >>> redact_uri("mongodb://ada:pa/ss@db.example"), redact_uri("ada:s3cret@db.example")
+    ('mongodb://*** (not a valid URI, hidden)', '*** (not a mongodb:// URI, hidden)')
     """
-    authority = re.match(r"^([^:/?#]+://)([^/?#]*)@", uri)  # greedy: up to the last "@"
-    if authority and ":" in authority.group(2):
-        user = authority.group(2).split(":", 1)[0]
-        uri = f"{authority.group(1)}{user}:***@{uri[authority.end() :]}"
-    return re.sub(r"((?i:password)=)[^&]*", r"\1***", uri)
+    try:
+        parts = _split_uri(uri)
+    except (ValueError, PyMongoError):
+        scheme = next((s for s in SCHEMES if uri.startswith(s)), None)
+        return f"{scheme}{_HIDDEN} (not a valid URI, hidden)" if scheme else f"{_HIDDEN} (not a mongodb:// URI, hidden)"
+    user = "" if parts.user is None else parts.user + (f":{_HIDDEN}" if parts.password is not None else "") + "@"
+    query = parts.delimiter.join(f"{key}={_redacted_value(key, value)}" for key, value in parts.options)
+    return f"{parts.scheme}{user}{parts.rest}" + (f"?{query}" if parts.options else "")
+
+
+def _secrets(uri: str) -> set[str]:
+    """Every secret in ``uri``, as written and decoded; for a URI pymongo cannot parse, every piece of it."""
+    try:
+        parts = _split_uri(uri)
+    except (ValueError, PyMongoError):
+        after_scheme = uri.split("://", 1)[-1]
+        found = {uri, after_scheme, *re.split(r"[@/?#&=,;]", after_scheme), *re.split(r"[:@/?#&=,;]", after_scheme)}
+    else:
+        found = {uri} | ({parts.password} if parts.password else set())
+        for key, value in parts.options:
+            if key.lower() == "authmechanismproperties":
+                found |= {p.partition(":")[2] for p in value.split(",")}
+            elif _secret_option(key):
+                found.add(value)
+    found |= {unquote_plus(secret) for secret in found}
+    found.discard("")
+    return found
+
+
+def scrub(text: str, uri: str) -> str:
+    """``text`` (an error message) with every secret of ``uri`` replaced by ``***``.
+
+    Secrets are hidden wherever they appear, and so is any quoted literal holding one (pymongo
+    quotes the pieces of input it complains about); for a URI pymongo cannot parse, every piece
+    of the URI counts as a secret.
+
+    >>> scrub("Port must be an integer: 'pa'", "mongodb://ada:pa/ss@db.example")
+    'Port must be an integer: ***'
+    """
+    secrets = _secrets(uri)
+
+    def quoted(match: re.Match[str]) -> str:
+        inside = match.group(2)
+        return _HIDDEN if inside in secrets or any(secret in inside for secret in secrets) else match.group(0)
+
+    text = re.sub(r"(['\"])(.*?)\1", quoted, text)
+    for secret in sorted(secrets, key=len, reverse=True):
+        if len(secret) >= 3:
+            text = text.replace(secret, _HIDDEN)
+    return text
 
 
 def resolve_uri(uri: str | None = None) -> str | None:
@@ -116,6 +220,11 @@ def _server_client(uri: str) -> MongoClient:
         "start the course's server with `docker compose up -d` (then use "
         f"{COMPOSE_URI}), check the URI, or unset MONGODB_URI to use the offline default"
     )
+    if not uri.startswith(SCHEMES):  # pymongo would take it as a host list and quote it back in errors
+        raise InvalidURIError(
+            f"The MongoDB URI {shown} does not start with mongodb:// or mongodb+srv://.",
+            fix=f"check the URI: write it in full, e.g. {COMPOSE_URI}, or unset MONGODB_URI for the offline default.",
+        )
     started = time.monotonic()
     try:
         client: MongoClient = MongoClient(
@@ -126,29 +235,25 @@ def _server_client(uri: str) -> MongoClient:
             event_listeners=[COMMANDS],
         )
     except (ConfigurationError, ValueError, TypeError) as error:  # InvalidURI is a ConfigurationError
-        raise InvalidURIError(f"The MongoDB URI {shown} cannot be used: {_redacted(error, uri)}", fix=fixes) from None
+        raise InvalidURIError(f"The MongoDB URI {shown} cannot be used: {scrub(str(error), uri)}", fix=fixes) from None
     try:
         client.admin.command("ping")
+    except OperationFailure as error:
+        client.close()
+        raise ConnectionFailedError(
+            f"MongoDB at {shown} refused the login: {scrub(str(error), uri)}",
+            fix="Check the user name and password; percent-encode special characters in them "
+            "(urllib.parse.quote_plus), or unset MONGODB_URI to use the offline default.",
+        ) from None
     except PyMongoError as error:
         client.close()
         waited = time.monotonic() - started
-        reason = re.split(r" \(configured timeouts|, Timeout:| Topology Description", _redacted(error, uri))[0]
+        reason = re.split(r" \(configured timeouts|, Timeout:| Topology Description", scrub(str(error), uri))[0]
         raise ConnectionFailedError(
             f"Could not reach MongoDB at {shown} (tried for {waited:.1f} s): {reason}",
             fix=fixes,
         ) from None
     return client
-
-
-def _redacted(error: Exception, uri: str) -> str:
-    """An error's message with any password from ``uri`` masked."""
-    text = str(error)
-    authority = re.match(r"^[^:/?#]+://([^/?#]*)@", uri)
-    if authority and ":" in authority.group(1):
-        password = authority.group(1).split(":", 1)[1]
-        if password:
-            text = text.replace(password, "***")
-    return text
 
 
 _infos: dict[int, EngineInfo] = {}
