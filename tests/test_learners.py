@@ -14,10 +14,36 @@ from workbook.quiz.progress import Progress
 
 # Names a workshop of 30 will bring: accents, Cyrillic, CJK, case and separator variants, long ones.
 NAMES = [
-    "Иван", "Мария", "日本語", "Zoë", "Zoé", "Zoe", "Ørsted", "Orsted", "İsmail", "Ismail", "José", "Jose",
-    "Ada Lovelace", "Ada Lovelace Byron King, Countess of Lovelace",  # 45 characters
-    "Σωκράτης", "محمد", "李小龙", "김민준", "Nguyễn Văn A", "Nguyen Van A", "Đorđe", "Ñandú", "straße", "łukasz",
-    "a" * 24, "a" * 25, "bob", "bob-x", "---", "😀",
+    "Иван",
+    "Мария",
+    "日本語",
+    "Zoë",
+    "Zoé",
+    "Zoe",
+    "Ørsted",
+    "Orsted",
+    "İsmail",
+    "Ismail",
+    "José",
+    "Jose",
+    "Ada Lovelace",
+    "Ada Lovelace Byron King, Countess of Lovelace",  # 45 characters
+    "Σωκράτης",
+    "محمد",
+    "李小龙",
+    "김민준",
+    "Nguyễn Văn A",
+    "Nguyen Van A",
+    "Đorđe",
+    "Ñandú",
+    "straße",
+    "łukasz",
+    "a" * 24,
+    "a" * 25,
+    "bob",
+    "bob-x",
+    "---",
+    "😀",
 ]
 
 

@@ -115,7 +115,11 @@ class DiffcheckNeedsServerError(WorkbookError):
 
 
 class ProgressFileError(WorkbookError, ValueError):
-    """Raised when a progress file exists but cannot be read as one."""
+    """Raised when a progress file exists but cannot be read as one, or cannot be saved."""
+
+
+class ProgressFileWarning(UserWarning):
+    """Warned when an unreadable progress file is moved aside and a new one started, or a save failed."""
 
 
 class QuizFileError(WorkbookError, ValueError):

@@ -12,11 +12,13 @@ Nothing happens at import: the bank is read on first use.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
+from workbook.errors import WorkbookError
 from workbook.quiz.bank import all_questions, question
 from workbook.quiz.grading import Result, grade
-from workbook.quiz.progress import Progress
+from workbook.quiz.progress import Progress, ProgressFileWarning
 
 if TYPE_CHECKING:
     from pymongo.database import Database
@@ -63,7 +65,10 @@ def check(
         db = task_database(question_id)
     result = grade(asked, answer, db)
     if record:
-        _record(learner)(result)
+        try:
+            _record(learner)(result)
+        except (OSError, WorkbookError) as error:  # the grade still counts for the learner reading it
+            warnings.warn(f"Progress not saved: {error}", ProgressFileWarning, stacklevel=2)
     return result
 
 

@@ -1,9 +1,16 @@
-"""A learner's progress: one JSON file per learner, rewritten atomically after every attempt.
+"""A learner's progress: one JSON file per learner, merged and rewritten atomically after every attempt.
 
 The file lives in ``WORKBOOK_PROGRESS_DIR`` (default ``~/.workbook/progress``), named after the
-learner (``workbook.namespace.learner_name()``). It is a file, so it survives kernel restarts;
-it is replaced atomically (temporary file in the same folder, fsync, ``os.replace``), so a crash
-mid-write leaves the previous version whole.
+learner's key (``workbook.namespace.learner_name()``). It is a file, so it survives kernel restarts.
+
+- Atomic: written to a temporary file in the same folder, fsync-ed, then ``os.replace``-d, so a
+  crash mid-write leaves the previous version whole.
+- Locked and merged: an attempt is recorded while holding ``<file>.lock`` (``filelock``), on top of
+  the file as it is on disk at that moment, so two kernels or processes answering for one learner
+  never lose each other's attempts.
+- Never silently rewritten: a file that cannot be read as this format (not UTF-8, not JSON, wrong
+  types, a newer ``format``) is moved aside to ``<file>.unreadable-<time>`` with a warning that
+  says where, and a new file is started.
 """
 
 from __future__ import annotations
@@ -11,12 +18,18 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbook.errors import ProgressFileError
+import filelock
+import jsonschema
+
+from workbook.errors import ProgressFileError, ProgressFileWarning
 from workbook.namespace import learner_name
 
 if TYPE_CHECKING:
@@ -24,6 +37,32 @@ if TYPE_CHECKING:
 
 FORMAT = 1
 """Version of the progress file's layout."""
+
+LOCK_TIMEOUT_S = 10.0
+"""How long a save waits for another process's save of the same file before giving up."""
+
+_ENTRY = {
+    "type": "object",
+    "required": ["attempts", "correct", "solved"],
+    "properties": {
+        "attempts": {"type": "integer", "minimum": 0},
+        "correct": {"type": "integer", "minimum": 0},
+        "solved": {"type": "boolean"},
+        "solved_at_attempt": {"type": ["integer", "null"], "minimum": 1},
+        "first_attempt": {"type": "string"},
+        "last_attempt": {"type": "string"},
+    },
+}
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["questions"],
+    "properties": {
+        "format": {"const": FORMAT},
+        "learner": {"type": "string"},
+        "questions": {"type": "object", "additionalProperties": _ENTRY},
+    },
+}
+"""What a progress file holds (JSON Schema): checked on every read."""
 
 
 
@@ -60,16 +99,83 @@ def write_atomically(path: Path, document: Any) -> None:
 
 
 def read_progress_file(path: Path) -> dict[str, Any]:
-    """A progress file's contents (learner and per-question counts)."""
+    """A progress file's contents (learner and per-question counts), checked against :data:`SCHEMA`."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
+        document = json.loads(path.read_bytes().decode("utf-8"))
+    except OSError as error:
+        raise ProgressFileError(f"{path} cannot be read ({error.strerror}).", fix="Check its permissions.") from None
+    except UnicodeDecodeError as error:
         raise ProgressFileError(
-            f"{path} is not a readable progress file ({error}).", fix="Move it aside; a new one is started."
+            f"{path} is not a progress file: not UTF-8 text (byte {error.start}).", fix="Move it aside."
         ) from None
-    if not isinstance(document, dict) or not isinstance(document.get("questions"), dict):
-        raise ProgressFileError(f"{path} is not a progress file (no 'questions').", fix="Move it aside.")
-    return document
+    except json.JSONDecodeError as error:
+        raise ProgressFileError(
+            f"{path} is not a progress file: not JSON ({error.msg}, line {error.lineno}).", fix="Move it aside."
+        ) from None
+    if isinstance(document, dict) and document.get("format", FORMAT) != FORMAT:
+        raise ProgressFileError(
+            f"{path} has format {document.get('format')!r}; this workbook reads format {FORMAT}.",
+            fix="Upgrade the workbook (it was written by another version), or move the file aside.",
+        )
+    problem = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(SCHEMA).iter_errors(document))
+    if problem is not None:
+        where = "/".join(str(step) for step in problem.absolute_path) or "(top level)"
+        raise ProgressFileError(f"{path} is not a progress file: at {where}, {problem.message}.", fix="Move it aside.")
+    return dict(document)
+
+
+def move_aside(path: Path, reason: str) -> Path:
+    """Rename an unreadable progress file to ``<name>.unreadable-<time>`` and warn where it went."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    aside = path.with_name(f"{path.name}.unreadable-{stamp}")
+    os.replace(path, aside)
+    warnings.warn(
+        f"{reason} It was moved aside to {aside} and a new progress file is started at {path}.",
+        ProgressFileWarning,
+        stacklevel=3,
+    )
+    return aside
+
+
+def _read_or_move_aside(path: Path) -> dict[str, dict[str, Any]]:
+    """The questions in ``path`` (empty when missing); an unreadable file is moved aside (hold the lock)."""
+    if not path.exists():
+        return {}
+    try:
+        return dict(read_progress_file(path)["questions"])
+    except ProgressFileError as error:
+        if not path.exists() or not os.access(path, os.R_OK):
+            raise
+        move_aside(path, error.message)
+        return {}
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold ``<path>.lock`` (one writer at a time, across processes); clean up dead temporary files."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = filelock.FileLock(path.with_name(path.name + ".lock"), timeout=LOCK_TIMEOUT_S)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        raise ProgressFileError(
+            f"{path} is being saved by another process for more than {LOCK_TIMEOUT_S:.0f} s.",
+            fix="Try again; if it persists, close the other notebook answering as this learner.",
+        ) from None
+    try:
+        for leftover in path.parent.glob(f".{path.name}.*.tmp"):  # no writer is alive while we hold the lock
+            leftover.unlink(missing_ok=True)
+        yield
+    finally:
+        lock.release()
+
+
+def _merge(mine: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
+    """One question's entry from two copies: the one with more attempts (ties: the later one)."""
+    if not mine:
+        return theirs
+    key = (mine.get("attempts", 0), mine.get("last_attempt") or "")
+    return mine if key >= (theirs.get("attempts", 0), theirs.get("last_attempt") or "") else theirs
 
 
 @dataclass
@@ -80,35 +186,51 @@ class Progress:
     path: Path | None = None
     questions: dict[str, dict[str, Any]] = field(default_factory=dict)
 
+    @property
+    def file(self) -> Path:
+        """The progress file this object reads and writes."""
+        return self.path or progress_path(self.learner)
+
     @classmethod
     def load(cls, learner: str | None = None, path: Path | str | None = None) -> Progress:
-        """The learner's progress as saved (empty if they have not answered anything yet)."""
+        """The learner's progress as saved (empty if none; an unreadable file is moved aside with a warning)."""
         name = learner_name(learner)
         target = Path(path) if path is not None else progress_path(name)
         progress = cls(name, target)
-        if target.exists():
-            progress.questions = read_progress_file(target)["questions"]
+        try:  # writes are atomic: reading needs no lock
+            progress.questions = dict(read_progress_file(target)["questions"]) if target.exists() else {}
+        except ProgressFileError:
+            with _locked(target):  # move it aside only while no one else is writing it
+                progress.questions = _read_or_move_aside(target)
         return progress
 
     def record(self, question_id: str, correct: bool) -> dict[str, Any]:
-        """Count one attempt and save; returns the question's updated entry."""
-        now = _now()
-        entry = self.questions.setdefault(
-            question_id, {"attempts": 0, "correct": 0, "solved": False, "first_attempt": now}
-        )
-        entry["attempts"] += 1
-        entry["correct"] += int(bool(correct))
-        if correct and not entry["solved"]:
-            entry["solved"] = True
-            entry["solved_at_attempt"] = entry["attempts"]
-        entry["last_attempt"] = now
-        self.save()
+        """Count one attempt on top of the file as saved now, and save; returns the question's entry."""
+        with _locked(self.file):
+            self.questions = _read_or_move_aside(self.file)
+            now = _now()
+            entry = self.questions.setdefault(
+                question_id, {"attempts": 0, "correct": 0, "solved": False, "first_attempt": now}
+            )
+            entry["attempts"] += 1
+            entry["correct"] += int(bool(correct))
+            if correct and not entry["solved"]:
+                entry["solved"] = True
+                entry["solved_at_attempt"] = entry["attempts"]
+            entry["last_attempt"] = now
+            self._write()
         return entry
 
     def save(self) -> None:
-        """Write the progress file atomically."""
-        target = self.path or progress_path(self.learner)
-        write_atomically(target, {"format": FORMAT, "learner": self.learner, "questions": self.questions})
+        """Write the progress file atomically, merged with what other processes saved meanwhile."""
+        with _locked(self.file):
+            saved = _read_or_move_aside(self.file)
+            for question_id, entry in saved.items():
+                self.questions[question_id] = _merge(self.questions.get(question_id, {}), entry)
+            self._write()
+
+    def _write(self) -> None:
+        write_atomically(self.file, {"format": FORMAT, "learner": self.learner, "questions": self.questions})
 
     def to_frame(self) -> pd.DataFrame:
         """One row per question: attempts, correct attempts, solved, on which attempt."""
@@ -121,13 +243,12 @@ class Progress:
 
     def summary(self) -> str:
         """A few lines for the terminal: totals, then one line per question."""
-        where = self.path or progress_path(self.learner)
         if not self.questions:
-            return f"{self.learner}: no answers recorded yet ({where})."
+            return f"{self.learner}: no answers recorded yet ({self.file})."
         solved = sum(e["solved"] for e in self.questions.values())
         attempts = sum(e["attempts"] for e in self.questions.values())
         lines = [
-            f"{self.learner}: {solved} of {len(self.questions)} questions solved, {attempts} attempts ({where})",
+            f"{self.learner}: {solved} of {len(self.questions)} questions solved, {attempts} attempts ({self.file})",
             "",
             self.to_frame().fillna("").to_string(),
         ]

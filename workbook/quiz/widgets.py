@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -121,14 +122,23 @@ class QuestionWidget(widgets.VBox):
         except WorkbookError as error:
             self.feedback.value = _box("#8a5a00", "⚠", html.escape(error.message))
             return
+        except Exception as error:  # a button that silently does nothing is worse than any message
+            self.feedback.value = _box(
+                "#8a5a00", "⚠ Could not grade this answer", html.escape(f"{type(error).__name__}: {error}")
+            )
+            return
         self.attempts += 1
         self.result = result
         note = ""
         if self._record is not None:
             try:
-                self._record(result)
-            except (OSError, WorkbookError) as error:
-                note = f"<br><i>Progress not saved: {html.escape(str(error))}</i>"
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    self._record(result)
+                note = "".join(f"<br><i>{html.escape(str(w.message))}</i>" for w in caught)
+            except Exception as error:  # the grade is shown whatever went wrong with saving it
+                text = error.message if isinstance(error, WorkbookError) else f"{type(error).__name__}: {error}"
+                note = f"<br><i>Progress not saved: {html.escape(text)}</i>"
         colour, mark = ("#1b5e20", "✓ Correct") if result.correct else ("#8a1c1c", "✗ Not yet")
         body = html.escape(result.feedback).replace("\n", "<br>")
         attempt = f"<span style='color:#666'> (attempt {self.attempts})</span>"
