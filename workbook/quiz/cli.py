@@ -14,8 +14,10 @@ def add_quiz_commands(commands: argparse._SubParsersAction) -> None:
     progress.add_argument("--learner", help="whose progress (default: WORKBOOK_LEARNER, else the OS user)")
     report = commands.add_parser("class-report", help="merge a folder of learners' progress files into a report")
     report.add_argument("folder", help="folder holding the learners' <name>.json progress files")
-    report.add_argument("--out", help="write the report as CSV here")
-    report.add_argument("--chart", help="write a bar chart of %% solved per question here (PNG)")
+    report.add_argument("--out", help="write the report as CSV here (a folder gets class-report.csv)")
+    report.add_argument(
+        "--chart", help="write a bar chart of %% solved per question here: .html works everywhere, .png needs Chromium"
+    )
     build = commands.add_parser("quiz-build", help="turn a plaintext answer file into a hashed question bank")
     build.add_argument("answers_file", help="the instructor's answer file (YAML or JSON), kept outside the repository")
     build.add_argument("--out", required=True, help="the bank file to write, e.g. workbook/quiz/questions/NAME.json")
@@ -29,15 +31,22 @@ def run_quiz_command(args: argparse.Namespace) -> int:
         print(Progress.load(args.learner).summary())
         return 0
     if args.command == "class-report":
-        from workbook.quiz.report import write_class_report
+        from workbook.quiz.report import output_path, write_class_report
 
-        report, skipped = write_class_report(args.folder, args.out, args.chart)
+        written = [
+            (label, output_path(path, name))
+            for label, path, name in (
+                ("report", args.out, "class-report.csv"),
+                ("chart", args.chart, "class-report.png"),
+            )
+            if path
+        ]
+        report, notes = write_class_report(args.folder, args.out, args.chart)
         print(report.to_string(index=False) if len(report) else f"No progress recorded in {args.folder}.")
-        for problem in skipped:
-            print(f"skipped: {problem}", file=sys.stderr)
-        for label, path in (("report", args.out), ("chart", args.chart)):
-            if path:
-                print(f"{label}: {path}")
+        for note in notes:
+            print(note, file=sys.stderr)
+        for label, path in written:
+            print(f"{label}: {path}")
         return 0
     from workbook.quiz.authoring import build_bank
 
