@@ -8,15 +8,21 @@ question's salt from the existing bank file, so an unchanged question gives an u
 from __future__ import annotations
 
 import json
+import math
+import os
 import string
+import tempfile
+from collections.abc import Hashable
 from decimal import Decimal
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from workbook.errors import NamespaceError, UnknownChoiceError
+from workbook.namespace import MAX_LEARNER_BYTES, database_name, learner_key
 from workbook.quiz import hashing
-from workbook.quiz.bank import bank_schema, read_bank
+from workbook.quiz.bank import QUESTIONS_DIR, bank_files, bank_schema, read_bank
 from workbook.quiz.lines import QuizFileError, check_schema, line_of, read_document
 
 
@@ -126,7 +132,8 @@ class _Builder:
         elif tolerance > 0:
             step = tolerance
         else:  # the answer's own last decimal place: 16 -> 1, 2.5 -> 0.1
-            step = Decimal(1).scaleb(min(0, int(answer.as_tuple().exponent)))  # finite: the exponent is a number
+            exponent = answer.as_tuple().exponent  # an int: to_decimal() accepts finite numbers only
+            step = Decimal(1).scaleb(min(0, exponent if isinstance(exponent, int) else 0))
         if step <= 0:
             raise self.fail([*at, "step"], "the step must be greater than 0")
         try:
@@ -136,6 +143,19 @@ class _Builder:
         return step, tolerance
 
     def design(self, question: dict[str, Any], base: dict[str, Any], at: list[str | int]) -> dict[str, Any]:
+        from workbook.quiz.design import CHECKERS, SETUPS
+
+        if question["checker"] not in CHECKERS:
+            error = UnknownChoiceError("design-task checker", question["checker"], CHECKERS)
+            raise self.fail([*at, "checker"], error.message)
+        setup = question.get("setup", {}).get("name")
+        if setup is not None and setup not in SETUPS:
+            raise self.fail([*at, "setup", "name"], UnknownChoiceError("design-task setup", setup, SETUPS).message)
+        database = question["params"].get("database", "quiz")
+        try:  # the same checks connect() makes, for the longest learner key there can be
+            database_name(str(database), learner=learner_key("x" * (MAX_LEARNER_BYTES + 1)))
+        except NamespaceError as error:
+            raise self.fail([*at, "params", "database"], error.message) from None
         built = {**base, "checker": question["checker"], "params": question["params"]}
         if "setup" in question:
             built["setup"] = question["setup"]
@@ -147,6 +167,77 @@ class _Builder:
                     )
             built["options"] = [{"id": o["id"], "text": o["text"]} for o in self.options(question, at)]
         return built
+
+
+def _strict_yaml_loader() -> type:
+    """PyYAML's safe loader, refusing a key repeated in one mapping (PyYAML keeps the last one silently)."""
+    import yaml
+
+    class StrictLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if isinstance(key, Hashable) and key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"the key {key!r} appears twice (first on line {seen[key]})", key_node.start_mark
+                    )
+                if isinstance(key, Hashable):
+                    seen[key] = key_node.start_mark.line + 1
+            return super().construct_mapping(node, deep)
+
+    return StrictLoader
+
+
+def _non_finite(value: Any, at: list[str | int]) -> list[str | int] | None:
+    """The path to the first infinite or NaN number in ``value``, if any."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return at
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _non_finite(item, [*at, key])
+        if found is not None:
+            return found
+    return None
+
+
+def read_answer_file(path: Path) -> tuple[Any, str]:
+    """Parse an answer file strictly: UTF-8 text, no key twice in one mapping, no infinite or NaN number."""
+    import yaml
+
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise QuizFileError(path, None, f"cannot be read ({error.strerror})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise QuizFileError(
+            path, line, f"is not UTF-8 text (byte {error.start})", fix="Save the file as UTF-8."
+        ) from None
+    try:  # JSON is YAML: one strict loader finds repeated keys, with their line, in both formats
+        strict = yaml.load(text, Loader=_strict_yaml_loader())  # noqa: S506 - a SafeLoader subclass
+    except yaml.constructor.ConstructorError as error:
+        mark = error.problem_mark
+        raise QuizFileError(path, mark.line + 1 if mark else None, str(error.problem)) from None
+    except yaml.YAMLError:
+        strict = None  # not YAML-readable JSON (e.g. tabs): the format's own parser below says why
+    document, text = read_document(path)
+    del strict  # same content as ``document`` once it parsed; only its repeated-key check was needed
+    where = _non_finite(document, [])
+    if where is not None:
+        shown = "/".join(map(str, where))
+        raise QuizFileError(
+            path, line_of(text, where), f"at {shown}: {_lookup(document, where)} is not a finite number"
+        )
+    return document, text
+
+
+def _lookup(document: Any, at: list[str | int]) -> Any:
+    for step in at:
+        document = document[step]
+    return document
 
 
 def _number(value: Decimal) -> int | float:
@@ -165,13 +256,54 @@ def _existing_salts(out: Path | None) -> dict[str, str]:
 def build_bank(answers_file: Path | str, out: Path | str | None = None) -> dict[str, Any]:
     """The hashed bank for a plaintext answer file; written to ``out`` (and re-validated) if given."""
     path = Path(answers_file)
-    document, text = read_document(path)
+    document, text = read_answer_file(path)
     check_schema(path, document, text, answers_schema(), fix="See workbook/quiz/answers_schema.json.")
     target = Path(out) if out is not None else None
     bank = _Builder(path, text, _existing_salts(target)).build(document)
     check_schema(path, bank, json.dumps(bank, indent=2), bank_schema())
+    _check_ids_are_new(path, text, bank, target)
     if target is not None:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(bank, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        read_bank(target)  # design checkers and setups must exist
+        _write_validated(target, bank)
     return bank
+
+
+def _other_banks(target: Path | None) -> list[Path]:
+    """The bank files a new bank must not share an id with: the package's and its neighbours, not itself."""
+    folders = {QUESTIONS_DIR.resolve()} | ({target.parent.resolve()} if target is not None else set())
+    found = {file.resolve() for folder in folders for file in bank_files(folder)}
+    return sorted(found - ({target.resolve()} if target is not None else set()))
+
+
+def _check_ids_are_new(path: Path, text: str, bank: dict[str, Any], target: Path | None) -> None:
+    """Refuse a question id already used by another bank: ids are global (``show("reading-1")``)."""
+    ids = {question["id"]: index for index, question in enumerate(bank["questions"])}
+    for other in _other_banks(target):
+        if other == path.resolve():
+            continue
+        try:
+            document = read_document(other)[0]
+            if not isinstance(document, dict) or "hashing" not in document:
+                continue  # not a bank (an answer file, say)
+            taken = {question["id"] for question in document.get("questions", [])}
+        except (QuizFileError, UnicodeDecodeError, AttributeError, TypeError, KeyError):
+            continue  # a broken neighbour is reported when it is read, not here
+        for question_id in sorted(taken & set(ids)):
+            raise QuizFileError(
+                path,
+                line_of(text, ["questions", ids[question_id], "id"]),
+                f"question id {question_id!r} is already used in {other}",
+                fix="Question ids are global across banks: choose another id.",
+            )
+
+
+def _write_validated(target: Path, bank: dict[str, Any]) -> None:
+    """Write the bank next to ``target``, read it back as a bank, and only then replace ``target``."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".json", dir=target.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(json.dumps(bank, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+        read_bank(temporary)  # the same check every quiz runs on it
+        os.replace(temporary, target)
+    finally:
+        Path(temporary).unlink(missing_ok=True)

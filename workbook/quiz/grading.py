@@ -10,6 +10,7 @@ import html
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from pymongo.database import Database
@@ -105,19 +106,47 @@ def grade_many(question: Mapping[str, Any], answer: Any) -> Result:
     return Result(question["id"], correct, "\n".join(lines), chosen)
 
 
+MAX_ANSWER = Decimal(10) ** 15
+"""Numeric answers are compared up to this size: every quantity in the course is far smaller."""
+
+MAX_ANSWER_CHARS = 64
+"""A numeric answer longer than this is not read (a 5,000-digit paste is a mistake, not an answer)."""
+
+
+def _shown(answer: Any) -> str:
+    text = repr(answer)
+    return text if len(text) <= 40 else f"{text[:30]}... ({len(str(answer))} characters)"
+
+
 def parse_number(question: Mapping[str, Any], answer: Any) -> str:
-    """A numeric answer as a decimal string; a trailing unit (the question's) is allowed."""
+    """A numeric answer as a decimal string; a trailing unit (the question's) is allowed.
+
+    >>> parse_number({"id": "q", "unit": "MiB", "step": 0.1}, " 2.5 MiB")
+    '2.5'
+    """
     text = str(answer).strip()
     unit = question.get("unit", "")
     if unit and text.lower().endswith(unit.lower()):
         text = text[: -len(unit)].strip()
+    shown = f" in {unit}" if unit else ""
     try:
-        hashing.to_decimal(text)
+        value = hashing.to_decimal(text) if len(text) <= MAX_ANSWER_CHARS else None
     except ValueError:
-        shown = f" in {unit}" if unit else ""
         raise AnswerError(
-            f"{question['id']} takes a number{shown}, not {answer!r}.", fix="Pass e.g. 3 or 2.5."
+            f"{question['id']} takes a number{shown}, not {_shown(answer)}.", fix="Pass e.g. 3 or 2.5."
         ) from None
+    try:
+        in_range = value is not None and abs(value) <= MAX_ANSWER
+        if in_range:
+            hashing.grid_cell(text, question.get("step", 1))  # the grid must hold it too
+    except (ArithmeticError, ValueError):  # decimal.InvalidOperation and friends
+        in_range = False
+    if not in_range:
+        raise AnswerError(
+            f"{question['id']} takes a number in range (at most {MAX_ANSWER:,.0f} either way){shown}: "
+            f"{_shown(answer)} is not one.",
+            fix="Type the number as a plain decimal, e.g. 3 or 2.5.",
+        )
     return text
 
 
