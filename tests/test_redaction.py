@@ -123,6 +123,7 @@ def test_a_uri_without_a_scheme_is_refused_clearly():
         workbook.connect("ada:Zq9Kw7Xv5@localhost:27017", quiet=True)
 
 
+@pytest.mark.filterwarnings("ignore:Unknown option:UserWarning")  # the secret option is unknown on purpose
 def test_banner_and_check_show_a_real_servers_uri_redacted(host, monkeypatch, capsys):
     """A server that is not the offline default is described with its URI: redacted."""
     from workbook import check
