@@ -114,6 +114,10 @@ def test_design_task_databases_fit_for_every_learner():
             database = question.get("params", {}).get("database", "quiz")
             assert database in check.short_database_names()
             namespace.database_name(database, learner=longest_key)
+            for shape in check.shape_suffixes():  # a task may load a shape inside its database
+                namespace.shape_database_name(
+                    *shape.split("_"), within=f"workbench_{longest_key}_{database}", learner=longest_key
+                )
 
 
 def test_a_key_is_its_own_key():

@@ -41,15 +41,26 @@ def package_version(name: str) -> str:
         return "not installed"
 
 
-def short_database_names() -> list[str]:
-    """Every short database name the workbench creates: each dataset's shapes, design tasks', diffcheck's."""
+def shape_suffixes() -> list[str]:
+    """``<dataset>_<shape>`` for every dataset and shape: the short names of shape databases, longest first."""
     from workbook.datasets.registry import DATASETS
-    from workbook.quiz.bank import all_questions
     from workbook.shapes import SHAPE_NAMES
 
     names = {f"{dataset}_{shape}" for dataset in DATASETS for shape in SHAPE_NAMES}
-    names |= {q.get("params", {}).get("database", "quiz") for q in all_questions().values() if q["type"] == "design"}
-    names.add("diffcheck")
+    return sorted(names, key=lambda name: (-len(name.encode()), name))
+
+
+def short_database_names() -> list[str]:
+    """Every short database name the workbench may create, longest first.
+
+    Each dataset's shapes, each design task's database and any shape a task loads inside it
+    (``namespace.shape_database_name(within=...)``), and diffcheck's.
+    """
+    from workbook.quiz.bank import all_questions
+
+    shapes = shape_suffixes()
+    tasks = {q.get("params", {}).get("database", "quiz") for q in all_questions().values() if q["type"] == "design"}
+    names = {*shapes, *tasks, "diffcheck"} | {f"{task}_{shape}" for task in tasks for shape in shapes}
     return sorted(names, key=lambda name: (-len(name.encode()), name))
 
 

@@ -143,6 +143,7 @@ class _Builder:
         return step, tolerance
 
     def design(self, question: dict[str, Any], base: dict[str, Any], at: list[str | int]) -> dict[str, Any]:
+        from workbook.check import shape_suffixes
         from workbook.quiz.design import CHECKERS, SETUPS
 
         if question["checker"] not in CHECKERS:
@@ -151,9 +152,11 @@ class _Builder:
         setup = question.get("setup", {}).get("name")
         if setup is not None and setup not in SETUPS:
             raise self.fail([*at, "setup", "name"], UnknownChoiceError("design-task setup", setup, SETUPS).message)
-        database = question["params"].get("database", "quiz")
-        try:  # the same checks connect() makes, for the longest learner key there can be
-            database_name(str(database), learner=learner_key("x" * (MAX_LEARNER_BYTES + 1)))
+        database = str(question["params"].get("database", "quiz"))
+        longest_learner = learner_key("x" * (MAX_LEARNER_BYTES + 1))
+        try:  # connect()'s checks, for the longest learner key and the longest shape a task may load inside
+            database_name(database, learner=longest_learner)
+            database_name(f"{database}_{shape_suffixes()[0]}", learner=longest_learner)
         except NamespaceError as error:
             raise self.fail([*at, "params", "database"], error.message) from None
         built = {**base, "checker": question["checker"], "params": question["params"]}
