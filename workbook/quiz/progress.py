@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +66,10 @@ SCHEMA: dict[str, Any] = {
 """What a progress file holds (JSON Schema): checked on every read."""
 
 
+@cache
+def _validator() -> jsonschema.Draft202012Validator:
+    """:data:`SCHEMA`'s validator, built once."""
+    return jsonschema.Draft202012Validator(SCHEMA)
 
 
 def progress_dir() -> Path:
@@ -117,7 +122,7 @@ def read_progress_file(path: Path) -> dict[str, Any]:
             f"{path} has format {document.get('format')!r}; this workbook reads format {FORMAT}.",
             fix="Upgrade the workbook (it was written by another version), or move the file aside.",
         )
-    problem = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(SCHEMA).iter_errors(document))
+    problem = jsonschema.exceptions.best_match(_validator().iter_errors(document))
     if problem is not None:
         where = "/".join(str(step) for step in problem.absolute_path) or "(top level)"
         raise ProgressFileError(f"{path} is not a progress file: at {where}, {problem.message}.", fix="Move it aside.")
@@ -154,7 +159,7 @@ def _read_or_move_aside(path: Path) -> dict[str, dict[str, Any]]:
 def _locked(path: Path) -> Iterator[None]:
     """Hold ``<path>.lock`` (one writer at a time, across processes); clean up dead temporary files."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    lock = filelock.FileLock(path.with_name(path.name + ".lock"), timeout=LOCK_TIMEOUT_S)
+    lock = filelock.FileLock(path.with_name(path.name + ".lock"), timeout=LOCK_TIMEOUT_S, poll_interval=0.005)
     try:
         lock.acquire()
     except filelock.Timeout:
