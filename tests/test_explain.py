@@ -18,8 +18,8 @@ from pymongo.database import Database
 
 import workbook
 from workbook.errors import WorkbookError
-from workbook.explain import (
-    MODELLED_LABEL,
+from workbook.explain_draw import plan_layout
+from workbook.explaining import (
     Explain,
     ExplainError,
     draw_plan,
@@ -28,7 +28,7 @@ from workbook.explain import (
     normalise_server_explain,
     summarize,
 )
-from workbook.explain_draw import plan_layout
+from workbook.planner import MODELLED_LABEL
 
 DOCS = [
     {
@@ -210,7 +210,7 @@ def test_offline_explain_is_modelled_on_the_actual_data(offline_db: Database) ->
     offline_db.items.create_index([("tags", 1)], name="tags_1")
     e = explain(offline_db.items, {"tags": "blue"})
     s = e.summary()
-    assert e.modelled and e.original is None
+    assert e.modelled and e.original is not None and e.original["modelledBy"] == e["modelledBy"]
     assert s["multikey"] and s["index"] == "tags_1"
     assert s["nReturned"] == sum(1 for d in DOCS if "blue" in d["tags"])
     assert e["modelledBy"] and "modelled by the workbench" in e._repr_html_()
@@ -256,7 +256,7 @@ def test_workbook_explain_is_the_function_when_used_first() -> None:
 
 def test_exported_functions_stay_functions_after_their_modules_are_imported() -> None:
     code = (
-        "import workbook.explain, workbook.loading, workbook.measure, workbook; "
+        "import workbook.explaining, workbook.loading, workbook.measure, workbook; "
         "print(type(workbook.explain).__name__, type(workbook.load).__name__, type(workbook.quiz).__name__)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -335,7 +335,7 @@ class _ServerStub:
 def on_server(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make explain() believe it talks to MongoDB 7.0.14."""
     info = workbook.EngineInfo("mongodb", "7.0.14", "standalone", False, "mongodb://localhost:27017")
-    monkeypatch.setattr(sys.modules["workbook.explain"], "engine_info", lambda db: info)
+    monkeypatch.setattr(sys.modules["workbook.explaining.view"], "engine_info", lambda db: info)
 
 
 def test_server_command_is_built_from_find_arguments(on_server: None) -> None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from workbook.planner import UnsupportedByModel, explain_aggregate, summarize
+from workbook.errors import UnsupportedByModelError
+from workbook.planner import explain_aggregate, summarize
 
 ID = {"v": 2, "key": {"_id": 1}, "name": "_id_"}
 ORDERS = [{"_id": i, "sku": f"s{i % 4}", "qty": i} for i in range(12)]
@@ -104,5 +105,5 @@ def test_lookup_after_unmodelled_stages_is_refused():
         {"$group": {"_id": "$sku"}},
         {"$lookup": {"from": "orders", "localField": "_id", "foreignField": "sku", "as": "o"}},
     ]
-    with pytest.raises(UnsupportedByModel, match=r"\$lookup"):
+    with pytest.raises(UnsupportedByModelError, match=r"\$lookup"):
         explain_aggregate({"orders": (ORDERS, [ID])}, "orders", pipeline)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from workbook.planner import UnknownHint, UnsupportedByModel, explain_find, summarize
+from workbook.errors import UnknownHintError, UnsupportedByModelError
+from workbook.planner import explain_find, summarize
 
 ID = {"v": 2, "key": {"_id": 1}, "name": "_id_"}
 
@@ -267,7 +268,7 @@ def test_hidden_index_is_not_a_candidate_and_cannot_be_hinted():
     idx = [index("quantity_1", hidden=True)]
     e = find(INVENTORY, idx, filter={"quantity": 100})
     assert e["queryPlanner"]["winningPlan"]["stage"] == "COLLSCAN"
-    with pytest.raises(UnknownHint, match="hint provided does not correspond to an existing index"):
+    with pytest.raises(UnknownHintError, match="hint provided does not correspond to an existing index"):
         find(INVENTORY, idx, filter={"quantity": 100}, hint="quantity_1")
 
 
@@ -291,8 +292,8 @@ def test_id_equality_uses_idhack():
 
 def test_unsupported_operators_say_what_is_supported():
     """The model refuses what it does not cover instead of guessing."""
-    with pytest.raises(UnsupportedByModel, match=r"does not cover the top-level operator \$or.*supports"):
+    with pytest.raises(UnsupportedByModelError, match=r"does not cover the top-level operator \$or.*supports"):
         find(INVENTORY, [], filter={"$or": [{"type": "food"}, {"quantity": 1}]})
-    with pytest.raises(UnsupportedByModel, match=r"\$elemMatch"):
+    with pytest.raises(UnsupportedByModelError, match=r"\$elemMatch"):
         find(INVENTORY, [], filter={"tags": {"$elemMatch": {"$gt": 1}}})
-    assert issubclass(UnsupportedByModel, ValueError)
+    assert issubclass(UnsupportedByModelError, ValueError)

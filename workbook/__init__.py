@@ -15,8 +15,6 @@ One vocabulary, the same in every function:
 
 from __future__ import annotations
 
-import sys
-import types
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
@@ -38,10 +36,10 @@ if TYPE_CHECKING:
     from workbook.errors import OperationRejectedError as OperationRejectedError
     from workbook.errors import UnknownChoiceError as UnknownChoiceError
     from workbook.errors import WorkbookError as WorkbookError
-    from workbook.explain import draw_plan as draw_plan
-    from workbook.explain import explain as explain
-    from workbook.explain import explain_aggregate as explain_aggregate
-    from workbook.explain import summarize as summarize
+    from workbook.explaining import draw_plan as draw_plan
+    from workbook.explaining import explain as explain
+    from workbook.explaining import explain_aggregate as explain_aggregate
+    from workbook.explaining import summarize as summarize
     from workbook.explorer import explore as explore
     from workbook.loaded import LoadedShape as LoadedShape
     from workbook.loaded import LoadReport as LoadReport
@@ -80,10 +78,10 @@ _EXPORTS = {
     "summarize_runs": "workbook.measure",
     "size_table": "workbook.sizes",
     "explore": "workbook.explorer",
-    "explain": "workbook.explain",
-    "explain_aggregate": "workbook.explain",
-    "summarize": "workbook.explain",
-    "draw_plan": "workbook.explain",
+    "explain": "workbook.explaining",
+    "explain_aggregate": "workbook.explaining",
+    "summarize": "workbook.explaining",
+    "draw_plan": "workbook.explaining",
     "WorkbookError": "workbook.errors",
     "ArgumentTypeError": "workbook.errors",
     "ConnectionFailedError": "workbook.errors",
@@ -114,20 +112,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
-
-
-class _Package(types.ModuleType):
-    """Keeps ``workbook.explain`` the function after ``import workbook.explain`` runs somewhere.
-
-    Importing a submodule sets it as an attribute of its package, which would replace a lazily
-    exported function of the same name. Only ``explain`` (in ``workbook/explain.py``) still shares
-    its module's name; delete this class when that module is renamed.
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, types.ModuleType) and _EXPORTS.get(name) == value.__name__:
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -82,32 +82,12 @@ class ExplainError(WorkbookError, ValueError):
     the offline planner model does not cover."""
 
 
-SUPPORTED_BY_MODEL = (
-    "filters: field equality, $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $exists, $regex, $and; "
-    "projection: field inclusion/exclusion; sort, limit, skip, hint, collation; "
-    "aggregate: leading $match/$sort/$skip/$limit/$project, then $lookup with localField/foreignField"
-)
-"""What the offline planner model covers, as told to learners when a query needs more."""
-
-
-class UnsupportedByModel(WorkbookError, ValueError):
+class UnsupportedByModelError(ExplainError):
     """Raised when a query needs a MongoDB feature the offline planner model does not cover."""
 
-    def __init__(self, what: str) -> None:
-        super().__init__(
-            f"The offline planner model does not cover {what}. It supports {SUPPORTED_BY_MODEL}. "
-            "Run the query on a real MongoDB server (set MONGODB_URI) to see its own explain."
-        )
 
-
-class UnknownHint(WorkbookError, ValueError):
+class UnknownHintError(ExplainError):
     """Raised, as MongoDB does, when a hint names no existing (visible) index."""
-
-    def __init__(self, hint: object) -> None:
-        super().__init__(
-            f"error processing query: planner returned error :: caused by :: "
-            f"hint provided does not correspond to an existing index (hint: {hint!r})"
-        )
 
 
 class DiffcheckNeedsServerError(WorkbookError):

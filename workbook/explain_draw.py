@@ -15,11 +15,23 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeGuard
 
+from workbook.planner.explain import MODELLED_LABEL
+from workbook.planner.reading import (
+    CHILD_FIELDS,
+    CLUSTERED_SCANS,
+    COLLECTION_SCANS,
+    INDEX_SCANS,
+    children,
+    find_layer,
+    index_name,
+    is_modelled,
+    winning_plan,
+)
+
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-_CHILDREN = ("inputStage", "outerStage", "innerStage", "thenStage", "elseStage")
-_SCANS = {"IXSCAN", "EXPRESS_IXSCAN", "DISTINCT_SCAN", "COUNT_SCAN", "IDHACK", "CLUSTERED_IXSCAN"}
+_INDEXED = INDEX_SCANS | CLUSTERED_SCANS  # drawn green: the plan walks an index
 _WRAP = 40  # characters per line inside a box
 
 # Fill colours: index scans green, full scans and blocking sorts amber (worth a second look), the rest grey.
@@ -96,9 +108,9 @@ def _wrap(text: str, limit: int = 2) -> list[str]:
 
 
 def _kind(name: str) -> str:
-    if name in _SCANS:
+    if name in _INDEXED:
         return "index"
-    if name in ("COLLSCAN", "SORT"):
+    if name in COLLECTION_SCANS or name == "SORT":
         return "warn"
     return "pipeline" if name.startswith("$") else "other"
 
@@ -106,8 +118,8 @@ def _kind(name: str) -> str:
 def _classic_stage(stage: Mapping[str, Any], with_counts: bool) -> Stage:
     name = str(stage.get("stage", "?"))
     details: list[str] = []
-    if stage.get("indexName") or name in _SCANS:
-        index = stage.get("indexName") or ("_id_" if name == "IDHACK" else "?")
+    if stage.get("indexName") or name in _INDEXED:
+        index = index_name(stage) or stage.get("indexName") or "?"
         details.append(f"index {index}" + (" (multikey)" if stage.get("isMultiKey") else ""))
         if "keyPattern" in stage:
             details += _wrap(_compact(stage["keyPattern"]))
@@ -127,11 +139,9 @@ def _classic_stage(stage: Mapping[str, Any], with_counts: bool) -> Stage:
         examined = [f"{key} {stage[key]}" for key in ("keysExamined", "docsExamined") if key in stage]
         if examined:
             counts.append(" · ".join(examined))
-    raw = {k: v for k, v in stage.items() if k not in (*_CHILDREN, "inputStages")}
+    raw = {k: v for k, v in stage.items() if k not in (*CHILD_FIELDS, "inputStages")}
     node = Stage(name, details, counts, _kind(name), raw)
-    inputs = [stage[k] for k in _CHILDREN if isinstance(stage.get(k), Mapping)]
-    inputs += [s for s in stage.get("inputStages") or [] if isinstance(s, Mapping)]
-    node.children = [_classic_stage(child, with_counts) for child in inputs]
+    node.children = [_classic_stage(child, with_counts) for child in children(stage)]
     return node
 
 
@@ -142,12 +152,10 @@ def _is_classic(tree: Any) -> TypeGuard[Mapping[str, Any]]:
 
 def _find_tree(query_planner: Mapping[str, Any], stats: Mapping[str, Any]) -> Stage | None:
     stages = stats.get("executionStages")
-    if _is_classic(stages):
+    if isinstance(stages, Mapping) and _is_classic(stages):
         return _classic_stage(stages, with_counts=True)
-    plan = query_planner.get("winningPlan")
-    if isinstance(plan, Mapping) and "queryPlan" in plan:
-        plan = plan["queryPlan"]
-    if not isinstance(plan, Mapping) or "stage" not in plan:
+    plan = winning_plan(query_planner)
+    if "stage" not in plan:
         return None
     root = _classic_stage(plan, with_counts=False)
     # SBE reports counts for its own stages only: show the totals on the plan's root.
@@ -184,14 +192,11 @@ def _pipeline_stage(stage: Mapping[str, Any], below: Stage | None) -> Stage:
 
 def plan_tree(explain: Mapping[str, Any]) -> Stage | None:
     """The winning plan of a find or aggregate explain as a Stage tree (root = last stage)."""
-    if "stages" in explain:
-        first = explain["stages"][0] if explain["stages"] else {}
-        cursor = first.get("$cursor", {})
-        node = _find_tree(cursor.get("queryPlanner", {}), cursor.get("executionStats", {}))
-        for stage in explain["stages"][1:]:
-            node = _pipeline_stage(stage, node)
-        return node
-    return _find_tree(explain.get("queryPlanner", {}), explain.get("executionStats", {}))
+    query_planner, stats, later = find_layer(explain)
+    node = _find_tree(query_planner, stats)
+    for stage in later:
+        node = _pipeline_stage(stage, node)
+    return node
 
 
 def _place(stage: Stage, level: int, next_slot: list[int]) -> None:
@@ -208,14 +213,12 @@ def _place(stage: Stage, level: int, next_slot: list[int]) -> None:
 
 def _title(explain: Mapping[str, Any]) -> str:
     engine = getattr(explain, "engine", None)
-    modelled = getattr(explain, "modelled", None)
     raw = getattr(explain, "raw", explain)
-    if modelled is None:
-        modelled = "modelledBy" in raw
+    modelled = is_modelled(raw)
     if engine is None:
         version = (raw.get("serverInfo") or {}).get("version")
         engine = "offline default" if modelled else (f"MongoDB {version}" if version else "MongoDB")
-    source = f"{engine}, modelled by the workbench" if modelled else f"{engine}, reported by the server"
+    source = f"{engine}, {MODELLED_LABEL}" if modelled else f"{engine}, reported by the server"
     return f"Winning plan · {source}"
 
 

@@ -12,7 +12,7 @@ import math
 import random
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -21,6 +21,8 @@ from pymongo.database import Database
 
 from workbook.errors import ArgumentTypeError, OperationRejectedError, WorkbookError
 from workbook.loaded import Loadable, loaded_shapes
+from workbook.explaining.work import explained_reads as explained_reads  # re-exported for the explorer
+from workbook.explaining.work import work_examined
 from workbook.monitor import capture
 from workbook.workloads import Pools
 
@@ -129,53 +131,6 @@ def _timed_call(
         "ok": ok,
     }
     return row, work.commands
-
-
-def explained_reads(db: Database, commands: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any] | Exception]]:
-    """For each read inside ``commands`` (writes: the query finding their targets), its collection
-    and explain summary, or the ExplainError saying why it could not be explained."""
-    from workbook.explain import ExplainError, explain, explain_aggregate
-
-    for sent in commands:
-        name, command = sent["name"], sent["command"]
-        collection = db.client[sent["database"]][str(command.get(name, ""))]
-        for query in reads_of(name, command):
-            try:
-                if "pipeline" in query:
-                    yield collection.name, explain_aggregate(collection, query["pipeline"]).summary()
-                else:
-                    yield collection.name, explain(collection, **query).summary()
-            except ExplainError as error:
-                yield collection.name, error
-
-
-def work_examined(db: Database, commands: list[dict[str, Any]]) -> dict[str, float]:
-    """Keys and documents examined by the commands one call sent, from explain (NaN if any read can't be)."""
-    keys = docs = 0
-    for _, summary in explained_reads(db, commands):
-        if isinstance(summary, Exception):
-            return {"keys_examined": math.nan, "docs_examined": math.nan}
-        keys += summary["keysExamined"] or 0
-        docs += summary["docsExamined"] or 0
-    return {"keys_examined": keys, "docs_examined": docs}
-
-
-def reads_of(name: str, command: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The reads inside a command, as explain arguments (writes: the query that finds their targets)."""
-    if name == "find":
-        keys = ("projection", "sort", "limit", "skip", "hint", "collation")
-        return [{"filter": command.get("filter", {}), **{k: command[k] for k in keys if k in command}}]
-    if name == "aggregate":
-        return [{"pipeline": list(command.get("pipeline", []))}]
-    if name == "update":
-        return [{"filter": u.get("q", {}), "limit": None if u.get("multi") else 1} for u in command.get("updates", [])]
-    if name == "delete":
-        return [{"filter": d.get("q", {}), "limit": d.get("limit") or None} for d in command.get("deletes", [])]
-    if name == "findAndModify":
-        return [{"filter": command.get("query", {}), "sort": command.get("sort"), "limit": 1}]
-    if name in ("count", "distinct"):
-        return [{"filter": command.get("query", {})}]
-    return []  # insert, getMore, transactions: nothing examined to report
 
 
 def summarize_runs(frame: pd.DataFrame) -> pd.DataFrame:

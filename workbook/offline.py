@@ -138,11 +138,17 @@ class _WorkbenchExecutor:
         self._inner = inner
         self._engine = engine
         self._coll_mods: dict[int, tuple[str, dict[str, Any]]] = {}
+        from workbook.explaining.native import hook_for  # explain hook: the planner model answers explain
+
+        self._explain = hook_for(engine)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
     def _build_request_context(self, body: dict[str, Any], **kw: Any) -> Any:
+        explained = self._explain.intercept(self._inner, body, kw)  # explain hook
+        if explained is not None:
+            return explained
         command = next(iter(body), None)
         if command == "buildinfo":  # pymongo's server_info() sends the lowercase spelling
             body = {"buildInfo" if k == "buildinfo" else k: v for k, v in body.items()}
@@ -161,7 +167,14 @@ class _WorkbenchExecutor:
         pending = self._coll_mods.pop(id(context), None)
         if pending is not None:
             return await self._coll_mod(*pending)
-        return await self._inner.execute_prepared(context)
+        answer = await self._explain.answer(context)  # explain hook
+        if answer is not None:
+            return answer
+        self._explain.note(context)  # explain hook: count writes from any client (before and after)
+        try:
+            return await self._inner.execute_prepared(context)
+        finally:
+            self._explain.note(context)
 
     async def _coll_mod(self, db_name: str, body: dict[str, Any]) -> dict[str, Any]:
         """``collMod`` for index visibility and validators, the parts the course uses."""
@@ -259,7 +272,14 @@ class OfflineServer:
         batch = [{"_id": ObjectId(), **d} if "_id" not in d else dict(d) for d in documents]
         if not batch:
             return 0
-        outcomes = self.run(self.engine.insert_documents(db_name, coll_name, batch))
+        from workbook.explaining.native import hook_for  # explain hook: a write no command shows
+
+        writes = hook_for(self.engine).writes
+        writes.bump(db_name, coll_name)
+        try:
+            outcomes = self.run(self.engine.insert_documents(db_name, coll_name, batch))
+        finally:
+            writes.bump(db_name, coll_name)
         inserted = sum(1 for outcome in outcomes if outcome)
         if inserted != len(batch):
             rejected = batch[inserted]

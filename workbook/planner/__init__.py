@@ -2,8 +2,9 @@
 
 The offline default engine's own explain is not MongoDB's, so the workbench models MongoDB's
 planner instead: index bounds, the index walk (keysExamined counted as IXSCAN counts it), covered
-queries, blocking sorts, the multi-planner race, collation and multikey rules. Every figure comes
-from walking the modelled index keys and fetching the documents, never from an estimate.
+queries, blocking sorts, the multi-planner race, OR plans, collation and multikey rules. Every
+figure comes from walking the modelled index keys and fetching the documents, never from an estimate.
+:mod:`workbook.planner.reading` reads any explain (modelled or a server's).
 
 Nothing is computed at import; each entry point is a pure function of its arguments.
 """
@@ -11,17 +12,19 @@ Nothing is computed at import; each entry point is a pure function of its argume
 from __future__ import annotations
 
 from workbook.planner.aggregate import explain_aggregate
-from workbook.planner.explain import MODELLED_BY, explain_find
+from workbook.planner.explain import MODELLED_BY, MODELLED_FIELD, MODELLED_LABEL, explain_find, explain_find_args
 from workbook.planner.plans import Collection
-from workbook.planner.summary import summarize
-from workbook.planner.unsupported import UnknownHint, UnsupportedByModel
+from workbook.planner.query import FindArgs
+from workbook.planner.reading import summarize
 
 __all__ = [
     "MODELLED_BY",
+    "MODELLED_FIELD",
+    "MODELLED_LABEL",
     "Collection",
-    "UnknownHint",
-    "UnsupportedByModel",
+    "FindArgs",
     "explain_aggregate",
     "explain_find",
+    "explain_find_args",
     "summarize",
 ]

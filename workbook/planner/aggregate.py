@@ -11,43 +11,56 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workbook.planner.explain import MODELLED_BY, run_find
+from workbook.errors import ExplainError
+from workbook.planner.explain import MODELLED_BY, MODELLED_FIELD, run_find
 from workbook.planner.keys import path_keys
 from workbook.planner.plans import Collection
-from workbook.planner.query import make_query, normalize_projection
-from workbook.planner.unsupported import UnsupportedByModel
+from workbook.planner.query import FindArgs, make_query, normalize_projection
+from workbook.planner.reading import COLLECTION_SCANS, index_name, walk
+from workbook.planner.unsupported import not_modelled
 from workbook.planner.values import MISSING, UNDEFINED
 
 
-def _split_prefix(pipeline: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
-    """The find-layer part of the pipeline (what MongoDB pushes into $cursor) and the rest."""
-    find: dict[str, Any] = {"filter": [], "sort": None, "skip": None, "limit": None, "projection": None}
+def _split_prefix(pipeline: Sequence[Mapping[str, Any]]) -> tuple[FindArgs, list[Mapping[str, Any]]]:
+    """The find-layer part of the pipeline (what MongoDB pushes into $cursor) and the rest.
+
+    A $limit or $skip after a leading $project still moves into the find layer: the projection
+    changes no document count (pipeline_d.cpp pushes the limit down, so $cursor examines no more).
+    """
+    filters: list[Mapping[str, Any]] = []
+    find: dict[str, Any] = {"sort": None, "skip": None, "limit": None, "projection": None}
     for position, stage in enumerate(pipeline):
         if len(stage) != 1:
-            raise UnsupportedByModel("a pipeline stage with more than one operator")
+            raise not_modelled("a pipeline stage with more than one operator")
         ((name, spec),) = stage.items()
         later = [k for k in ("skip", "limit", "projection") if find[k] is not None]
-        if name == "$match" and not later:
-            find["filter"].append(spec)
+        if name == "$match" and not later and find["sort"] is None:
+            filters.append(spec)
         elif name == "$sort" and find["sort"] is None and not later:
             find["sort"] = spec
-        elif name == "$skip" and find["skip"] is None and find["limit"] is None and find["projection"] is None:
+        elif name == "$skip" and find["skip"] is None and find["limit"] is None:
             find["skip"] = int(spec)
-        elif name == "$limit" and find["limit"] is None and find["projection"] is None:
+        elif name == "$limit" and find["limit"] is None:
             find["limit"] = int(spec)
-        elif name == "$project" and find["projection"] is None:
-            find["projection"] = normalize_projection(spec)
+        elif name == "$project" and find["projection"] is None and find["skip"] is None and find["limit"] is None:
+            normalize_projection(spec)  # refuses what the model does not cover
+            find["projection"] = dict(spec)
         else:
-            return find, list(pipeline[position:])
-    return find, []
+            return _args(filters, find), list(pipeline[position:])
+    return _args(filters, find), []
+
+
+def _args(filters: list[Mapping[str, Any]], find: dict[str, Any]) -> FindArgs:
+    combined = {"$and": list(filters)} if len(filters) > 1 else (filters[0] if filters else None)
+    return FindArgs.of(combined, **find)
 
 
 def _lookup_spec(stage: Mapping[str, Any]) -> dict[str, Any]:
     ((name, spec),) = stage.items()
     if name != "$lookup":
-        raise UnsupportedByModel(f"the stage {name} after the find-layer prefix")
+        raise not_modelled(f"the stage {name} after the find-layer prefix")
     if "pipeline" in spec or not {"from", "localField", "foreignField", "as"} <= set(spec):
-        raise UnsupportedByModel("$lookup with a pipeline (only localField/foreignField is modelled)")
+        raise not_modelled("$lookup with a pipeline (only localField/foreignField is modelled)")
     return dict(spec)
 
 
@@ -69,7 +82,7 @@ def _split_lookups(rest: list[Mapping[str, Any]]) -> tuple[list[dict[str, Any]],
         if "$lookup" not in stage:
             trailing = rest[position:]
             if any("$lookup" in later or "$unionWith" in later or "$graphLookup" in later for later in trailing):
-                raise UnsupportedByModel("a $lookup, $graphLookup or $unionWith after other stages")
+                raise not_modelled("a $lookup, $graphLookup or $unionWith after other stages")
             return lookups, trailing
         lookups.append(_lookup_spec(stage))
     return lookups, []
@@ -94,17 +107,13 @@ def explain_aggregate(
         name: source if isinstance(source, Collection) else Collection(*source) for name, source in collections.items()
     }
     if collection_name not in models:
-        raise KeyError(f"no collection {collection_name!r}; choose from: {', '.join(sorted(models))}")
+        raise ExplainError(
+            f"No collection {collection_name!r} among the models given.",
+            fix=f"Choose from: {', '.join(sorted(models))}.",
+        )
     find, rest = _split_prefix(pipeline)
     lookups, trailing = _split_lookups(rest)
-    filters = find["filter"]
-    query = make_query(
-        {"$and": filters} if len(filters) > 1 else (filters[0] if filters else None),
-        find["projection"],
-        find["sort"],
-        find["limit"],
-        find["skip"],
-    )
+    query = make_query(find, models[collection_name].collation)
     namespace = f"{database}.{collection_name}"
     cursor_explain, members = run_find(models[collection_name], namespace, query)
     command = {"aggregate": collection_name, "pipeline": list(pipeline), "$db": database}
@@ -125,7 +134,7 @@ def explain_aggregate(
         "stages": stages,
         "command": command,
         "modelTimeMillis": round((time.perf_counter() - started) * 1000, 3),
-        "modelledBy": MODELLED_BY,
+        MODELLED_FIELD: MODELLED_BY,
     }
 
 
@@ -139,14 +148,16 @@ def _run_lookup(
     for document in outputs:
         values = _local_values(document, spec["localField"])
         condition = {"$eq": values[0]} if len(values) == 1 else {"$in": values}
-        explain, members = run_find(foreign, namespace, make_query({spec["foreignField"]: condition}))
+        explain, members = run_find(
+            foreign, namespace, make_query(FindArgs({spec["foreignField"]: condition}), foreign.collation)
+        )
         stats = explain["executionStats"]
         docs_examined += stats["totalDocsExamined"]
         keys_examined += stats["totalKeysExamined"]
-        for stage in _walk(explain["queryPlanner"]["winningPlan"]):
-            if stage["stage"] == "COLLSCAN":
+        for stage in walk(explain["queryPlanner"]["winningPlan"]):
+            if stage["stage"] in COLLECTION_SCANS:
                 collection_scans += 1
-            name = "_id_" if stage["stage"] == "IDHACK" else stage.get("indexName")
+            name = index_name(stage)
             if name and name not in indexes_used:
                 indexes_used.append(name)
         document[spec["as"]] = [dict(m.doc or {}) for m in members]
@@ -158,10 +169,3 @@ def _run_lookup(
         "indexesUsed": indexes_used,
         "nReturned": len(outputs),
     }
-
-
-def _walk(stage: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    out = [stage]
-    if "inputStage" in stage:
-        out += _walk(stage["inputStage"])
-    return out

@@ -14,7 +14,7 @@ from typing import Any
 from bson import ObjectId, Regex
 
 from workbook.planner.predicates import Predicate
-from workbook.planner.unsupported import UnsupportedByModel
+from workbook.planner.unsupported import not_modelled
 from workbook.planner.values import (
     MAX_DATE_MS,
     MAX_KEY,
@@ -105,7 +105,7 @@ def _type_ends(value: Any) -> tuple[Any, Any]:
         return ObjectId("0" * 24), ObjectId("f" * 24)
     if rank == RANK_BOOL:
         return False, True
-    raise UnsupportedByModel(f"range comparisons on values of type {type(value).__name__}")
+    raise not_modelled(f"range comparisons on values of type {type(value).__name__}")
 
 
 def _collated(value: Any, collate: Collate | None) -> bool:
@@ -138,14 +138,14 @@ def translate(
         return [_point(None, collate)], INEXACT_FETCH
     if op == "$regex":
         return _regex(value, collate)
-    raise UnsupportedByModel(f"index bounds for {op}")
+    raise not_modelled(f"index bounds for {op}")
 
 
 def _equality(value: Any, collate: Collate | None) -> tuple[OIL, str]:
     if value is None:
         return [_point(UNDEFINED, collate), _point(None, collate)], INEXACT_FETCH
     if isinstance(value, list):
-        raise UnsupportedByModel("equality to a whole array")
+        raise not_modelled("equality to a whole array")
     return [_point(value, collate)], INEXACT_FETCH if _collated(value, collate) else EXACT
 
 

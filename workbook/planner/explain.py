@@ -1,4 +1,5 @@
-"""The explain document for a modelled find, shaped like MongoDB's "executionStats" verbosity."""
+"""The explain document for a modelled find, shaped like MongoDB's (``allPlansExecution`` verbosity;
+:func:`at_verbosity` trims it), and the label that marks every modelled explain."""
 
 from __future__ import annotations
 
@@ -8,47 +9,84 @@ from typing import Any
 
 from workbook.planner.plans import Collection, check_supported, choose_and_run
 from workbook.planner.predicates import serialize_all
-from workbook.planner.query import FindQuery, make_query
+from workbook.planner.query import FindArgs, FindQuery, make_query
 from workbook.planner.stages import Member
+
+MODELLED_FIELD = "modelledBy"
+"""The top-level field that marks an explain as modelled; MongoDB's explain has no field of that name."""
+
+MODELLED_LABEL = "modelled by the workbench on the actual data and indexes"
+"""How a modelled explain is labelled wherever it is shown to a learner."""
 
 MODELLED_BY = (
     "workbook planner model (offline default): MongoDB's classic query planner rules applied to the "
     "real documents and indexes; counts come from walking the modelled index keys, not from a server"
 )
+"""The value of :data:`MODELLED_FIELD`."""
+
+VERBOSITIES = ("queryPlanner", "executionStats", "allPlansExecution")
 
 
 def run_find(collection: Collection, namespace: str, query: FindQuery) -> tuple[dict[str, Any], list[Member]]:
     """Plan and run a find on the model; the explain document and the returned members."""
     started = time.perf_counter()
     check_supported(collection, query)
-    winner, rejected, results = choose_and_run(collection, query)
+    outcome = choose_and_run(collection, query)
     elapsed_ms = (time.perf_counter() - started) * 1000
-    root = winner.root
-    explain: dict[str, Any] = {
+    root = outcome.winner.root
+    query_planner: dict[str, Any] = {
+        "namespace": namespace,
+        "indexFilterSet": False,
+        "parsedQuery": serialize_all(query.predicates),
+        "maxIndexedOrSolutionsReached": False,
+        "maxIndexedAndSolutionsReached": False,
+        "maxScansToExplodeReached": False,
+        "winningPlan": root.plan(),
+        "rejectedPlans": [c.root.plan() for c in outcome.rejected],
+    }
+    if query.collation:
+        query_planner["collation"] = dict(query.collation)
+    explain = {
         "explainVersion": "1",
-        "queryPlanner": {
-            "namespace": namespace,
-            "indexFilterSet": False,
-            "parsedQuery": serialize_all(query.predicates),
-            "maxIndexedOrSolutionsReached": False,
-            "maxIndexedAndSolutionsReached": False,
-            "maxScansToExplodeReached": False,
-            "winningPlan": root.plan(),
-            "rejectedPlans": [c.root.plan() for c in rejected],
-        },
+        "queryPlanner": query_planner,
         "executionStats": {
             "executionSuccess": True,
             "nReturned": root.advanced,
+            "executionTimeMillis": 0,
             "modelTimeMillis": round(elapsed_ms, 3),
             "totalKeysExamined": root.total("keys_examined"),
             "totalDocsExamined": root.total("docs_examined"),
             "executionStages": root.stats(),
+            "allPlansExecution": outcome.trials,
         },
-        "modelledBy": MODELLED_BY,
+        MODELLED_FIELD: MODELLED_BY,
     }
-    if query.collation:
-        explain["queryPlanner"]["collation"] = dict(query.collation)
-    return explain, results
+    return explain, outcome.results
+
+
+def at_verbosity(explain: Mapping[str, Any], verbosity: str) -> dict[str, Any]:
+    """The explain as MongoDB answers at ``verbosity``: queryPlanner alone, plus executionStats, plus
+    every raced plan's trial stats (``allPlansExecution``)."""
+    out = dict(explain)
+    if verbosity == "queryPlanner":
+        out.pop("executionStats", None)
+    elif verbosity == "executionStats" and isinstance(out.get("executionStats"), Mapping):
+        out["executionStats"] = {k: v for k, v in out["executionStats"].items() if k != "allPlansExecution"}
+    if isinstance(out.get("stages"), list):
+        out["stages"] = [_stage_at(stage, verbosity) for stage in out["stages"]]
+    return out
+
+
+def _stage_at(stage: Mapping[str, Any], verbosity: str) -> dict[str, Any]:
+    if "$cursor" in stage:
+        trimmed = {**stage, "$cursor": at_verbosity(stage["$cursor"], verbosity)}
+        if verbosity == "queryPlanner":
+            trimmed.pop("nReturned", None)
+        return trimmed
+    if verbosity == "queryPlanner":
+        counters = ("nReturned", "totalDocsExamined", "totalKeysExamined", "collectionScans", "indexesUsed")
+        return {k: v for k, v in stage.items() if k not in counters}
+    return dict(stage)
 
 
 def explain_find(
@@ -56,39 +94,21 @@ def explain_find(
     indexes: Sequence[Mapping[str, Any]],
     *,
     namespace: str,
-    filter: Mapping[str, Any] | None = None,
-    projection: Any = None,
-    sort: Any = None,
-    limit: int | None = None,
-    skip: int | None = None,
-    hint: Any = None,
-    collation: Mapping[str, Any] | None = None,
     model: Collection | None = None,
+    **arguments: Any,
 ) -> dict[str, Any]:
-    """Model ``find(...).explain("executionStats")`` over these documents and ``list_indexes()``.
+    """Model ``find(...).explain()`` over these documents and ``list_indexes()``; ``arguments`` are
+    :meth:`FindArgs.of`'s (filter, projection, sort, limit, skip, hint, collation).
 
     ``model``, a :class:`Collection` built earlier from the same documents and indexes, saves
     rebuilding its index keys (``documents`` and ``indexes`` are then not read).
     """
-    query = make_query(filter, projection, sort, limit, skip, hint, collation)
-    explain, _ = run_find(model or Collection(documents, indexes), namespace, query)
-    explain["command"] = _command(namespace, filter, projection, sort, limit, skip, hint, collation)
+    return explain_find_args(model or Collection(documents, indexes), namespace, FindArgs.of(**arguments))
+
+
+def explain_find_args(collection: Collection, namespace: str, args: FindArgs) -> dict[str, Any]:
+    """Model the explain of a find given as :class:`FindArgs` on a collection model."""
+    explain, _ = run_find(collection, namespace, make_query(args, collection.collation))
+    database, _, name = namespace.partition(".")
+    explain["command"] = {**args.command(name), "$db": database}
     return explain
-
-
-def _command(
-    namespace: str, filter: Any, projection: Any, sort: Any, limit: Any, skip: Any, hint: Any, collation: Any
-) -> dict:
-    command: dict[str, Any] = {"find": namespace.split(".", 1)[-1], "filter": dict(filter or {})}
-    for name, value in (
-        ("projection", projection),
-        ("sort", sort),
-        ("limit", limit),
-        ("skip", skip),
-        ("hint", hint),
-        ("collation", collation),
-    ):
-        if value:
-            command[name] = value
-    command["$db"] = namespace.split(".", 1)[0]
-    return command

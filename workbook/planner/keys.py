@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from workbook.planner.collation import collator, normalize
 from workbook.planner.predicates import Predicate, matches_all, parse_filter
+from workbook.planner.unsupported import not_modelled
 from workbook.planner.values import MISSING, UNDEFINED, Collate, sort_key
 
 
@@ -24,25 +26,39 @@ class IndexSpec:
     collation: Mapping[str, Any] | None = None
     partial: tuple[Predicate, ...] | None = None
     special: bool = False
+    key: tuple[tuple[str, Any], ...] = ()
+    """The key pattern as listed, special kinds ("hashed", "text", "2dsphere") included."""
 
     @classmethod
-    def from_info(cls, info: Mapping[str, Any]) -> IndexSpec:
-        """Read a ``list_indexes()`` document."""
+    def from_info(cls, info: Mapping[str, Any], default_collation: Mapping[str, Any] | None = None) -> IndexSpec:
+        """Read a ``list_indexes()`` document; an index listed without a collation has the collection's."""
         key = info["key"]
         pairs = list(key.items()) if isinstance(key, Mapping) else [tuple(p) for p in key]
-        special = any(not isinstance(d, int | float) for _, d in pairs)
+        special = any(isinstance(d, bool) or not isinstance(d, int | float) for _, d in pairs)
         fields = tuple((f, 1 if (not isinstance(d, int | float) or d >= 0) else -1) for f, d in pairs)
         pfe = info.get("partialFilterExpression")
+        collation = info.get("collation", default_collation)
         return cls(
             name=info.get("name") or "_".join(f"{f}_{d}" for f, d in pairs),
             fields=fields,
             unique=bool(info.get("unique", False)) or [f for f, _ in fields] == ["_id"],
             sparse=bool(info.get("sparse", False)),
             hidden=bool(info.get("hidden", False)),
-            collation=info.get("collation") if normalize(info.get("collation")) else None,
+            collation=collation if normalize(collation) else None,
             partial=tuple(parse_filter(pfe)) if pfe else None,
             special=special,
+            key=tuple(pairs),
         )
+
+    def hinted_by(self, hint: Any) -> bool:
+        """Whether a hint (an index name, or a key pattern as a dict or list of pairs) names this index."""
+        if isinstance(hint, str):
+            return hint == self.name
+        try:
+            pairs = list(hint.items()) if isinstance(hint, Mapping) else [tuple(p) for p in hint]
+        except (TypeError, ValueError):
+            return False
+        return [(f, _direction(d)) for f, d in pairs] == [(f, _direction(d)) for f, d in self.key]
 
     @property
     def key_pattern(self) -> dict[str, int]:
@@ -58,6 +74,13 @@ class IndexSpec:
     def collate(self) -> Collate | None:
         """The index's string comparison key (None for the simple collation)."""
         return collator(self.collation)
+
+
+def _direction(value: Any) -> Any:
+    """A key-pattern direction compared as MongoDB does: 1 == 1.0, special kinds by name."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return 1 if value >= 0 else -1
+    return value
 
 
 @dataclass
@@ -156,23 +179,22 @@ def build_index(spec: IndexSpec, documents: Sequence[Mapping[str, Any]]) -> Inde
                 entries.append(Entry(keys, values_tuple, rid))
     # Stable multi-pass sort: equal keys stay in record-id order, as in a WiredTiger index.
     for position in reversed(range(len(spec.fields))):
-        entries.sort(key=_key_at(position), reverse=spec.fields[position][1] < 0)
+        entries.sort(key=functools.partial(_field_key, position), reverse=spec.fields[position][1] < 0)
     paths = {path: sorted(prefixes) for path, prefixes in multikey.items()}
     return IndexData(spec, entries, paths)
 
 
-def _key_at(position: int) -> Callable[[Entry], Any]:
-    """Sort key: an entry's key value at ``position``."""
-    return lambda entry: entry.keys[position]
+def _field_key(position: int, entry: Entry) -> tuple[Any, ...]:
+    return entry.keys[position]
 
 
 def _check_parallel_arrays(spec: IndexSpec, array_fields: list[set[str]]) -> None:
     with_arrays = [prefixes for prefixes in array_fields if prefixes]
     for first, second in itertools.combinations(with_arrays, 2):
         if not first & second:
-            raise ValueError(
-                f"cannot index parallel arrays: a document has arrays in two fields of index {spec.name!r}, "
-                "which MongoDB refuses to store"
+            raise not_modelled(
+                f"parallel arrays (a document has arrays in two fields of index {spec.name!r}, "
+                "which MongoDB refuses to store)"
             )
 
 

@@ -31,7 +31,7 @@ from workbook.planner.stages import (
     Sort,
     Stage,
 )
-from workbook.planner.unsupported import UnknownHint, UnsupportedByModel
+from workbook.planner.unsupported import not_modelled, unknown_hint
 from workbook.planner.values import RANK_NULL, RANK_STRING, RANK_UNDEFINED, compare, type_rank
 
 PLAN_EVALUATION_WORKS = 10000  # internalQueryPlanEvaluationWorks
@@ -43,9 +43,16 @@ BONUS_EPSILON = 1e-4  # kBonusEpsilon in plan_ranker.h
 class Collection:
     """The documents and visible indexes of one collection, with index keys built on demand."""
 
-    def __init__(self, documents: Sequence[Mapping[str, Any]], indexes: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(
+        self,
+        documents: Sequence[Mapping[str, Any]],
+        indexes: Sequence[Mapping[str, Any]],
+        collation: Mapping[str, Any] | None = None,
+    ) -> None:
         self.documents = list(documents)
-        self.specs = [IndexSpec.from_info(info) for info in indexes]
+        self.collation = dict(collation) if collation is not None and normalize(collation) else None
+        """The collection's default collation (None for simple): queries without one use it."""
+        self.specs = [IndexSpec.from_info(info, self.collation) for info in indexes]
         self._built: dict[str, IndexData] = {}
 
     def index(self, spec: IndexSpec) -> IndexData:
@@ -191,15 +198,23 @@ def index_access(index: IndexData, query: FindQuery, *, whole: bool = False) -> 
     key_filter: list[Predicate] = []
     fetch_filter: list[Predicate] = []
     for pred in query.predicates:
-        pred_tightness = tightness.get(id(pred))
-        if pred_tightness == EXACT:
+        assigned_tightness = tightness.get(id(pred))
+        if assigned_tightness == EXACT:
             continue
         multikey = bool(index.multikey_paths.get(pred.path))
-        if pred_tightness == INEXACT_COVERED and not multikey and spec.collation is None:
+        if assigned_tightness == INEXACT_COVERED and not multikey and spec.collation is None:
             key_filter.append(pred)
         else:
             fetch_filter.append(pred)
     return Access(index, oils, assigned, key_filter, fetch_filter)
+
+
+def whole_index_access(index: IndexData, query: FindQuery) -> Access:
+    """Bounds for the index even when its first field has no predicate (a whole-index scan)."""
+    access = index_access(index, query, whole=True)
+    if access is None:  # index_access returns None only when not asked for the whole index
+        raise not_modelled(f"a scan of the whole index {index.spec.name!r}")
+    return access
 
 
 def sort_direction(access: Access, query: FindQuery) -> int | None:
@@ -279,18 +294,14 @@ def build_tree(collection: Collection, query: FindQuery, access: Access | None, 
 # --- enumeration -------------------------------------------------------------------------------
 
 
-def _hinted(collection: Collection, hint: Any) -> IndexSpec | str:
+def _hinted(collection: Collection, hint: Any) -> IndexSpec | None:
+    """The hinted index; None for ``{$natural: 1}`` (a collection scan)."""
     if isinstance(hint, Mapping) and list(hint) == ["$natural"]:
-        return "$natural"
+        return None
     for spec in collection.visible:
-        if isinstance(hint, str):
-            if spec.name == hint:
-                return spec
-        else:
-            pairs = list(hint.items()) if isinstance(hint, Mapping) else [tuple(p) for p in hint]
-            if [(f, 1 if d >= 0 else -1) for f, d in pairs] == list(spec.fields):
-                return spec
-    raise UnknownHint(hint)
+        if spec.hinted_by(hint):
+            return spec
+    raise unknown_hint(hint, [s.name for s in collection.specs if not s.hidden])
 
 
 def _id_hack_value(collection: Collection, query: FindQuery) -> Any:
@@ -310,13 +321,11 @@ def enumerate_candidates(collection: Collection, query: FindQuery) -> list[Candi
     """Every plan the planner would race, in the order it generates them."""
     if query.hint is not None:
         hinted = _hinted(collection, query.hint)
-        if hinted == "$natural":
+        if hinted is None:
             return [build_tree(collection, query, None, 1)]
-        assert isinstance(hinted, IndexSpec)
         index = collection.index(hinted)
-        access = index_access(index, query) or index_access(index, query, whole=True)
-        assert access is not None
-        return [build_tree(collection, query, access, sort_direction(access, query) or 1)]
+        forced = index_access(index, query) or whole_index_access(index, query)
+        return [build_tree(collection, query, forced, sort_direction(forced, query) or 1)]
     id_value = _id_hack_value(collection, query)
     if id_value is not None:
         root: Stage = IdHack(collection.documents, id_value)
@@ -336,11 +345,10 @@ def enumerate_candidates(collection: Collection, query: FindQuery) -> list[Candi
         for spec in collection.visible:
             if spec.sparse or not partial_usable(spec, query):
                 continue
-            access = index_access(collection.index(spec), query, whole=True)
-            assert access is not None
-            direction = sort_direction(access, query)
+            whole = whole_index_access(collection.index(spec), query)
+            direction = sort_direction(whole, query)
             if direction is not None:
-                candidates.append(build_tree(collection, query, access, direction))
+                candidates.append(build_tree(collection, query, whole, direction))
                 break
     if not candidates:
         candidates.append(build_tree(collection, query, None, 1))
@@ -439,20 +447,46 @@ def run_to_end(candidate: Candidate) -> list[Member]:
             return results
 
 
-def choose_and_run(collection: Collection, query: FindQuery) -> tuple[Candidate, list[Candidate], list[Member]]:
-    """Enumerate, race if needed, and run the winner: (winner, rejected, results)."""
+@dataclass
+class Outcome:
+    """What planning and running a find produced."""
+
+    winner: Candidate
+    rejected: list[Candidate]
+    results: list[Member]
+    trials: list[dict[str, Any]]
+    """Each raced plan's stats at the end of the trial period, in the order the plans were generated."""
+
+
+def _trial_stats(candidate: Candidate) -> dict[str, Any]:
+    root = candidate.root
+    return {
+        "nReturned": root.advanced,
+        "executionTimeMillisEstimate": 0,
+        "totalKeysExamined": root.total("keys_examined"),
+        "totalDocsExamined": root.total("docs_examined"),
+        "executionStages": root.stats(),
+    }
+
+
+def choose_and_run(collection: Collection, query: FindQuery) -> Outcome:
+    """Enumerate, race if needed, and run the winner."""
     candidates = enumerate_candidates(collection, query)
     if len(candidates) == 1:
-        return candidates[0], [], run_to_end(candidates[0])
+        return Outcome(candidates[0], [], run_to_end(candidates[0]), [])
     works, results = trial_limits(collection, query)
     run_trial(candidates, works, results)
+    trials = [_trial_stats(c) for c in candidates]
     ordered = rank(candidates)
     winner = ordered[0]
-    return winner, ordered[1:], run_to_end(winner)
+    return Outcome(winner, ordered[1:], run_to_end(winner), trials)
 
 
 def check_supported(collection: Collection, query: FindQuery) -> None:
     """Refuse hints on index kinds the model does not build (text, 2dsphere, hashed...)."""
+    if query.hint is None:
+        return
     for spec in collection.specs:
-        if spec.special and query.hint in (spec.name, spec.key_pattern):
-            raise UnsupportedByModel(f"the special index {spec.name!r}")
+        if spec.special and spec.hinted_by(query.hint):
+            kinds = ", ".join(sorted({str(d) for _, d in spec.key if not isinstance(d, int | float)}))
+            raise not_modelled(f"hinting the {kinds} index {spec.name!r} (the model builds no {kinds} keys)")

@@ -9,7 +9,7 @@ from typing import Any
 
 from bson import Regex
 
-from workbook.planner.unsupported import UnsupportedByModel
+from workbook.planner.unsupported import not_modelled
 from workbook.planner.values import (
     MISSING,
     RANK_NULL,
@@ -165,7 +165,7 @@ def _collect(query: Mapping[str, Any], leaves: list[Predicate]) -> None:
             for clause in condition:
                 _collect(clause, leaves)
         elif key.startswith("$"):
-            raise UnsupportedByModel(f"the top-level operator {key}" + (" (OR plans)" if key == "$or" else ""))
+            raise not_modelled(f"the top-level operator {key}" + (" (OR plans)" if key == "$or" else ""))
         elif isinstance(condition, Mapping) and condition and all(k.startswith("$") for k in condition):
             _collect_operators(key, condition, leaves)
         elif isinstance(condition, Regex | re.Pattern):
@@ -185,18 +185,18 @@ def _collect_operators(path: str, condition: Mapping[str, Any], leaves: list[Pre
             leaves.append(Predicate(path, "$regex", Regex(pattern, flags)))
         elif op in ("$eq", "$ne", *COMPARISONS):
             if op in COMPARISONS and type_rank(value) in (RANK_NULL, RANK_UNDEFINED):
-                raise UnsupportedByModel(f"{op} with null")
+                raise not_modelled(f"{op} with null")
             if op == "$eq" and isinstance(value, Regex | re.Pattern):
-                raise UnsupportedByModel("$eq with a regular expression value")
+                raise not_modelled("$eq with a regular expression value")
             leaves.append(Predicate(path, op, value))
         elif op in ("$in", "$nin"):
             if any(isinstance(v, Regex | re.Pattern) for v in value):
-                raise UnsupportedByModel(f"{op} with regular expressions")
+                raise not_modelled(f"{op} with regular expressions")
             leaves.append(Predicate(path, op, tuple(value)))
         elif op == "$exists":
             leaves.append(Predicate(path, "$exists", bool(value)))
         else:
-            raise UnsupportedByModel(f"the query operator {op}")
+            raise not_modelled(f"the query operator {op}")
 
 
 def serialize_all(predicates: Sequence[Predicate]) -> dict:

@@ -1,4 +1,5 @@
-"""A find request normalized for the planner: predicates, sort, projection, limits, hint, collation."""
+"""A find request: :class:`FindArgs` as a find command carries it, :class:`FindQuery` as the planner
+reasons about it (leaf predicates, sort pairs, projection, limits, hint, collation)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,128 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pymongo.collation import Collation
+
+from workbook.errors import ExplainError
 from workbook.planner.collation import collator, normalize
 from workbook.planner.predicates import Predicate, parse_filter
-from workbook.planner.unsupported import UnsupportedByModel
+from workbook.planner.unsupported import not_modelled
 from workbook.planner.values import Collate
+
+_FIND_FIELDS = ("projection", "sort", "limit", "skip", "hint", "collation")
+
+
+@dataclass(frozen=True)
+class FindArgs:
+    """The arguments of one find, in the forms a find command carries them (dicts; a hint may be a name).
+
+    Build one from pymongo-style arguments with :meth:`of`, from a find command with
+    :meth:`from_command`; :meth:`command` gives the command back.
+
+    >>> FindArgs.of({"a": 1}, ["a"], [("a", -1)], limit=-5, hint="a_1")
+    FindArgs(filter={'a': 1}, projection={'a': 1}, sort={'a': -1}, limit=5, skip=None, hint='a_1', collation=None)
+    """
+
+    filter: dict[str, Any] = field(default_factory=dict)
+    projection: dict[str, Any] | None = None
+    sort: dict[str, Any] | None = None
+    limit: int | None = None
+    skip: int | None = None
+    hint: str | dict[str, Any] | None = None
+    collation: dict[str, Any] | None = None
+
+    @classmethod
+    def of(
+        cls,
+        filter: Mapping[str, Any] | None = None,
+        projection: Any = None,
+        sort: Any = None,
+        limit: int | None = None,
+        skip: int | None = None,
+        hint: Any = None,
+        collation: Mapping[str, Any] | Collation | None = None,
+    ) -> FindArgs:
+        """Arguments in the forms pymongo's ``find`` takes them (lists of pairs, Collation objects...)."""
+        if filter is not None and not isinstance(filter, Mapping):
+            raise ExplainError(
+                f"The filter must be a dict, not {type(filter).__name__}.", fix='Pass e.g. {"price": 5}.'
+            )
+        return cls(
+            filter=dict(filter or {}),
+            projection=_projection(projection),
+            sort=_key_document(sort, "sort"),
+            limit=_count(limit, "limit"),
+            skip=_count(skip, "skip"),
+            hint=hint if isinstance(hint, str) else _key_document(hint, "hint"),
+            collation=_collation(collation),
+        )
+
+    @classmethod
+    def from_command(cls, command: Mapping[str, Any]) -> FindArgs:
+        """The arguments of a ``find`` command document (or of a write's query, given as a find)."""
+        return cls.of(command.get("filter"), **{name: command.get(name) for name in _FIND_FIELDS})
+
+    def command(self, collection: str) -> dict[str, Any]:
+        """The find command these arguments make (unset fields left out)."""
+        out: dict[str, Any] = {"find": collection, "filter": dict(self.filter)}
+        for name in _FIND_FIELDS:
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        return out
+
+
+def _count(value: Any, what: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise ExplainError(f"The {what} must be a whole number, not {value!r}.", fix=f"Pass e.g. {what}=10.")
+    return abs(int(value)) or None
+
+
+def _projection(projection: Any) -> dict[str, Any] | None:
+    if projection is None:
+        return None
+    if isinstance(projection, Mapping):
+        return dict(projection)
+    if isinstance(projection, Sequence) and not isinstance(projection, str):
+        return {str(name): 1 for name in projection}
+    raise ExplainError(
+        f"The projection {projection!r} is neither a dict nor a list of field names.",
+        fix='Pass e.g. {"name": 1, "_id": 0} or ["name", "price"].',
+    )
+
+
+def _key_document(value: Any, what: str) -> dict[str, Any] | None:
+    """A sort or hint given as a dict, a list of (field, direction) pairs, or one field name."""
+    if value is None or (not value and not isinstance(value, str)):
+        return None
+    if isinstance(value, str):
+        return {value: 1}
+    try:
+        pairs = list(value.items()) if isinstance(value, Mapping) else [(name, d) for name, d in value]
+    except (TypeError, ValueError):
+        pairs = []
+    if not pairs or not all(isinstance(name, str) for name, _ in pairs):
+        raise ExplainError(
+            f"The {what} {value!r} is not a list of (field, direction) pairs.",
+            fix='Pass e.g. [("price", 1), ("_id", 1)] or {"price": 1}'
+            + (" or an index name such as 'category_price'." if what == "hint" else "."),
+        )
+    return dict(pairs)
+
+
+def _collation(collation: Mapping[str, Any] | Collation | None) -> dict[str, Any] | None:
+    if collation is None:
+        return None
+    if isinstance(collation, Collation):
+        return dict(collation.document)
+    if isinstance(collation, Mapping):
+        return dict(collation)
+    raise ExplainError(
+        f"The collation {collation!r} is neither a dict nor a pymongo Collation.",
+        fix='Pass e.g. {"locale": "en", "strength": 2} or Collation("en", strength=2).',
+    )
 
 
 @dataclass
@@ -23,6 +142,8 @@ class FindQuery:
     skip: int | None = None
     hint: Any = None
     collation: Mapping[str, Any] | None = None
+    sort_key_fields: tuple[str, ...] = ()
+    """Projected fields holding ``{$meta: "sortKey"}``."""
 
     @property
     def collate(self) -> Collate | None:
@@ -30,20 +151,22 @@ class FindQuery:
         return collator(self.collation)
 
     @property
-    def collation_id(self) -> tuple | None:
+    def collation_id(self) -> tuple[Any, ...] | None:
         """The query collation, comparable with an index's."""
         return normalize(self.collation)
 
     @property
     def projection_inclusive(self) -> bool:
         """Whether the projection lists the fields to keep (rather than to drop)."""
-        return any(bool(v) for k, v in (self.projection or {}).items() if k != "_id")
+        return any(v == 1 for k, v in (self.projection or {}).items() if k != "_id")
 
     @property
     def projection_kind(self) -> str:
-        """PROJECTION_SIMPLE for top-level fields only, PROJECTION_DEFAULT with dotted paths."""
-        assert self.projection is not None
-        return "PROJECTION_DEFAULT" if any("." in k for k in self.projection) else "PROJECTION_SIMPLE"
+        """PROJECTION_SIMPLE for top-level fields only, PROJECTION_DEFAULT with dotted paths or $meta."""
+        paths = list(self.projection or {})
+        if self.sort_key_fields or any("." in k for k in paths):
+            return "PROJECTION_DEFAULT"
+        return "PROJECTION_SIMPLE"
 
 
 def normalize_sort(sort: Any) -> list[tuple[str, int]]:
@@ -53,48 +176,45 @@ def normalize_sort(sort: Any) -> list[tuple[str, int]]:
     pairs = list(sort.items()) if isinstance(sort, Mapping) else [tuple(p) for p in sort]
     out: list[tuple[str, int]] = []
     for path, direction in pairs:
-        if path == "$natural" or not isinstance(direction, int | float):
-            raise UnsupportedByModel(f"the sort {{{path!r}: {direction!r}}}")
+        if path == "$natural" or isinstance(direction, bool) or not isinstance(direction, int | float):
+            raise not_modelled(f"the sort {{{path!r}: {direction!r}}}")
         out.append((path, 1 if direction >= 0 else -1))
     return out
 
 
-def normalize_projection(projection: Any) -> dict[str, Any] | None:
-    """An inclusion/exclusion projection, or None; expressions are not modelled."""
+def normalize_projection(projection: Any) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
+    """An inclusion/exclusion projection (or None) and its ``{$meta: "sortKey"}`` fields."""
     if not projection:
-        return None
+        return None, ()
     if isinstance(projection, Sequence) and not isinstance(projection, str | Mapping):
         projection = {name: 1 for name in projection}
     out: dict[str, Any] = {}
+    meta: list[str] = []
     for path, value in projection.items():
         if isinstance(value, bool) or (isinstance(value, int | float) and value in (0, 1)):
             out[path] = int(value)
+        elif isinstance(value, Mapping) and dict(value) == {"$meta": "sortKey"}:
+            meta.append(path)
         else:
-            raise UnsupportedByModel(f"the projection expression {{{path!r}: {value!r}}}")
+            raise not_modelled(f"the projection expression {{{path!r}: {value!r}}}")
     kinds = {v for k, v in out.items() if k != "_id"}
     if len(kinds) > 1:
-        raise UnsupportedByModel("a projection mixing inclusion and exclusion (MongoDB rejects it too)")
-    return out
+        raise not_modelled("a projection mixing inclusion and exclusion (MongoDB rejects it too)")
+    full = {**out, **{path: {"$meta": "sortKey"} for path in meta}}
+    return full or None, tuple(meta)
 
 
-def make_query(
-    filter: Mapping[str, Any] | None = None,
-    projection: Any = None,
-    sort: Any = None,
-    limit: int | None = None,
-    skip: int | None = None,
-    hint: Any = None,
-    collation: Mapping[str, Any] | None = None,
-) -> FindQuery:
-    """Normalize the arguments of a find into a FindQuery."""
-    if limit is not None and limit < 0:
-        limit = -limit
+def make_query(args: FindArgs, default_collation: Mapping[str, Any] | None = None) -> FindQuery:
+    """The planner's view of a find; a query without a collation takes the collection's default."""
+    collation = args.collation if args.collation is not None else default_collation
+    projection, meta = normalize_projection(args.projection)
     return FindQuery(
-        predicates=parse_filter(filter),
-        sort=normalize_sort(sort),
-        projection=normalize_projection(projection),
-        limit=limit or None,
-        skip=skip or None,
-        hint=hint,
+        predicates=parse_filter(args.filter),
+        sort=normalize_sort(args.sort),
+        projection=projection,
+        limit=args.limit or None,
+        skip=args.skip or None,
+        hint=args.hint,
         collation=collation if normalize(collation) else None,
+        sort_key_fields=meta,
     )

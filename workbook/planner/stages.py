@@ -3,7 +3,8 @@ work()/advanced/needTime accounting, and their explain output."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import functools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -245,14 +246,15 @@ class Sort(Stage):
             return IS_EOF, None
         return ADVANCED, self.output.pop(0)
 
-    def _sort_key(self, path: str, direction: int) -> Callable[[Any], Any]:
-        """Sort key for one field of the sort pattern."""
-        return lambda member: sort_value(member, path, direction, self.collate, self.index_paths)
-
     def _sort(self) -> None:
         members = list(self.buffer)
         for path, direction in reversed(self.pattern):
-            members.sort(key=self._sort_key(path, direction), reverse=direction < 0)
+            members.sort(
+                key=functools.partial(
+                    sort_value, path=path, direction=direction, collate=self.collate, index_paths=self.index_paths
+                ),
+                reverse=direction < 0,
+            )
         self.output = members[: self.limit] if self.limit else members
 
     def is_eof(self) -> bool:

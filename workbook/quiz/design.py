@@ -72,7 +72,7 @@ def _find_arguments(params: Mapping[str, Any]) -> dict[str, Any]:
 
 def _explain_summary(collection: Collection, **find_args: Any) -> dict[str, Any]:
     """The explain summary of ``collection.find(**find_args)``: the server's on MongoDB, modelled offline."""
-    from workbook.explain import explain
+    from workbook.explaining import explain
 
     return explain(collection, **find_args).summary()
 

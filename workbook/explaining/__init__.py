@@ -1,0 +1,30 @@
+"""Explain: what the database did to answer a query, in MongoDB's shape on every engine.
+
+- :mod:`~workbook.explaining.view`: :func:`explain`, :func:`explain_aggregate` and :class:`Explain`,
+  the learner's view of the database's own explain reply;
+- :mod:`~workbook.explaining.native`: the offline server's native explain (the planner model);
+- :mod:`~workbook.explaining.model`: explain commands answered by the model on any data;
+- :mod:`~workbook.explaining.cache`: the model cache and the write counter that invalidates it;
+- :mod:`~workbook.explaining.work`: keys and documents examined by measured calls.
+
+Reading an explain (stage names, the plan walk, SBE and ``$cursor`` unwrapping, the summary) is
+:mod:`workbook.planner.reading`.
+"""
+
+from __future__ import annotations
+
+from workbook.errors import ExplainError
+from workbook.explain_draw import draw_plan
+from workbook.explaining.view import Explain, explain, explain_aggregate, explain_command
+from workbook.planner.reading import normalise_server_explain, summarize
+
+__all__ = [
+    "Explain",
+    "ExplainError",
+    "draw_plan",
+    "explain",
+    "explain_aggregate",
+    "explain_command",
+    "normalise_server_explain",
+    "summarize",
+]

@@ -1,0 +1,140 @@
+"""Native explain on the offline default: the offline server answers ``explain`` with the planner model.
+
+``cursor.explain()``, ``db.command("explain", {...}, verbosity=...)`` and ``aggregate`` with
+``explain: true`` all reach :class:`ExplainHook` (installed by :mod:`workbook.offline` in its
+command dispatch), which reads the collections the command touches from the engine, builds (or
+reuses) their models, and answers with MongoDB's explain shape, labelled by ``modelledBy``.
+
+A refusal (a query the model does not cover, a hint naming no index) goes back as a server error
+carrying the workbench's message and fix, which :func:`workbook.explain` turns back into the error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+from workbook import planner
+from workbook.errors import ExplainError, UnknownHintError, UnsupportedByModelError
+from workbook.explaining.cache import ModelCache, WriteCounter
+from workbook.explaining.model import collections_read, explain_command
+
+NOT_MODELLED_CODE = 115  # CommandNotSupported: the model does not cover this query
+BAD_VALUE_CODE = 2  # BadValue: what MongoDB answers for a hint naming no index
+
+_ModelKey = tuple[str, str]
+
+
+def claims(body: Mapping[str, Any]) -> bool:
+    """Whether a command is one the hook answers: ``explain``, or ``aggregate`` with ``explain: true``."""
+    name = next(iter(body), None)
+    return name == "explain" or (name == "aggregate" and bool(body.get("explain")))
+
+
+def explained(body: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    """(the explained command, the verbosity) of an explain request."""
+    if next(iter(body), None) == "aggregate":  # aggregate's own explain flag answers at queryPlanner
+        command = {k: v for k, v in body.items() if k not in ("explain", "$db", "lsid")}
+        return command, "queryPlanner"
+    inner = body.get("explain")
+    if not isinstance(inner, Mapping) or not inner:
+        raise ExplainError("explain needs a command document.", fix='Send {"explain": {"find": "products", ...}}.')
+    return dict(inner), str(body.get("verbosity", "allPlansExecution"))
+
+
+class ExplainHook:
+    """The offline server's explain: models cached per collection, invalidated by any client's writes."""
+
+    def __init__(self, engine: Any) -> None:
+        self._engine = engine
+        self._client: Any = None
+        self.writes = WriteCounter()
+        self.models: ModelCache[planner.Collection] = ModelCache()
+        self._pending: dict[int, tuple[str, dict[str, Any]]] = {}
+
+    # --- the dispatch hook --------------------------------------------------------------------
+    def intercept(self, inner: Any, body: dict[str, Any], options: dict[str, Any]) -> Any | None:
+        """For an explain request, a request context for ``inner`` that :meth:`answer` will answer."""
+        if not claims(body):
+            return None
+        database = str(options.get("db_name") or body.get("$db") or "test")
+        context = inner._build_request_context({"ping": 1, "$db": database}, **options)
+        self._pending[id(context)] = (database, dict(body))
+        return context
+
+    async def answer(self, context: Any) -> dict[str, Any] | None:
+        """The explain reply for a context :meth:`intercept` made (None for any other context)."""
+        pending = self._pending.pop(id(context), None)
+        if pending is None:
+            return None
+        database, body = pending
+        try:
+            command, verbosity = explained(body)
+            names = collections_read(command)
+            models = {name: await self._model(database, name) for name in names}
+            loop = asyncio.get_running_loop()
+            work = functools.partial(explain_command, models, database, command, verbosity)
+            reply = await loop.run_in_executor(None, work)  # the planner runs off the server's event loop
+        except ExplainError as error:
+            raise _server_error(error) from None
+        return {**reply, "ok": 1.0}
+
+    def note(self, context: Any) -> None:
+        """Count a command the server runs as a write if it may change data (call before and after)."""
+        document = getattr(context, "command_document", None)
+        if isinstance(document, Mapping):
+            self.writes.note(str(getattr(context, "db_name", "")), document)
+
+    # --- models -------------------------------------------------------------------------------
+    def _collection(self, database: str, name: str) -> Any:
+        if self._client is None:
+            from mongoeco.api import AsyncMongoClient
+
+            self._client = AsyncMongoClient(self._engine)
+        return self._client[database][name]
+
+    async def _model(self, database: str, name: str) -> planner.Collection:
+        collection = self._collection(database, name)
+        exists = name in await self._client[database].list_collection_names()
+        indexes = await collection.list_indexes().to_list() if exists else []
+        options = await collection.options() if exists else {}
+        stamp = (self.writes.stamp(database, name), repr(indexes), repr(options))
+        key: _ModelKey = (database, name)
+        cached = self.models.get(key, stamp)
+        if cached is not None:
+            return cached
+        documents = await collection.find({}).to_list() if exists else []
+        model = planner.Collection(documents, indexes, options.get("collation"))
+        if self.writes.stamp(database, name) == stamp[0]:  # no write began meanwhile
+            self.models.put(key, stamp, model)
+        return model
+
+
+def _server_error(error: ExplainError) -> Exception:
+    from mongoeco.errors import OperationFailure
+
+    code = NOT_MODELLED_CODE if isinstance(error, UnsupportedByModelError) else BAD_VALUE_CODE
+    return OperationFailure(str(error), code=code)
+
+
+def error_from_reply(message: str, code: int | None) -> ExplainError:
+    """The workbench error a refused explain came back as (the inverse of the server side)."""
+    text, _, fix = message.partition("\nFix: ")
+    if code == NOT_MODELLED_CODE and text.startswith("The offline planner model"):
+        return UnsupportedByModelError(text, fix=fix or None)
+    if "hint provided" in text:
+        return UnknownHintError(text, fix=fix or None)
+    return ExplainError(f"The explain was refused: {text}", fix=fix or "Check the filter, sort and projection.")
+
+
+_hooks: dict[int, ExplainHook] = {}
+
+
+def hook_for(engine: Any) -> ExplainHook:
+    """The explain hook of an offline engine (one per engine, made on first use)."""
+    hook = _hooks.get(id(engine))
+    if hook is None:
+        hook = _hooks[id(engine)] = ExplainHook(engine)
+    return hook
