@@ -57,7 +57,14 @@ def explain_command(
         pipeline = command.get("pipeline")
         if not isinstance(pipeline, list):
             raise ExplainError("The aggregate command has no pipeline list.", fix="Pass pipeline=[{...}, ...].")
-        explain = planner.explain_aggregate(models, collection, pipeline, database=database)
+        collation = command.get("collation")
+        explain = planner.explain_aggregate(
+            models,
+            collection,
+            pipeline,
+            database=database,
+            collation=collation if isinstance(collation, Mapping) else None,
+        )
     explain = at_verbosity(explain, check_verbosity(verbosity))
     explain["command"] = {k: v for k, v in command.items() if k not in ("lsid", "$clusterTime", "$readPreference")}
     explain["command"]["$db"] = database

@@ -21,19 +21,23 @@ from workbook.planner.unsupported import not_modelled
 from workbook.planner.values import MISSING, UNDEFINED
 
 
-def _split_prefix(pipeline: Sequence[Mapping[str, Any]]) -> tuple[FindArgs, list[Mapping[str, Any]]]:
+def _split_prefix(
+    pipeline: Sequence[Mapping[str, Any]], collation: Mapping[str, Any] | None = None
+) -> tuple[FindArgs, list[Mapping[str, Any]]]:
     """The find-layer part of the pipeline (what MongoDB pushes into $cursor) and the rest.
 
     A $limit or $skip after a leading $project still moves into the find layer: the projection
     changes no document count (pipeline_d.cpp pushes the limit down, so $cursor examines no more).
     """
     filters: list[Mapping[str, Any]] = []
-    find: dict[str, Any] = {"sort": None, "skip": None, "limit": None, "projection": None}
+    find: dict[str, Any] = {"sort": None, "skip": None, "limit": None, "projection": None, "collation": collation}
     for position, stage in enumerate(pipeline):
         if len(stage) != 1:
             raise not_modelled("a pipeline stage with more than one operator")
         ((name, spec),) = stage.items()
         later = [k for k in ("skip", "limit", "projection") if find[k] is not None]
+        if not isinstance(spec, Mapping) and name in ("$match", "$sort", "$project"):
+            raise not_modelled(f"a {name} stage whose argument is not a document")
         if name == "$match" and not later and find["sort"] is None:
             filters.append(spec)
         elif name == "$sort" and find["sort"] is None and not later:
@@ -99,6 +103,7 @@ def explain_aggregate(
     pipeline: Sequence[Mapping[str, Any]],
     *,
     database: str = "test",
+    collation: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Model ``aggregate(pipeline).explain("executionStats")``; collections map name -> (docs, indexes)
     or to a :class:`Collection` model built earlier."""
@@ -111,7 +116,7 @@ def explain_aggregate(
             f"No collection {collection_name!r} among the models given.",
             fix=f"Choose from: {', '.join(sorted(models))}.",
         )
-    find, rest = _split_prefix(pipeline)
+    find, rest = _split_prefix(pipeline, collation)
     lookups, trailing = _split_lookups(rest)
     query = make_query(find, models[collection_name].collation)
     namespace = f"{database}.{collection_name}"

@@ -161,16 +161,32 @@ def _in(values: Sequence[Any], collate: Collate | None) -> tuple[OIL, str]:
     return [points[k] for k in sorted(points)], tightness
 
 
-_REGEX_SPECIAL = set("\\^$.[]|()?*+{}")
+_METACHARACTERS = set("^$.[()+{")  # pcrepattern's metacharacters that end a literal prefix
+
+
+def _ascii_alnum(c: str) -> bool:
+    return c.isascii() and c.isalnum()
+
+
+def _has_unescaped_pipe(pattern: str) -> bool:
+    r"""Whether the regex holds an alternation '|'. A pipe counts as escaped only behind exactly one
+    backslash, as MongoDB 8.0 reads it (index_bounds_pipe.js: ``/^\\\|/`` and ``/^\Q|\E/`` are not tight)."""
+    for i, c in enumerate(pattern):
+        if c == "|" and not (i >= 1 and pattern[i - 1] == "\\" and (i < 2 or pattern[i - 2] != "\\")):
+            return True
+    return False
 
 
 def simple_regex_prefix(pattern: str, flags: str) -> tuple[str, bool]:
-    """The literal prefix a rooted regex pins down, and whether that prefix is the whole regex.
+    r"""The literal prefix a rooted regex pins down, and whether that prefix is the whole regex.
+
+    Follows IndexBoundsBuilder::simpleRegex: ``\Q...\E`` quotes literally, a backslash before an
+    ASCII non-alphanumeric character (or any non-ASCII one, ``^\é``) stands for that character.
 
     >>> simple_regex_prefix("^abc", ""), simple_regex_prefix("^ab.c", ""), simple_regex_prefix("abc", "")
     (('abc', True), ('ab', False), ('', False))
-    >>> simple_regex_prefix("^abc", "i")
-    ('', False)
+    >>> simple_regex_prefix("^abc", "i"), simple_regex_prefix(r"^\Q[\Ewi\Qth]some?s\Eym", "")
+    (('', False), ('[with]some?sym', True))
     """
     if pattern.startswith("\\A"):
         multiline_ok, rest = True, pattern[2:]
@@ -178,9 +194,11 @@ def simple_regex_prefix(pattern: str, flags: str) -> tuple[str, bool]:
         multiline_ok, rest = False, pattern[1:]
     else:
         return "", False
+    if _has_unescaped_pipe(rest):
+        return "", False
     extended = False
     for flag in flags:
-        if flag == "m" and multiline_ok:
+        if flag == "m" and multiline_ok or flag == "s":
             continue
         if flag == "x":
             extended = True
@@ -190,23 +208,29 @@ def simple_regex_prefix(pattern: str, flags: str) -> tuple[str, bool]:
     i = 0
     while i < len(rest):
         c = rest[i]
-        if c in "*?":
+        i += 1
+        if c in "*?":  # the only symbols that make the previous character optional
             if prefix:
                 prefix.pop()
             return "".join(prefix), False
         if c == "\\":
-            nxt = rest[i + 1] if i + 1 < len(rest) else ""
-            if nxt and not nxt.isalnum():
-                prefix.append(nxt)
-                i += 2
+            nxt = rest[i] if i < len(rest) else ""
+            i += 1
+            if nxt == "Q":  # \Q...\E: everything up to \E matches itself
+                end = rest.find("\\E", i)
+                quoted = rest[i:] if end < 0 else rest[i:end]
+                prefix.extend(quoted)
+                i = len(rest) if end < 0 else end + 2
                 continue
+            if not nxt or _ascii_alnum(nxt):  # \d, \w, \b...: a class, not a literal
+                return "".join(prefix), False
+            prefix.append(nxt)
+            continue
+        if c in _METACHARACTERS or (extended and c == "#"):
             return "".join(prefix), False
-        if c in _REGEX_SPECIAL or (extended and (c.isspace() or c == "#")):
-            if c == "|":
-                return "", False
-            return "".join(prefix), False
+        if extended and c.isspace():
+            continue
         prefix.append(c)
-        i += 1
     return "".join(prefix), True
 
 

@@ -32,7 +32,7 @@ from workbook.planner.stages import (
     Stage,
 )
 from workbook.planner.unsupported import not_modelled, unknown_hint
-from workbook.planner.values import RANK_NULL, RANK_STRING, RANK_UNDEFINED, compare, type_rank
+from workbook.planner.values import RANK_ARRAY, RANK_NULL, RANK_STRING, RANK_UNDEFINED, compare, type_rank
 
 PLAN_EVALUATION_WORKS = 10000  # internalQueryPlanEvaluationWorks
 PLAN_EVALUATION_COLL_FRACTION = 0.3  # internalQueryPlanEvaluationCollFraction
@@ -222,10 +222,12 @@ def sort_direction(access: Access, query: FindQuery) -> int | None:
     spec = access.index.spec
     if not query.sort:
         return 1
-    if any(access.index.multikey_paths.get(path) for path, _ in query.sort if path in spec.paths):
+    if not _multikey_sort_allowed(access, query):
         return None
     if normalize(spec.collation) != query.collation_id:
-        return None
+        strings = string_bound_fields(access)
+        if any(path in strings for path, _ in query.sort):
+            return None
     points = access.point_fields
     wanted = [(p, d) for p, d in query.sort if p not in points]
     for direction in (1, -1):
@@ -235,19 +237,56 @@ def sort_direction(access: Access, query: FindQuery) -> int | None:
     return None
 
 
-def _provides(index: IndexData, paths: Sequence[str]) -> bool:
-    """Whether the index key alone carries these fields (not multikey, not collated)."""
-    spec = index.spec
-    return spec.collation is None and all(p in spec.paths and not index.multikey_paths.get(p) for p in paths)
+def _all_values(oil: OIL) -> bool:
+    return len(oil) == 1 and oil[0].is_all_values()
 
 
-def _can_cover(index: IndexData, query: FindQuery) -> bool:
+def _multikey_sort_allowed(access: Access, query: FindQuery) -> bool:
+    """Whether the multikey paths in the sort leave the index able to provide it.
+
+    A multikey path can be sorted on only with [MinKey, MaxKey] bounds, and only if no field with
+    bounds shares one of its array prefixes (query_solution.cpp; MongoDB's sort_array.js).
+    """
+    spec, multikey = access.index.spec, access.index.multikey_paths
+    bounded = [path for path, oil in zip(spec.paths, access.oils, strict=True) if not _all_values(oil)]
+    for path, _ in query.sort:
+        prefixes = set(multikey.get(path, []))
+        if path not in spec.paths or not prefixes:
+            continue
+        if path in bounded or any(prefixes & set(multikey.get(other, [])) for other in bounded):
+            return False
+    return True
+
+
+def string_bound_fields(access: Access) -> set[str]:
+    """Index fields whose bounds may reach strings (or objects and arrays, which can hold strings).
+
+    An index with a non-simple collation stores collation keys, not strings: such a field can
+    neither cover nor order a query with another collation (IndexScanNode::getFieldsWithStringBounds).
+    """
+    out: set[str] = set()
+    for path, oil in zip(access.index.spec.paths, access.oils, strict=True):
+        for interval in oil:
+            low, high = sorted((type_rank(interval.start), type_rank(interval.end)))
+            if low <= RANK_ARRAY and high >= RANK_STRING:
+                out.add(path)
+    return out
+
+
+def _provides(access: Access, paths: Sequence[str]) -> bool:
+    """Whether the index key alone carries these fields (not multikey; no collated strings)."""
+    index = access.index
+    collated = string_bound_fields(access) if index.spec.collation is not None else set()
+    return all(p in index.spec.paths and not index.multikey_paths.get(p) and p not in collated for p in paths)
+
+
+def _can_cover(access: Access, query: FindQuery) -> bool:
     if not query.projection or not query.projection_inclusive:
         return False
     needed = [p for p, v in query.projection.items() if v and p != "_id"]
     if query.projection.get("_id", 1):
         needed.append("_id")
-    return _provides(index, needed)
+    return _provides(access, needed)
 
 
 def build_tree(collection: Collection, query: FindQuery, access: Access | None, direction: int) -> Candidate:
@@ -269,7 +308,7 @@ def build_tree(collection: Collection, query: FindQuery, access: Access | None, 
         index_paths = access.index.spec.paths
     if blocking and query.sort:
         sort_limit = (query.limit + (query.skip or 0)) if query.limit else None
-        if not fetched and access is not None and _provides(access.index, [p for p, _ in query.sort]):
+        if not fetched and access is not None and _provides(access, [p for p, _ in query.sort]):
             root = Sort(root, query.sort, collate, sort_limit, index_paths=index_paths)
         else:
             if not fetched:
@@ -278,7 +317,7 @@ def build_tree(collection: Collection, query: FindQuery, access: Access | None, 
     if query.skip:
         root = Skip(root, query.skip)
     if query.projection:
-        if not fetched and access is not None and _can_cover(access.index, query):
+        if not fetched and access is not None and _can_cover(access, query):
             root = Projection(root, query.projection, "PROJECTION_COVERED", index_paths)
         else:
             if not fetched:

@@ -133,7 +133,30 @@ def _regex_matches(candidate: Any, target: Any) -> bool:
     for letter, bit in (("i", re.IGNORECASE), ("m", re.MULTILINE), ("s", re.DOTALL), ("x", re.VERBOSE)):
         if letter in flags:
             py_flags |= bit
-    return re.search(pattern, candidate, py_flags) is not None
+    return re.search(python_pattern(pattern), candidate, py_flags) is not None
+
+
+def python_pattern(pattern: str) -> str:
+    r"""A PCRE pattern in Python's ``re`` dialect: ``\Q...\E`` quoting becomes escaped literals.
+
+    >>> python_pattern(r"^\Q[a|b]\E+")
+    '^\\[a\\|b\\]+'
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("\\Q", i):
+            end = pattern.find("\\E", i + 2)
+            quoted = pattern[i + 2 :] if end < 0 else pattern[i + 2 : end]
+            out.append(re.escape(quoted))
+            i = len(pattern) if end < 0 else end + 2
+        elif pattern[i] == "\\" and i + 1 < len(pattern):
+            out.append(pattern[i : i + 2])
+            i += 2
+        else:
+            out.append(pattern[i])
+            i += 1
+    return "".join(out)
 
 
 def _compares(candidate: Any, op: str, target: Any, collate: Collate | None) -> bool:

@@ -12,6 +12,7 @@ from pymongo.collation import Collation
 from workbook.errors import ExplainError
 from workbook.planner.collation import collator, normalize
 from workbook.planner.predicates import Predicate, parse_filter
+from workbook.planner.stages import is_inclusion
 from workbook.planner.unsupported import not_modelled
 from workbook.planner.values import Collate
 
@@ -158,7 +159,7 @@ class FindQuery:
     @property
     def projection_inclusive(self) -> bool:
         """Whether the projection lists the fields to keep (rather than to drop)."""
-        return any(v == 1 for k, v in (self.projection or {}).items() if k != "_id")
+        return is_inclusion(self.projection or {})
 
     @property
     def projection_kind(self) -> str:

@@ -274,10 +274,16 @@ class Sort(Stage):
         return {"usedDisk": False, "spills": 0}
 
 
+def is_inclusion(projection: Mapping[str, Any]) -> bool:
+    """Whether a projection lists the fields to keep: a 1 on a field, or ``{_id: 1}`` alone."""
+    flags = {k: v for k, v in projection.items() if isinstance(v, int | bool)}
+    others = [v for k, v in flags.items() if k != "_id"]
+    return any(others) if others else bool(flags.get("_id", 0))
+
+
 def apply_projection(doc: Mapping[str, Any], projection: Mapping[str, Any]) -> dict[str, Any]:
     """An inclusion or exclusion projection applied to a document."""
-    inclusive = any(bool(v) for k, v in projection.items() if k != "_id")
-    if inclusive:
+    if is_inclusion(projection):
         out: dict[str, Any] = {}
         if projection.get("_id", 1) and "_id" in doc:
             out["_id"] = doc["_id"]

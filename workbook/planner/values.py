@@ -191,7 +191,7 @@ def render(value: Any) -> str:
             return f"NumberDecimal({value})"
         return str(value)
     if rank == RANK_STRING:
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return f'"{value}"'  # verbatim: index_bounds_pipe.js prints a backslash bound as ["\", "]")
     if rank == RANK_OBJECT:
         if not value:
             return "{}"
