@@ -138,14 +138,50 @@ def translate(
         return [_point(None, collate)], INEXACT_FETCH
     if op == "$regex":
         return _regex(value, collate)
+    if op == "$type":
+        return _type_bracket(value, collate)
     raise not_modelled(f"index bounds for {op}")
+
+
+def _type_bracket(codes: Sequence[int | str], collate: Collate | None) -> tuple[OIL, str]:
+    """Each type's whole bracket (IndexBoundsBuilder::translate for TYPE_OPERATOR); fetched to check the type."""
+    brackets: list[Interval] = []
+    for code in codes:
+        if code == 4:  # an array's keys are its elements: any value
+            return all_values(collate), INEXACT_FETCH
+        ends = _TYPE_BRACKETS.get(code)
+        if ends is None:
+            return all_values(collate), INEXACT_FETCH
+        low, high, high_inclusive = ends
+        brackets.append(Interval.of(low, high, True, high_inclusive, collate))
+    unique = {(i.start_key, i.end_key): i for i in brackets}
+    return sorted(unique.values(), key=lambda i: i.start_key), INEXACT_FETCH
+
+
+_TYPE_BRACKETS: dict[int | str, tuple[Any, Any, bool]] = {
+    "number": (float("nan"), float("inf"), True),
+    1: (float("nan"), float("inf"), True),
+    16: (float("nan"), float("inf"), True),
+    18: (float("nan"), float("inf"), True),
+    19: (float("nan"), float("inf"), True),
+    2: ("", {}, False),
+    3: ({}, [], False),
+    7: (ObjectId("0" * 24), ObjectId("f" * 24), True),
+    8: (False, True, True),
+    9: (DateBound(MIN_DATE_MS), DateBound(MAX_DATE_MS), True),
+    10: (None, None, True),
+}
 
 
 def _equality(value: Any, collate: Collate | None) -> tuple[OIL, str]:
     if value is None:
         return [_point(UNDEFINED, collate), _point(None, collate)], INEXACT_FETCH
     if isinstance(value, list):
-        raise not_modelled("equality to a whole array")
+        # An array's index keys are its elements: look up the first element (undefined when empty)
+        # and the array itself as a value inside an outer array, then check the document.
+        first = value[0] if value else UNDEFINED
+        points = {sort_key(p, collate): _point(p, collate) for p in (first, value)}
+        return [points[k] for k in sorted(points)], INEXACT_FETCH
     return [_point(value, collate)], INEXACT_FETCH if _collated(value, collate) else EXACT
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from workbook.planner.bounds import EXACT, INEXACT_COVERED, OIL, all_values, intersect, translate
 from workbook.planner.collation import normalize
 from workbook.planner.keys import IndexData, IndexSpec, build_index
-from workbook.planner.predicates import Predicate
+from workbook.planner.predicates import INDEXABLE, Predicate
 from workbook.planner.query import FindQuery
 from workbook.planner.scan import IndexScan
 from workbook.planner.stages import (
@@ -25,6 +25,7 @@ from workbook.planner.stages import (
     Fetch,
     IdHack,
     Limit,
+    Or,
     Member,
     Projection,
     Skip,
@@ -73,6 +74,7 @@ class Candidate:
 
     root: Stage
     scan: IndexScan | None = None
+    access: Access | None = None
     results: list[Member] = field(default_factory=list)
     score: float = 0.0
 
@@ -176,14 +178,22 @@ def index_access(index: IndexData, query: FindQuery, *, whole: bool = False) -> 
     oils: list[OIL] = []
     assigned: list[Predicate] = []
     tightness: dict[int, str] = {}
-    used_prefixes: list[set[str]] = []
+    used_prefixes: list[tuple[set[str], int | None]] = []
+    derived = _elem_match_leaves(query.predicates)
     for position, path in enumerate(spec.paths):
         prefixes = set(index.multikey_paths.get(path, []))
-        preds = [p for p in query.predicates if p.path == path and _usable(p, spec, query)]
-        if any(prefixes & other for other in used_prefixes):
-            preds = []  # multikey: cannot compound bounds on fields under the same array
-        if prefixes:
-            preds = preds[:1]  # multikey: cannot intersect bounds on one array field
+        leaves = [(p, None) for p in query.predicates if p.path == path and p.op in INDEXABLE]
+        options = [(p, g) for p, g in leaves + derived.get(path, []) if _usable(p, spec, query)]
+        # multikey: no compound bounds on fields under one array, unless both come from one $elemMatch
+        options = [
+            (p, g) for p, g in options if not any(prefixes & up and (g is None or g != ug) for up, ug in used_prefixes)
+        ]
+        group = next((g for _, g in options if g is not None), None)
+        if prefixes and group is not None:
+            options = [(p, g) for p, g in options if g == group]  # one element: its bounds intersect
+        elif prefixes:
+            options = options[:1]  # multikey: cannot intersect bounds on one array field
+        preds = [p for p, _ in options]
         if position == 0 and not preds and not whole:
             return None
         oil = all_values(collate)
@@ -193,7 +203,7 @@ def index_access(index: IndexData, query: FindQuery, *, whole: bool = False) -> 
             tightness[id(pred)] = tight
             assigned.append(pred)
         if preds:
-            used_prefixes.append(prefixes)
+            used_prefixes.append((prefixes, options[0][1]))
         oils.append(oil)
     key_filter: list[Predicate] = []
     fetch_filter: list[Predicate] = []
@@ -207,6 +217,23 @@ def index_access(index: IndexData, query: FindQuery, *, whole: bool = False) -> 
         else:
             fetch_filter.append(pred)
     return Access(index, oils, assigned, key_filter, fetch_filter)
+
+
+def _elem_match_leaves(predicates: Sequence[Predicate]) -> dict[str, list[tuple[Predicate, int | None]]]:
+    """Leaves inside each ``$elemMatch``, at their full paths, tagged with their $elemMatch.
+
+    They give bounds (the $elemMatch itself stays a fetch filter, so they are never exact).
+    """
+    out: dict[str, list[tuple[Predicate, int | None]]] = {}
+    for group, pred in enumerate(predicates):
+        if pred.op != "$elemMatch":
+            continue
+        for leaf in pred.value.predicates:
+            if leaf.op not in INDEXABLE:
+                continue
+            path = f"{pred.path}.{leaf.path}" if pred.value.on_objects else pred.path
+            out.setdefault(path, []).append((Predicate(path, leaf.op, leaf.value), group))
+    return out
 
 
 def whole_index_access(index: IndexData, query: FindQuery) -> Access:
@@ -293,19 +320,30 @@ def build_tree(collection: Collection, query: FindQuery, access: Access | None, 
     """The stage tree analyzeDataAccess builds over an index scan (or a collection scan)."""
     documents, collate = collection.documents, query.collate
     scan: IndexScan | None = None
-    index_paths: list[str] | None = None
     if access is None:
         root: Stage = CollectionScan(documents, query.predicates, collate)
-        fetched = True
-        blocking = bool(query.sort)
-    else:
-        scan = IndexScan(access.index, access.oils, direction, key_filter=access.key_filter)
-        root = scan
-        fetched = False
-        if access.fetch_filter:
-            root, fetched = Fetch(root, documents, access.fetch_filter, collate), True
-        blocking = sort_direction(access, query) is None
-        index_paths = access.index.spec.paths
+        return Candidate(finish_tree(collection, query, root, fetched=True, blocking=bool(query.sort)))
+    scan = IndexScan(access.index, access.oils, direction, key_filter=access.key_filter)
+    root = scan
+    fetched = False
+    if access.fetch_filter:
+        root, fetched = Fetch(root, documents, access.fetch_filter, collate), True
+    blocking = sort_direction(access, query) is None
+    return Candidate(finish_tree(collection, query, root, fetched=fetched, blocking=blocking, access=access), scan, access)
+
+
+def finish_tree(
+    collection: Collection,
+    query: FindQuery,
+    root: Stage,
+    *,
+    fetched: bool,
+    blocking: bool,
+    access: Access | None = None,
+) -> Stage:
+    """SORT, then SKIP, then PROJECTION (covered, or over a FETCH), then LIMIT above a data access."""
+    documents, collate = collection.documents, query.collate
+    index_paths = access.index.spec.paths if access is not None else None
     if blocking and query.sort:
         sort_limit = (query.limit + (query.skip or 0)) if query.limit else None
         if not fetched and access is not None and _provides(access, [p for p, _ in query.sort]):
@@ -322,12 +360,59 @@ def build_tree(collection: Collection, query: FindQuery, access: Access | None, 
         else:
             if not fetched:
                 root, fetched = Fetch(root, documents, [], collate), True
-            root = Projection(root, query.projection, query.projection_kind)
+            root = Projection(root, query.projection, query.projection_kind, sort=query.sort, collate=collate)
     elif not fetched:
         root = Fetch(root, documents, [], collate)
     if query.limit and not (blocking and query.sort):
         root = Limit(root, query.limit)
-    return Candidate(root, scan)
+    return root
+
+
+# --- OR plans (index union) --------------------------------------------------------------------
+
+
+def _branch_access(collection: Collection, branch: FindQuery) -> Access | None:
+    """The index one $or branch would use, chosen as the subplanner chooses (a trial among its
+    indexed plans); None when some branch has no usable index (the whole query then scans)."""
+    candidates = []
+    for spec in collection.visible:
+        if not partial_usable(spec, branch):
+            continue
+        access = index_access(collection.index(spec), branch)
+        if access is not None:
+            candidates.append(build_tree(collection, branch, access, 1))
+    if not candidates:
+        return None
+    if len(candidates) > 1:
+        works, results = trial_limits(collection, branch)
+        run_trial(candidates, works, results)
+        candidates = rank(candidates)
+    return candidates[0].access
+
+
+def or_candidate(collection: Collection, query: FindQuery) -> Candidate | None:
+    """OR over one index scan per branch of the query's $or, the other predicates fetched and
+    filtered above it (QueryPlannerAccess::buildIndexedOr); None when a branch cannot use an index."""
+    ors = [p for p in query.predicates if p.op == "$or"]
+    if len(ors) != 1:
+        return None
+    rest = [p for p in query.predicates if p is not ors[0]]
+    documents, collate = collection.documents, query.collate
+    children: list[Stage] = []
+    for branch in ors[0].branches:
+        if any(p.op == "$or" for p in branch):
+            return None
+        access = _branch_access(collection, FindQuery(list(branch), collation=query.collation))
+        if access is None:
+            return None
+        child: Stage = IndexScan(access.index, access.oils, 1, key_filter=access.key_filter)
+        if access.fetch_filter:
+            child = Fetch(child, documents, access.fetch_filter, collate)
+        children.append(child)
+    root: Stage = Or(children)
+    if rest or not all(isinstance(c, Fetch) for c in children):
+        root = Fetch(root, documents, rest, collate)
+    return Candidate(finish_tree(collection, query, root, fetched=True, blocking=bool(query.sort)))
 
 
 # --- enumeration -------------------------------------------------------------------------------
@@ -373,6 +458,9 @@ def enumerate_candidates(collection: Collection, query: FindQuery) -> list[Candi
         if query.limit:
             root = Limit(root, query.limit)
         return [Candidate(root)]
+    union = or_candidate(collection, query) if any(p.op == "$or" for p in query.predicates) else None
+    if union is not None and len(query.predicates) == 1:  # a rooted $or: the subplanner's one plan
+        return [union]
     candidates: list[Candidate] = []
     for spec in collection.visible:
         if not partial_usable(spec, query):
@@ -380,6 +468,8 @@ def enumerate_candidates(collection: Collection, query: FindQuery) -> list[Candi
         access = index_access(collection.index(spec), query)
         if access is not None:
             candidates.append(build_tree(collection, query, access, sort_direction(access, query) or 1))
+    if union is not None:
+        candidates.append(union)
     if query.sort and not any(not c.root.has_stage("SORT") for c in candidates):
         for spec in collection.visible:
             if spec.sparse or not partial_usable(spec, query):

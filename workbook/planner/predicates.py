@@ -1,4 +1,8 @@
-"""A find filter as a list of leaf predicates, and how each one matches a document."""
+"""A find filter as a list of ANDed predicates, and how each one matches a document.
+
+Most predicates are leaves (``path op value``); ``$or``/``$nor`` hold their branches (each a list
+of ANDed predicates) and ``$elemMatch`` its inner predicates, as an :class:`ElemMatch`.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +11,23 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bson import Regex
+from bson import Decimal128, Regex
 
 from workbook.planner.unsupported import not_modelled
 from workbook.planner.values import (
     MISSING,
+    RANK_BINARY,
+    RANK_BOOL,
+    RANK_DATE,
+    RANK_MAXKEY,
+    RANK_MINKEY,
     RANK_NULL,
+    RANK_NUMBER,
+    RANK_OBJECT,
+    RANK_OBJECTID,
+    RANK_REGEX,
+    RANK_STRING,
+    RANK_TIMESTAMP,
     RANK_UNDEFINED,
     UNDEFINED,
     Collate,
@@ -25,8 +40,55 @@ from workbook.planner.values import (
 
 COMPARISONS = ("$lt", "$lte", "$gt", "$gte")
 # MatchExpression::MatchType order, which CanonicalQuery uses to sort the children of an $and.
-_MATCH_TYPE_ORDER = {"$eq": 2, "$lte": 3, "$lt": 4, "$gt": 5, "$gte": 6, "$regex": 7, "$exists": 9, "$in": 10}
+_MATCH_TYPE_ORDER = {
+    "$or": 1,
+    "$eq": 2,
+    "$lte": 3,
+    "$lt": 4,
+    "$gt": 5,
+    "$gte": 6,
+    "$regex": 7,
+    "$exists": 9,
+    "$in": 10,
+    "$nor": 16,
+    "$elemMatch": 17,
+    "$size": 19,
+    "$type": 20,
+}
+_NOT = 15
 _NEGATIONS = {"$ne", "$nin"}
+INDEXABLE = frozenset({"$eq", "$lt", "$lte", "$gt", "$gte", "$in", "$ne", "$nin", "$exists", "$regex", "$type"})
+"""Leaf operators that translate to index bounds."""
+
+# $type: BSON type codes and their aliases (https://www.mongodb.com/docs/manual/reference/operator/query/type/).
+TYPE_ALIASES = {
+    "double": 1,
+    "string": 2,
+    "object": 3,
+    "array": 4,
+    "binData": 5,
+    "undefined": 6,
+    "objectId": 7,
+    "bool": 8,
+    "date": 9,
+    "null": 10,
+    "regex": 11,
+    "int": 16,
+    "timestamp": 17,
+    "long": 18,
+    "decimal": 19,
+    "minKey": -1,
+    "maxKey": 127,
+}
+NUMBER_CODES = frozenset({1, 16, 18, 19})
+
+
+@dataclass(frozen=True)
+class ElemMatch:
+    """The inner predicates of an ``$elemMatch``: on each element's fields, or on the element itself."""
+
+    predicates: tuple[Predicate, ...]
+    on_objects: bool
 
 
 @dataclass(frozen=True)
@@ -39,13 +101,34 @@ class Predicate:
 
     @property
     def sort_rank(self) -> int:
-        """Where CanonicalQuery puts this leaf when it sorts an $and."""
+        """Where CanonicalQuery puts this predicate when it sorts an $and."""
         if self.op in _NEGATIONS or (self.op == "$exists" and not self.value):
-            return 14
+            return _NOT
+        if self.op == "$elemMatch" and not self.value.on_objects:
+            return 18
         return _MATCH_TYPE_ORDER[self.op]
 
-    def serialize(self) -> dict:
-        """The leaf as MongoDB prints it in parsedQuery and stage filters."""
+    @property
+    def branches(self) -> tuple[tuple[Predicate, ...], ...]:
+        """The ANDed branches of an ``$or`` or ``$nor`` (empty for other predicates)."""
+        return self.value if self.op in ("$or", "$nor") else ()
+
+    def serialize(self) -> dict[str, Any]:
+        """The predicate as MongoDB prints it in parsedQuery and stage filters."""
+        if self.op in ("$or", "$nor"):
+            return {self.op: [serialize_all(branch) for branch in self.value]}
+        if self.op == "$elemMatch":
+            inner = self.value.predicates
+            if self.value.on_objects:
+                return {self.path: {"$elemMatch": serialize_all(inner)}}
+            body: dict[str, Any] = {}
+            for leaf in inner:
+                body.update(leaf.serialize()[""])
+            return {self.path: {"$elemMatch": body}}
+        if self.op == "$type":
+            return {self.path: {"$type": list(self.value)}}
+        if self.op == "$size":
+            return {self.path: {"$size": self.value}}
         if self.op == "$ne":
             return {self.path: {"$not": {"$eq": to_json_value(self.value)}}}
         if self.op == "$nin":
@@ -54,17 +137,27 @@ class Predicate:
             return {self.path: {"$exists": True}} if self.value else {self.path: {"$not": {"$exists": True}}}
         if self.op == "$regex":
             pattern, flags = regex_parts(self.value)
-            body: dict[str, Any] = {"$regex": pattern}
+            regex: dict[str, Any] = {"$regex": pattern}
             if flags:
-                body["$options"] = flags
-            return {self.path: body}
+                regex["$options"] = flags
+            return {self.path: regex}
         if self.op == "$in":
             return {self.path: {"$in": [to_json_value(v) for v in self.value]}}
         return {self.path: {self.op: to_json_value(self.value)}}
 
     def matches(self, document: Mapping[str, Any], collate: Collate | None = None) -> bool:
-        """Whether the document satisfies this leaf (MongoDB semantics: arrays match by element)."""
-        found = list(path_values(document, self.path))
+        """Whether the document satisfies this predicate (MongoDB semantics: arrays match by element)."""
+        if self.op == "$or":
+            return any(matches_all(branch, document, collate) for branch in self.value)
+        if self.op == "$nor":
+            return not any(matches_all(branch, document, collate) for branch in self.value)
+        found = list(path_values(document, self.path)) if self.path else [document]
+        if self.op == "$elemMatch":
+            return any(self._element_matches(e, collate) for v in found if isinstance(v, list) for e in v)
+        if self.op == "$size":
+            return any(isinstance(v, list) and len(v) == self.value for v in found)
+        if self.op == "$type":
+            return any(v is not MISSING and _has_type(v, self.value) for v in found)
         if self.op == "$ne":
             return not any(_equals(v, self.value, collate) for v in found)
         if self.op == "$nin":
@@ -78,6 +171,48 @@ class Predicate:
         if self.op == "$regex":
             return any(_regex_matches(v, self.value) for v in found)
         return any(_compares(v, self.op, self.value, collate) for v in found)
+
+
+    def _element_matches(self, element: Any, collate: Collate | None) -> bool:
+        if self.value.on_objects:
+            return isinstance(element, Mapping) and matches_all(self.value.predicates, element, collate)
+        return all(leaf.matches_value(element, collate) for leaf in self.value.predicates)
+
+    def matches_value(self, value: Any, collate: Collate | None = None) -> bool:
+        """Whether one value (an array element, for ``$elemMatch``) satisfies this leaf, unexpanded."""
+        return Predicate("v", self.op, self.value).matches({"v": value}, collate)
+
+
+def _has_type(value: Any, codes: Sequence[int | str]) -> bool:
+    rank = type_rank(value)
+    for code in codes:
+        if code == "number" and rank == RANK_NUMBER:
+            return True
+        if code == 4 and isinstance(value, list):
+            return True
+        if code in NUMBER_CODES and rank == RANK_NUMBER:
+            exact = {1: float, 16: int, 18: int, 19: Decimal128}[int(code)]
+            if isinstance(value, exact) and not isinstance(value, bool):
+                return True
+        elif isinstance(code, int) and code not in (4, *NUMBER_CODES) and _CODE_RANKS.get(code) == rank:
+            return True
+    return False
+
+
+_CODE_RANKS = {
+    -1: RANK_MINKEY,
+    2: RANK_STRING,
+    3: RANK_OBJECT,
+    5: RANK_BINARY,
+    6: RANK_UNDEFINED,
+    7: RANK_OBJECTID,
+    8: RANK_BOOL,
+    9: RANK_DATE,
+    10: RANK_NULL,
+    11: RANK_REGEX,
+    17: RANK_TIMESTAMP,
+    127: RANK_MAXKEY,
+}
 
 
 def path_values(value: Any, path: str) -> Iterator[Any]:
@@ -172,32 +307,50 @@ def _compares(candidate: Any, op: str, target: Any, collate: Collate | None) -> 
     return {"$lt": order < 0, "$lte": order <= 0, "$gt": order > 0, "$gte": order >= 0}[op]
 
 
-_UNSUPPORTED_TOP = ("$or", "$nor", "$expr", "$text", "$where", "$jsonSchema", "$comment")
-
-
 def parse_filter(query: Mapping[str, Any] | None) -> list[Predicate]:
-    """Flatten a find filter into ANDed leaf predicates, sorted as CanonicalQuery sorts them."""
-    leaves: list[Predicate] = []
-    _collect(query or {}, leaves)
-    return sorted(leaves, key=lambda p: (p.sort_rank, p.path))
+    """A find filter as ANDed predicates, sorted as CanonicalQuery sorts them."""
+    if query is not None and not isinstance(query, Mapping):
+        raise not_modelled(f"a filter that is not a document ({query!r})")
+    predicates: list[Predicate] = []
+    _collect(query or {}, predicates)
+    return sorted(predicates, key=lambda p: (p.sort_rank, p.path))
 
 
-def _collect(query: Mapping[str, Any], leaves: list[Predicate]) -> None:
+def _collect(query: Mapping[str, Any], out: list[Predicate]) -> None:
     for key, condition in query.items():
         if key == "$and":
-            for clause in condition:
-                _collect(clause, leaves)
+            for clause in _clauses(key, condition):
+                _collect(clause, out)
+        elif key in ("$or", "$nor"):
+            branches = tuple(tuple(parse_filter(clause)) for clause in _clauses(key, condition))
+            if key == "$or" and len(branches) == 1:
+                out.extend(branches[0])  # a one-branch $or is its branch (MongoDB simplifies it too)
+            else:
+                out.append(Predicate("", key, branches))
+        elif key == "$comment":
+            continue
         elif key.startswith("$"):
-            raise not_modelled(f"the top-level operator {key}" + (" (OR plans)" if key == "$or" else ""))
+            raise not_modelled(f"the top-level operator {key}")
         elif isinstance(condition, Mapping) and condition and all(k.startswith("$") for k in condition):
-            _collect_operators(key, condition, leaves)
+            _collect_operators(key, condition, out)
         elif isinstance(condition, Regex | re.Pattern):
-            leaves.append(Predicate(key, "$regex", condition))
+            out.append(Predicate(key, "$regex", condition))
         else:
-            leaves.append(Predicate(key, "$eq", condition))
+            out.append(Predicate(key, "$eq", _frozen(condition)))
 
 
-def _collect_operators(path: str, condition: Mapping[str, Any], leaves: list[Predicate]) -> None:
+def _clauses(operator: str, condition: Any) -> list[Mapping[str, Any]]:
+    if not isinstance(condition, list | tuple) or not condition or not all(isinstance(c, Mapping) for c in condition):
+        raise not_modelled(f"{operator} with anything but a non-empty list of documents (MongoDB refuses it too)")
+    return list(condition)
+
+
+def _frozen(value: Any) -> Any:
+    """Lists kept as lists (equality to a whole array), everything else as given."""
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _collect_operators(path: str, condition: Mapping[str, Any], out: list[Predicate]) -> None:
     options = condition.get("$options", "")
     for op, value in condition.items():
         if op == "$options":
@@ -205,24 +358,66 @@ def _collect_operators(path: str, condition: Mapping[str, Any], leaves: list[Pre
         if op == "$regex":
             pattern = value.pattern if isinstance(value, Regex | re.Pattern) else value
             flags = options or (regex_parts(value)[1] if isinstance(value, Regex | re.Pattern) else "")
-            leaves.append(Predicate(path, "$regex", Regex(pattern, flags)))
+            out.append(Predicate(path, "$regex", Regex(pattern, flags)))
         elif op in ("$eq", "$ne", *COMPARISONS):
             if op in COMPARISONS and type_rank(value) in (RANK_NULL, RANK_UNDEFINED):
                 raise not_modelled(f"{op} with null")
             if op == "$eq" and isinstance(value, Regex | re.Pattern):
                 raise not_modelled("$eq with a regular expression value")
-            leaves.append(Predicate(path, op, value))
+            out.append(Predicate(path, op, value))
         elif op in ("$in", "$nin"):
+            if not isinstance(value, list | tuple):
+                raise not_modelled(f"{op} with a value that is not a list (MongoDB refuses it too)")
             if any(isinstance(v, Regex | re.Pattern) for v in value):
                 raise not_modelled(f"{op} with regular expressions")
-            leaves.append(Predicate(path, op, tuple(value)))
+            out.append(Predicate(path, op, tuple(value)))
         elif op == "$exists":
-            leaves.append(Predicate(path, "$exists", bool(value)))
+            out.append(Predicate(path, "$exists", bool(value)))
+        elif op == "$all":
+            if not isinstance(value, list | tuple) or not value:
+                raise not_modelled("$all with an empty or non-list value")
+            if any(isinstance(v, Mapping) and "$elemMatch" in v for v in value):
+                raise not_modelled("$all with $elemMatch")
+            out.extend(Predicate(path, "$eq", _frozen(v)) for v in value)  # $all is an $and of equalities
+        elif op == "$size":
+            if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value) or value < 0:
+                raise not_modelled(f"$size with {value!r} (it takes a non-negative whole number)")
+            out.append(Predicate(path, "$size", int(value)))
+        elif op == "$type":
+            out.append(Predicate(path, "$type", _type_codes(value)))
+        elif op == "$elemMatch":
+            out.append(Predicate(path, "$elemMatch", _elem_match(value)))
         else:
             raise not_modelled(f"the query operator {op}")
 
 
-def serialize_all(predicates: Sequence[Predicate]) -> dict:
+def _type_codes(value: Any) -> tuple[int | str, ...]:
+    codes: list[int | str] = []
+    for item in value if isinstance(value, list | tuple) else [value]:
+        if item == "number":
+            codes.append("number")
+        elif isinstance(item, str) and item in TYPE_ALIASES:
+            codes.append(TYPE_ALIASES[item])
+        elif isinstance(item, int | float) and not isinstance(item, bool) and int(item) in TYPE_ALIASES.values():
+            codes.append(int(item))
+        else:
+            raise not_modelled(f"$type {item!r} (known: {', '.join(TYPE_ALIASES)}, number, or their codes)")
+    return tuple(codes)
+
+
+def _elem_match(value: Any) -> ElemMatch:
+    if not isinstance(value, Mapping) or not value:
+        raise not_modelled("$elemMatch with anything but a non-empty document")
+    if all(k.startswith("$") for k in value) and not any(k in ("$and", "$or", "$nor") for k in value):
+        inner: list[Predicate] = []
+        _collect_operators("", value, inner)
+        if any(p.op not in INDEXABLE for p in inner):
+            raise not_modelled("$elemMatch on values with operators other than comparisons")
+        return ElemMatch(tuple(inner), on_objects=False)
+    return ElemMatch(tuple(parse_filter(value)), on_objects=True)
+
+
+def serialize_all(predicates: Sequence[Predicate]) -> dict[str, Any]:
     """Leaves as MongoDB prints a filter: one leaf alone, several under $and."""
     if not predicates:
         return {}

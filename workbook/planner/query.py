@@ -209,6 +209,11 @@ def make_query(args: FindArgs, default_collation: Mapping[str, Any] | None = Non
     """The planner's view of a find; a query without a collation takes the collection's default."""
     collation = args.collation if args.collation is not None else default_collation
     projection, meta = normalize_projection(args.projection)
+    if meta and not args.sort:
+        raise ExplainError(
+            "A {$meta: 'sortKey'} projection needs a sort (MongoDB refuses the query too).",
+            fix='Add a sort, e.g. sort=[("price", 1)].',
+        )
     return FindQuery(
         predicates=parse_filter(args.filter),
         sort=normalize_sort(args.sort),

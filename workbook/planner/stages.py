@@ -181,13 +181,16 @@ class Fetch(Stage):
     ):
         super().__init__([child])
         self.documents, self.predicates, self.collate = documents, list(predicates), collate
-        self.docs_examined = 0
+        self.docs_examined = self.already_has_obj = 0
 
     def do_work(self) -> tuple[str, Member | None]:
         state, member = self.children[0].work()
         if state != ADVANCED or member is None:
             return state, None
-        self.docs_examined += 1
+        if member.doc is not None:  # an OR branch fetched it already
+            self.already_has_obj += 1
+        else:
+            self.docs_examined += 1
         doc = self.documents[member.rid]
         if matches_all(self.predicates, doc, self.collate):
             return ADVANCED, Member(member.rid, entry=member.entry, doc=doc)
@@ -197,7 +200,50 @@ class Fetch(Stage):
         return {"filter": serialize_all(self.predicates)} if self.predicates else {}
 
     def stats_fields(self) -> dict[str, Any]:
-        return {"docsExamined": self.docs_examined, "alreadyHasObj": 0}
+        return {"docsExamined": self.docs_examined, "alreadyHasObj": self.already_has_obj}
+
+
+class Or(Stage):
+    """OR: each input in turn, dropping record ids already returned (an index union)."""
+
+    stage_name = "OR"
+
+    def __init__(self, children: Sequence[Stage]) -> None:
+        super().__init__(children)
+        self.current = 0
+        self.seen: set[int] = set()
+        self.dups_tested = self.dups_dropped = 0
+
+    def do_work(self) -> tuple[str, Member | None]:
+        if self.current >= len(self.children):
+            return IS_EOF, None
+        state, member = self.children[self.current].work()
+        if state == IS_EOF:
+            self.current += 1
+            return (IS_EOF, None) if self.current >= len(self.children) else (NEED_TIME, None)
+        if state != ADVANCED or member is None:
+            return state, None
+        self.dups_tested += 1
+        if member.rid in self.seen:
+            self.dups_dropped += 1
+            return NEED_TIME, None
+        self.seen.add(member.rid)
+        return ADVANCED, member
+
+    def is_eof(self) -> bool:
+        return self.current >= len(self.children)
+
+    def plan(self) -> dict[str, Any]:
+        return {"stage": self.stage_name, "inputStages": [c.plan() for c in self.children]}
+
+    def stats(self) -> dict[str, Any]:
+        out = super().stats()
+        out.pop("inputStage", None)
+        out["inputStages"] = [c.stats() for c in self.children]
+        return out
+
+    def stats_fields(self) -> dict[str, Any]:
+        return {"dupsTested": self.dups_tested, "dupsDropped": self.dups_dropped}
 
 
 def sort_value(
@@ -209,6 +255,15 @@ def sort_value(
     values, _ = path_keys(member.doc or {}, path)
     keys = [sort_key(None if v is MISSING else v, collate) for v in values]
     return min(keys) if direction > 0 else max(keys)
+
+
+def sort_value_of(doc: Mapping[str, Any], path: str, direction: int, collate: Collate | None) -> Any:
+    """The value a sort orders a document by on one path: for arrays the smallest (asc) or largest
+    (desc) element; None when missing."""
+    values, _ = path_keys(doc, path)
+    present = [None if v is MISSING else v for v in values]
+    chosen = sorted(present, key=lambda v: sort_key(v, collate))
+    return chosen[0] if direction > 0 else chosen[-1]
 
 
 class Sort(Stage):
@@ -321,20 +376,34 @@ class Projection(Stage):
     """PROJECTION_SIMPLE / PROJECTION_DEFAULT / PROJECTION_COVERED."""
 
     def __init__(
-        self, child: Stage, projection: Mapping[str, Any], kind: str, index_paths: Sequence[str] | None = None
+        self,
+        child: Stage,
+        projection: Mapping[str, Any],
+        kind: str,
+        index_paths: Sequence[str] | None = None,
+        *,
+        sort: Sequence[tuple[str, int]] = (),
+        collate: Collate | None = None,
     ):
         super().__init__([child])
         self.projection, self.index_paths = dict(projection), index_paths
         self.stage_name = kind
+        self.meta = [k for k, v in self.projection.items() if isinstance(v, Mapping)]
+        self.fields = {k: v for k, v in self.projection.items() if k not in self.meta}
+        self.sort, self.collate = list(sort), collate
 
     def do_work(self) -> tuple[str, Member | None]:
         state, member = self.children[0].work()
         if state != ADVANCED or member is None:
             return state, member
         if member.doc is None and member.entry is not None and self.index_paths is not None:
-            source = key_document(self.index_paths, member.entry.values)
-            return ADVANCED, Member(member.rid, entry=member.entry, doc=apply_projection(source, self.projection))
-        return ADVANCED, Member(member.rid, entry=member.entry, doc=apply_projection(member.doc or {}, self.projection))
+            source: Mapping[str, Any] = key_document(self.index_paths, member.entry.values)
+        else:
+            source = member.doc or {}
+        projected = apply_projection(source, self.fields) if self.fields else dict(source)
+        for name in self.meta:  # {$meta: "sortKey"}: the values the sort ordered by, as an array
+            projected[name] = [sort_value_of(source, path, d, self.collate) for path, d in self.sort]
+        return ADVANCED, Member(member.rid, entry=member.entry, doc=projected)
 
     def plan_fields(self) -> dict[str, Any]:
         return {"transformBy": self.projection}

@@ -7,8 +7,9 @@ from collections.abc import Iterable
 from workbook.errors import UnknownHintError, UnsupportedByModelError
 
 SUPPORTED = (
-    "filters: field equality, $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $exists, $regex, $and, $or, "
-    "$elemMatch, $all, $size, $type; projection: field inclusion/exclusion and {$meta: 'sortKey'}; "
+    "filters: field equality (also to whole arrays), $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $exists, "
+    "$regex, $and, $or (index-union plans), $nor, $elemMatch, $all, $size, $type, $comment; "
+    "projection: field inclusion/exclusion and {$meta: 'sortKey'}; "
     "sort, limit, skip, hint, collation; aggregate: leading $match/$sort/$skip/$limit/$project, then "
     "$lookup with localField/foreignField"
 )
