@@ -25,8 +25,8 @@ from workbook.planner.stages import (
     Fetch,
     IdHack,
     Limit,
-    Or,
     Member,
+    Or,
     Projection,
     Skip,
     Sort,
@@ -329,7 +329,9 @@ def build_tree(collection: Collection, query: FindQuery, access: Access | None, 
     if access.fetch_filter:
         root, fetched = Fetch(root, documents, access.fetch_filter, collate), True
     blocking = sort_direction(access, query) is None
-    return Candidate(finish_tree(collection, query, root, fetched=fetched, blocking=blocking, access=access), scan, access)
+    return Candidate(
+        finish_tree(collection, query, root, fetched=fetched, blocking=blocking, access=access), scan, access
+    )
 
 
 def finish_tree(

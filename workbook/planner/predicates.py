@@ -172,7 +172,6 @@ class Predicate:
             return any(_regex_matches(v, self.value) for v in found)
         return any(_compares(v, self.op, self.value, collate) for v in found)
 
-
     def _element_matches(self, element: Any, collate: Collate | None) -> bool:
         if self.value.on_objects:
             return isinstance(element, Mapping) and matches_all(self.value.predicates, element, collate)
