@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from workbook.planner.explain import MODELLED_LABEL
+from workbook.planner.labels import MODELLED_LABEL
 from workbook.planner.reading import (
     CHILD_FIELDS,
     CLUSTERED_SCANS,

@@ -11,7 +11,6 @@ from tqdm.auto import tqdm
 from workbook.errors import ArgumentTypeError
 from workbook.facts import MAX_BSON_SIZE, bson_size
 from workbook.loaded import CollectionLoad, Lease, LoadedShape, LoadReport, Rejected, begin_load
-from workbook.monitor import GENERATIONS
 from workbook.namespace import require_own_database, shape_database_name
 from workbook.shapes import SHAPE_NAMES, shape_spec
 from workbook.shapes.spec import CollectionSpec
@@ -159,8 +158,5 @@ def _insert(db: Database, collection: str, batch: list[dict[str, Any]], kind: st
     if not batch:
         return 0
     if kind == "offline":
-        try:
-            return offline_server().bulk_insert(db.name, collection, batch)
-        finally:
-            GENERATIONS.bump(db.name, collection)  # straight into the engine: no command to see
+        return offline_server().bulk_insert(db.name, collection, batch)  # counted as a write by the server
     return len(db[collection].insert_many(batch, ordered=False).inserted_ids)

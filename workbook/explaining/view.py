@@ -23,7 +23,7 @@ from workbook.errors import ExplainError, UnknownHintError
 from workbook.explain_draw import draw_plan, plan_svg
 from workbook.explaining.native import error_from_reply
 from workbook.planner import FindArgs
-from workbook.planner.explain import MODELLED_LABEL
+from workbook.planner.labels import MODELLED_LABEL
 from workbook.planner.reading import is_modelled, normalise_server_explain, summarize
 
 if TYPE_CHECKING:

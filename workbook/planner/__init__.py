@@ -12,7 +12,8 @@ Nothing is computed at import; each entry point is a pure function of its argume
 from __future__ import annotations
 
 from workbook.planner.aggregate import explain_aggregate
-from workbook.planner.explain import MODELLED_BY, MODELLED_FIELD, MODELLED_LABEL, explain_find, explain_find_args
+from workbook.planner.explain import explain_find, explain_find_args
+from workbook.planner.labels import MODELLED_BY, MODELLED_FIELD, MODELLED_LABEL
 from workbook.planner.plans import Collection
 from workbook.planner.query import FindArgs
 from workbook.planner.reading import summarize

@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from workbook.errors import ExplainError
-from workbook.planner.explain import MODELLED_BY, MODELLED_FIELD, run_find
+from workbook.planner.explain import run_find
 from workbook.planner.keys import path_keys
+from workbook.planner.labels import MODELLED_BY, MODELLED_FIELD
 from workbook.planner.plans import Collection
 from workbook.planner.query import FindArgs, make_query, normalize_projection
 from workbook.planner.reading import COLLECTION_SCANS, index_name, walk

@@ -1,5 +1,5 @@
 """The explain document for a modelled find, shaped like MongoDB's (``allPlansExecution`` verbosity;
-:func:`at_verbosity` trims it), and the label that marks every modelled explain."""
+:func:`at_verbosity` trims it)."""
 
 from __future__ import annotations
 
@@ -7,22 +7,11 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from workbook.planner.labels import MODELLED_BY, MODELLED_FIELD
 from workbook.planner.plans import Collection, check_supported, choose_and_run
 from workbook.planner.predicates import serialize_all
 from workbook.planner.query import FindArgs, FindQuery, make_query
 from workbook.planner.stages import Member
-
-MODELLED_FIELD = "modelledBy"
-"""The top-level field that marks an explain as modelled; MongoDB's explain has no field of that name."""
-
-MODELLED_LABEL = "modelled by the workbench on the actual data and indexes"
-"""How a modelled explain is labelled wherever it is shown to a learner."""
-
-MODELLED_BY = (
-    "workbook planner model (offline default): MongoDB's classic query planner rules applied to the "
-    "real documents and indexes; counts come from walking the modelled index keys, not from a server"
-)
-"""The value of :data:`MODELLED_FIELD`."""
 
 VERBOSITIES = ("queryPlanner", "executionStats", "allPlansExecution")
 

@@ -17,6 +17,7 @@ from workbook.planner.collation import normalize
 from workbook.planner.keys import IndexData, IndexSpec, build_index
 from workbook.planner.predicates import INDEXABLE, Predicate
 from workbook.planner.query import FindQuery
+from workbook.planner.reading import FETCHING
 from workbook.planner.scan import IndexScan
 from workbook.planner.stages import (
     ADVANCED,
@@ -80,7 +81,7 @@ class Candidate:
 
     def fetches(self) -> bool:
         """Whether any stage reads documents (the noFetchBonus test)."""
-        return any(self.root.has_stage(n) for n in ("FETCH", "COLLSCAN", "IDHACK"))
+        return any(self.root.has_stage(n) for n in FETCHING)
 
     def docs_examined(self) -> int:
         """Documents read so far by this plan."""

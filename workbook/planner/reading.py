@@ -10,7 +10,7 @@ import copy
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from workbook.planner.explain import MODELLED_FIELD
+from workbook.planner.labels import MODELLED_FIELD
 
 INDEX_SCANS = frozenset({"IXSCAN", "EXPRESS_IXSCAN", "DISTINCT_SCAN", "COUNT_SCAN", "IDHACK"})
 """Stages that walk a named index (IDHACK walks ``_id_``)."""
