@@ -34,7 +34,9 @@ def reads_of(name: str, command: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [args.command(collection) for args in finds]  # insert, getMore, transactions: nothing examined
 
 
-def explained_reads(db: Database, commands: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any] | Exception]]:
+def explained_reads(
+    db: Database, commands: list[dict[str, Any]]
+) -> Iterator[tuple[str, dict[str, Any] | ExplainError]]:
     """For each read inside ``commands`` (as :class:`workbook.monitor.Captured` records them), its
     collection and explain summary, or the ExplainError saying why it could not be explained."""
     for sent in commands:

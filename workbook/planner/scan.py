@@ -230,21 +230,20 @@ class IndexScan(Stage):
             return IS_EOF, None
         if self.state == "INITIALIZING":
             entry = self._init()
-        elif self.state == "NEED_SEEK":
+        elif self.state == "NEED_SEEK" and self.seek_point is not None:
             self.seeks += 1
-            point = self.seek_point
-            assert point is not None
-            entry = self._at(self._first_not_before(lambda e: self._before_seek(e, point)))
+            seek = self.seek_point
+            entry = self._at(self._first_not_before(lambda e: self._before_seek(e, seek)))
         else:
             entry = self._at(self.position + 1)
         if entry is not None:
             self.keys_examined += 1
         if entry is not None and self.checker is not None:
-            verdict, point = self.checker.check(entry.keys)
+            verdict, next_seek = self.checker.check(entry.keys)
             if verdict == DONE:
                 entry = None
             elif verdict == MUST_ADVANCE:
-                self.state, self.seek_point = "NEED_SEEK", point
+                self.state, self.seek_point = "NEED_SEEK", next_seek
                 return NEED_TIME, None
         if entry is None:
             self.state, self.eof = "HIT_END", True

@@ -5,11 +5,14 @@ from __future__ import annotations
 import datetime
 import math
 import re
+import uuid
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
 from bson import Binary, Decimal128, MaxKey, MinKey, ObjectId, Regex, Timestamp
+
+from workbook.planner.unsupported import not_modelled
 
 
 class _Undefined:
@@ -84,7 +87,9 @@ def type_rank(value: Any) -> int:
         return RANK_TIMESTAMP
     if isinstance(value, Regex | re.Pattern):
         return RANK_REGEX
-    raise TypeError(f"the planner model does not know the BSON type of {type(value).__name__}")
+    if isinstance(value, uuid.UUID):
+        return RANK_BINARY  # stored as BinData subtype 4
+    raise not_modelled(f"values of the BSON type {type(value).__name__}")
 
 
 def _number(value: Any) -> float | int | Decimal:
@@ -134,6 +139,8 @@ def sort_key(value: Any, collate: Collate | None = None) -> tuple:
     if rank == RANK_ARRAY:
         return (rank, tuple(sort_key(v, collate) for v in value))
     if rank == RANK_BINARY:
+        if isinstance(value, uuid.UUID):
+            value = Binary(value.bytes, 4)
         data = bytes(value)
         subtype = value.subtype if isinstance(value, Binary) else 0
         return (rank, len(data), subtype, data)
@@ -210,6 +217,8 @@ def render(value: Any) -> str:
         pattern, flags = regex_parts(value)
         return f"/{pattern}/{flags}"
     if rank == RANK_BINARY:
+        if isinstance(value, uuid.UUID):
+            return f'UUID("{value}")'
         return f"BinData({value.subtype if isinstance(value, Binary) else 0}, {bytes(value).hex().upper()})"
     return repr(value)
 
