@@ -164,3 +164,48 @@ def test_sort_key_values_are_what_the_sort_used() -> None:
     keys = [m.doc["k"] for m in outcome.results if m.doc is not None]
     assert keys == sorted(keys, key=lambda k: (-k[0], k[1]))
     assert all(k[0] == max(DOCS[k[1]]["pts"]) for k in keys)  # descending: an array sorts by its largest
+
+
+# --- sorted unions and exploded scans: SORT_MERGE instead of a blocking SORT ---------------------
+
+MERGE_DOCS = [{"_id": i, "a": i % 10, "b": i % 7, "c": (i * 37) % 101} for i in range(200)]
+MERGE_INDEXES = [ID, index("a", "c"), index("b", "c")]
+
+
+def _run(filter: dict[str, Any], sort: dict[str, int], limit: int | None = None) -> tuple[dict[str, Any], list[Any]]:
+    from workbook.planner.plans import Collection, choose_and_run
+    from workbook.planner.query import FindArgs, make_query
+
+    e = explain_find(MERGE_DOCS, MERGE_INDEXES, namespace="t.c", filter=filter, sort=sort, limit=limit)
+    outcome = choose_and_run(
+        Collection(MERGE_DOCS, MERGE_INDEXES), make_query(FindArgs(filter, sort=sort, limit=limit))
+    )
+    return e, [m.doc for m in outcome.results]
+
+
+@pytest.mark.parametrize("direction", [1, -1])
+def test_in_before_the_sort_field_is_exploded_into_merged_scans(direction: int) -> None:
+    """QueryPlannerAnalysis::explodeForSort: one IXSCAN per $in value, merged on c."""
+    e, docs = _run({"a": {"$in": [1, 2, 3]}}, {"c": direction})
+    s = summarize(e)
+    assert s["stages"] == ["FETCH", "SORT_MERGE", "IXSCAN", "IXSCAN", "IXSCAN"] and not s["inMemorySort"]
+    expected = sorted((d for d in MERGE_DOCS if d["a"] in (1, 2, 3)), key=lambda d: d["c"] * direction)
+    assert [d["c"] for d in docs] == [d["c"] for d in expected]
+
+
+def test_or_whose_branches_each_provide_the_sort_is_merged() -> None:
+    e, docs = _run({"$or": [{"a": 1}, {"b": 2}]}, {"c": -1}, limit=5)
+    plan = e["queryPlanner"]["winningPlan"]
+    assert [plan["stage"], plan["inputStage"]["stage"], plan["inputStage"]["inputStage"]["stage"]] == [
+        "LIMIT",
+        "FETCH",
+        "SORT_MERGE",
+    ]
+    expected = sorted((d for d in MERGE_DOCS if d["a"] == 1 or d["b"] == 2), key=lambda d: -d["c"])[:5]
+    assert [d["c"] for d in docs] == [d["c"] for d in expected]  # ties may come in any order, as on MongoDB
+    assert e["executionStats"]["totalDocsExamined"] == 5  # the merge stops early: no blocking sort
+
+
+def test_or_whose_branches_cannot_provide_the_sort_sorts_in_memory() -> None:
+    e, _ = _run({"$or": [{"a": 1}, {"b": 2}]}, {"_id": 1})
+    assert summarize(e)["stages"][:3] == ["SORT", "FETCH", "OR"]

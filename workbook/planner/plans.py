@@ -8,11 +8,12 @@ plan_ranker.{h,cpp} (trial length, productivity, bonuses, tie-breaking heuristic
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbook.planner.bounds import EXACT, INEXACT_COVERED, OIL, all_values, intersect, translate
+from workbook.planner.bounds import EXACT, INEXACT_COVERED, OIL, Interval, all_values, intersect, translate
 from workbook.planner.collation import normalize
 from workbook.planner.keys import IndexData, IndexSpec, build_index
 from workbook.planner.predicates import INDEXABLE, Predicate
@@ -31,6 +32,7 @@ from workbook.planner.stages import (
     Projection,
     Skip,
     Sort,
+    SortMerge,
     Stage,
 )
 from workbook.planner.unsupported import not_modelled, unknown_hint
@@ -324,12 +326,17 @@ def build_tree(collection: Collection, query: FindQuery, access: Access | None, 
     if access is None:
         root: Stage = CollectionScan(documents, query.predicates, collate)
         return Candidate(finish_tree(collection, query, root, fetched=True, blocking=bool(query.sort)))
-    scan = IndexScan(access.index, access.oils, direction, key_filter=access.key_filter)
-    root = scan
+    blocking = sort_direction(access, query) is None
+    exploded = explode_for_sort(access, query) if blocking and query.sort else None
+    if exploded is not None:
+        root = exploded
+        blocking = False
+    else:
+        scan = IndexScan(access.index, access.oils, direction, key_filter=access.key_filter)
+        root = scan
     fetched = False
     if access.fetch_filter:
         root, fetched = Fetch(root, documents, access.fetch_filter, collate), True
-    blocking = sort_direction(access, query) is None
     return Candidate(
         finish_tree(collection, query, root, fetched=fetched, blocking=blocking, access=access), scan, access
     )
@@ -371,6 +378,42 @@ def finish_tree(
     return root
 
 
+MAX_SCANS_TO_EXPLODE = 200  # internalQueryMaxScansToExplode
+
+
+def explode_for_sort(access: Access, query: FindQuery) -> Stage | None:
+    """One IXSCAN per combination of the point values before the sort fields, merged in sort order
+    (QueryPlannerAnalysis::explodeForSort): ``{a: {$in: [1, 2]}}`` sorted on b over an index on
+    (a, b) needs no blocking sort. None when the bounds or the index do not allow it."""
+    index, spec = access.index, access.index.spec
+    if index.is_multikey:
+        return None
+    paths = spec.paths
+    for prefix in range(1, len(paths)):
+        head = access.oils[:prefix]
+        if not all(oil and all(i.is_point for i in oil) for oil in head):
+            return None
+        combinations = 1
+        for oil in head:
+            combinations *= len(oil)
+        if combinations > MAX_SCANS_TO_EXPLODE:
+            return None
+        # Would one scan, with each of those fields pinned to a single point, come out in sort order?
+        one_point = [Interval.of(0, 0, True, True, None)]
+        pinned = [one_point if position < prefix else oil for position, oil in enumerate(access.oils)]
+        direction = sort_direction(
+            Access(index, pinned, [], [], []), FindQuery([], query.sort, collation=query.collation)
+        )
+        if combinations == 1 or direction is None:
+            continue
+        children: list[Stage] = [
+            IndexScan(index, [*([i] for i in combo), *access.oils[prefix:]], direction, key_filter=access.key_filter)
+            for combo in itertools.product(*head)
+        ]
+        return SortMerge(children, query.sort, query.collate, [paths] * len(children))
+    return None
+
+
 # --- OR plans (index union) --------------------------------------------------------------------
 
 
@@ -401,21 +444,30 @@ def or_candidate(collection: Collection, query: FindQuery) -> Candidate | None:
         return None
     rest = [p for p in query.predicates if p is not ors[0]]
     documents, collate = collection.documents, query.collate
-    children: list[Stage] = []
+    accesses: list[Access] = []
     for branch in ors[0].branches:
         if any(p.op == "$or" for p in branch):
             return None
         access = _branch_access(collection, FindQuery(list(branch), collation=query.collation))
         if access is None:
             return None
-        child: Stage = IndexScan(access.index, access.oils, 1, key_filter=access.key_filter)
+        accesses.append(access)
+    # Every branch in sort order: merge them (buildIndexedOr's MERGE_SORT) instead of sorting after.
+    directions = [sort_direction(a, FindQuery(a.assigned, query.sort, collation=query.collation)) for a in accesses]
+    merged = bool(query.sort) and all(d is not None for d in directions)
+    children: list[Stage] = []
+    for access, direction in zip(accesses, directions, strict=True):
+        child: Stage = IndexScan(access.index, access.oils, direction or 1, key_filter=access.key_filter)
         if access.fetch_filter:
             child = Fetch(child, documents, access.fetch_filter, collate)
         children.append(child)
-    root: Stage = Or(children)
+    if merged:
+        root: Stage = SortMerge(children, query.sort, collate, [a.index.spec.paths for a in accesses])
+    else:
+        root = Or(children)
     if rest or not all(isinstance(c, Fetch) for c in children):
         root = Fetch(root, documents, rest, collate)
-    return Candidate(finish_tree(collection, query, root, fetched=True, blocking=bool(query.sort)))
+    return Candidate(finish_tree(collection, query, root, fetched=True, blocking=bool(query.sort) and not merged))
 
 
 # --- enumeration -------------------------------------------------------------------------------

@@ -266,6 +266,85 @@ def sort_value_of(doc: Mapping[str, Any], path: str, direction: int, collate: Co
     return chosen[0] if direction > 0 else chosen[-1]
 
 
+class SortMerge(Stage):
+    """SORT_MERGE: inputs that each come out in sort order, merged into one ordered stream, with
+    record ids already returned dropped (MergeSortStage)."""
+
+    stage_name = "SORT_MERGE"
+
+    def __init__(
+        self,
+        children: Sequence[Stage],
+        pattern: Sequence[tuple[str, int]],
+        collate: Collate | None,
+        index_paths: Sequence[Sequence[str]],
+    ) -> None:
+        super().__init__(children)
+        self.pattern, self.collate = list(pattern), collate
+        self.index_paths = [list(paths) for paths in index_paths]
+        self.waiting: list[Member | None] = [None] * len(children)
+        self.eof = [False] * len(children)
+        self.seen: set[int] = set()
+        self.dups_tested = self.dups_dropped = 0
+
+    def _key(self, position: int, member: Member) -> list[tuple[Any, ...]]:
+        paths = self.index_paths[position]
+        return [
+            member.entry.keys[paths.index(path)]
+            if member.entry is not None and path in paths
+            else sort_value(member, path, direction, self.collate, None)
+            for path, direction in self.pattern
+        ]
+
+    def _before(self, left: tuple[int, Member], right: tuple[int, Member]) -> bool:
+        for a, b, (_, direction) in zip(self._key(*left), self._key(*right), self.pattern, strict=True):
+            if a != b:
+                return (a < b) == (direction > 0)
+        return False
+
+    def do_work(self) -> tuple[str, Member | None]:
+        for position, child in enumerate(self.children):
+            if self.waiting[position] is None and not self.eof[position]:
+                state, member = child.work()
+                if state == IS_EOF:
+                    self.eof[position] = True
+                elif state == ADVANCED and member is not None:
+                    self.dups_tested += 1
+                    if member.rid in self.seen:
+                        self.dups_dropped += 1
+                    else:
+                        self.seen.add(member.rid)
+                        self.waiting[position] = member
+                return NEED_TIME, None
+        ready = [(p, m) for p, m in enumerate(self.waiting) if m is not None]
+        if not ready:
+            return IS_EOF, None
+        best = ready[0]
+        for candidate in ready[1:]:
+            if self._before(candidate, best):
+                best = candidate
+        self.waiting[best[0]] = None
+        return ADVANCED, best[1]
+
+    def is_eof(self) -> bool:
+        return all(self.eof) and all(m is None for m in self.waiting)
+
+    def plan(self) -> dict[str, Any]:
+        return {"stage": self.stage_name, **self.plan_fields(), "inputStages": [c.plan() for c in self.children]}
+
+    def stats(self) -> dict[str, Any]:
+        out = super().stats()
+        out.pop("inputStage", None)
+        out["inputStages"] = [c.stats() for c in self.children]
+        return out
+
+    def plan_fields(self) -> dict[str, Any]:
+        return {"sortPattern": dict(self.pattern)}
+
+    def stats_fields(self) -> dict[str, Any]:
+        return {"dupsTested": self.dups_tested, "dupsDropped": self.dups_dropped}
+
+
 class Sort(Stage):
     """SORT: a blocking in-memory sort, optionally keeping only the top ``limit``."""
 
