@@ -132,3 +132,10 @@ def test_a_hint_naming_no_index_is_mongodbs_error(db: Database) -> None:
 def test_explain_of_a_missing_collection_returns_nothing(db: Database) -> None:
     e = db.missing.find({"a": 1}).explain()
     assert e["executionStats"]["nReturned"] == 0 and e["queryPlanner"]["winningPlan"]["stage"] == "COLLSCAN"
+
+
+def test_find_options_the_model_does_not_follow_are_refused(db: Database) -> None:
+    with pytest.raises(OperationFailure, match="does not cover the find option"):
+        db.items.find({"a": 1}).hint("a_1").min([("a", 0)]).explain()
+    with pytest.raises(OperationFailure, match="returnKey"):
+        db.command("explain", {"find": "items", "filter": {}, "returnKey": True})

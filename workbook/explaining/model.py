@@ -17,6 +17,9 @@ from workbook.planner.unsupported import not_modelled
 EXPLAINABLE = ("find", "aggregate")
 """Commands whose explain the model answers."""
 
+PLAN_CHANGING_FIND_OPTIONS = ("min", "max", "returnKey", "showRecordId", "tailable", "awaitData")
+"""find options that change the plan or its output in ways the model does not follow."""
+
 
 def collections_read(command: Mapping[str, Any]) -> list[str]:
     """The collections an explained command reads: its own, then each $lookup's ``from``."""
@@ -51,6 +54,9 @@ def explain_command(
         raise not_modelled(f"explain of the {name} command (it explains {' and '.join(EXPLAINABLE)})")
     collection = str(command[name])
     if name == "find":
+        unmodelled = [option for option in PLAN_CHANGING_FIND_OPTIONS if command.get(option)]
+        if unmodelled:
+            raise not_modelled(f"the find option(s) {', '.join(unmodelled)}")
         args = planner.FindArgs.from_command(command)
         explain = planner.explain_find_args(models[collection], f"{database}.{collection}", args)
     else:
