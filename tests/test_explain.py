@@ -10,6 +10,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from pymongo import ASCENDING, DESCENDING
@@ -379,3 +380,29 @@ def test_server_hint_error_becomes_a_workbook_error(on_server: None) -> None:
     with pytest.raises(ExplainError) as raised:
         explain(_ServerStub(failure), {"qty": 3}, hint="nope")  # type: ignore[arg-type]
     assert "qty_1" in (raised.value.fix or "")
+
+
+@pytest.mark.parametrize(
+    ("call", "names"),
+    [
+        (lambda db: explain(None, {"qty": 1}), "pymongo collection"),  # type: ignore[arg-type]
+        (lambda db: explain(db.items, {"qty": 1}, limit="x"), "whole number"),
+        (lambda db: explain(db.items, "qty"), "dict"),  # type: ignore[arg-type]
+        (lambda db: explain_aggregate(db.items, {"$match": {}}), "list of stage dicts"),  # type: ignore[arg-type]
+    ],
+    ids=["no-collection", "limit-not-a-number", "filter-not-a-dict", "pipeline-not-a-list"],
+)
+def test_wrong_argument_types_are_workbook_errors(offline_db: Database, call: Any, names: str) -> None:
+    with pytest.raises(ExplainError, match=names) as raised:
+        call(offline_db)
+    assert raised.value.fix
+
+
+def test_or_plans_are_drawn_with_one_box_per_branch(offline_db: Database) -> None:
+    offline_db.items.insert_many([dict(d) for d in DOCS])
+    offline_db.items.create_index([("qty", ASCENDING)], name="qty_1")
+    offline_db.items.create_index([("sku", ASCENDING)], name="sku_1")
+    e = explain(offline_db.items, {"$or": [{"qty": 3}, {"sku": "s001"}]})
+    layout = plan_layout(e)
+    assert [s.name for s in layout.stages] == ["FETCH", "OR", "IXSCAN", "IXSCAN"]
+    assert layout.slots == 2 and e.summary()["indexes"] == ["qty_1", "sku_1"]
