@@ -57,7 +57,7 @@ def test_cases_mix_arrays_strings_indexes_and_query_forms() -> None:
 
 def test_every_generated_case_is_within_the_model() -> None:
     for case in generate_cases(0, 150):
-        explain_of(case)  # raises UnsupportedByModel if the generator strays
+        explain_of(case)  # raises UnsupportedByModelError if the generator strays
 
 
 def test_identical_explains_have_no_differences() -> None:

@@ -17,12 +17,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pymongo.database import Database
 
 from workbook.errors import ArgumentTypeError, OperationRejectedError, WorkbookError
-from workbook.loaded import Loadable, loaded_shapes
 from workbook.explaining.work import explained_reads as explained_reads  # re-exported for the explorer
 from workbook.explaining.work import work_examined
+from workbook.loaded import Loadable, loaded_shapes
 from workbook.monitor import capture
 from workbook.workloads import Pools
 
