@@ -37,8 +37,6 @@ _SORTABLE = ("a", "s", "n", "_id")  # not b: sorting on an array field is its ow
 _CASE_INSENSITIVE = {"locale": "en", "strength": 2}
 
 
-
-
 @dataclass(frozen=True)
 class Case:
     """One collection (documents and indexes) and one find on it."""

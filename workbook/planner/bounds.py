@@ -379,4 +379,3 @@ def single_interval(oils: Sequence[OIL]) -> SingleInterval | None:
         start.append(high if not start_inc else low)
         end.append(high if end_inc else low)
     return SingleInterval(tuple(start), start_inc, tuple(end), end_inc)
-
