@@ -41,6 +41,7 @@ def _leaf(rng: random.Random) -> dict[str, Any]:
         {"o": {"$elemMatch": {"x": rng.randint(0, 4), "y": {"$gte": rng.randint(0, 4)}}}},
         {path: {"$type": rng.choice(["number", "array", "int"])}},
         {"b": [rng.randint(0, 9), rng.randint(0, 9)]},
+        {path: {"$not": {rng.choice(["$gt", "$lte"]): value}}},
     ]
     return choices[int(kind * len(choices))]
 

@@ -64,6 +64,9 @@ FILTERS = {
     "type-number": {"a": {"$type": "number"}},
     "type-string-array-elements": {"tags": {"$type": "string"}},
     "nor": {"$nor": [{"a": 1}, {"b": 2}]},
+    "not-range": {"a": {"$not": {"$gt": 2, "$lt": 7}}},
+    "not-in-on-arrays": {"pts": {"$not": {"$in": [1, 11]}}},
+    "not-regex": {"tags": {"$not": {"$regex": "^t1"}}},
 }
 
 
@@ -135,6 +138,13 @@ def test_all_is_an_and_of_equalities_bounded_by_the_first() -> None:
     e = explained(FILTERS["all"])
     assert e["queryPlanner"]["parsedQuery"] == {"$and": [{"tags": {"$eq": "t1"}}, {"tags": {"$eq": "t2"}}]}
     assert e["queryPlanner"]["winningPlan"]["inputStage"]["indexBounds"] == {"tags": ['["t1", "t1"]']}
+
+
+def test_not_complements_the_bounds_and_fetches() -> None:
+    plan = explained({"a": {"$not": {"$gt": 5}}})["queryPlanner"]["winningPlan"]
+    assert plan["stage"] == "FETCH" and plan["filter"] == {"a": {"$not": {"$gt": 5}}}
+    assert plan["inputStage"]["indexBounds"] == {"a": ["[MinKey, 5]", "(inf.0, MaxKey]"]}
+    assert summarize(explained({"tags": {"$not": {"$regex": "^t1"}}}))["plan"] == "COLLSCAN"
 
 
 def test_size_cannot_use_an_index() -> None:

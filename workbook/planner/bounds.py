@@ -13,7 +13,7 @@ from typing import Any
 
 from bson import ObjectId, Regex
 
-from workbook.planner.predicates import Predicate
+from workbook.planner.predicates import NEGATABLE, Predicate
 from workbook.planner.unsupported import not_modelled
 from workbook.planner.values import (
     MAX_DATE_MS,
@@ -140,6 +140,13 @@ def translate(
         return _regex(value, collate)
     if op == "$type":
         return _type_bracket(value, collate)
+    if op == "$not":
+        if not all(inner.op in NEGATABLE for inner in value):
+            raise not_modelled("index bounds for $not of a regular expression or $type")
+        positive = all_values(collate)
+        for inner in value:
+            positive = intersect(positive, translate(inner, collate, sparse=sparse, multikey=multikey)[0])
+        return complement(positive, collate), INEXACT_FETCH
     raise not_modelled(f"index bounds for {op}")
 
 

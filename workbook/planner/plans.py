@@ -16,7 +16,7 @@ from typing import Any
 from workbook.planner.bounds import EXACT, INEXACT_COVERED, OIL, Interval, all_values, intersect, translate
 from workbook.planner.collation import normalize
 from workbook.planner.keys import IndexData, IndexSpec, build_index
-from workbook.planner.predicates import INDEXABLE, Predicate
+from workbook.planner.predicates import Predicate, indexable
 from workbook.planner.query import FindQuery
 from workbook.planner.reading import FETCHING
 from workbook.planner.scan import IndexScan
@@ -106,7 +106,12 @@ def _mentions_strings(value: Any) -> bool:
 
 def _usable(predicate: Predicate, spec: IndexSpec, query: FindQuery) -> bool:
     # String bounds are only meaningful if the index orders strings by the query's collation.
-    strings = predicate.op != "$regex" and _mentions_strings(predicate.value)
+    if predicate.op == "$not":
+        strings = any(_mentions_strings(inner.value) for inner in predicate.value if inner.op != "$regex")
+    elif predicate.op == "$type":
+        strings = 2 in predicate.value
+    else:
+        strings = predicate.op != "$regex" and _mentions_strings(predicate.value)
     if strings and normalize(spec.collation) != query.collation_id:
         return False
     if spec.sparse:
@@ -114,7 +119,8 @@ def _usable(predicate: Predicate, spec: IndexSpec, query: FindQuery) -> bool:
             type_rank(v) in (RANK_NULL, RANK_UNDEFINED)
             for v in (predicate.value if predicate.op == "$in" else [predicate.value])
         )
-        if null_like or predicate.op in ("$ne", "$nin") or (predicate.op == "$exists" and not predicate.value):
+        negated = predicate.op in ("$ne", "$nin", "$not")
+        if null_like or negated or (predicate.op == "$exists" and not predicate.value):
             return False
     return True
 
@@ -129,7 +135,7 @@ def _implies(predicates: Sequence[Predicate], required: Predicate) -> bool:
             continue
         if required.op == "$exists" and required.value:
             excludes_missing = not (
-                p.op in ("$ne", "$nin")
+                p.op in ("$ne", "$nin", "$not")
                 or (p.op == "$exists" and not p.value)
                 or (p.op == "$eq" and p.value is None)
                 or (p.op == "$in" and None in p.value)
@@ -185,7 +191,7 @@ def index_access(index: IndexData, query: FindQuery, *, whole: bool = False) -> 
     derived = _elem_match_leaves(query.predicates)
     for position, path in enumerate(spec.paths):
         prefixes = set(index.multikey_paths.get(path, []))
-        leaves = [(p, None) for p in query.predicates if p.path == path and p.op in INDEXABLE]
+        leaves = [(p, None) for p in query.predicates if p.path == path and indexable(p)]
         options = [(p, g) for p, g in leaves + derived.get(path, []) if _usable(p, spec, query)]
         # multikey: no compound bounds on fields under one array, unless both come from one $elemMatch
         options = [
@@ -232,7 +238,7 @@ def _elem_match_leaves(predicates: Sequence[Predicate]) -> dict[str, list[tuple[
         if pred.op != "$elemMatch":
             continue
         for leaf in pred.value.predicates:
-            if leaf.op not in INDEXABLE:
+            if not indexable(leaf):
                 continue
             path = f"{pred.path}.{leaf.path}" if pred.value.on_objects else pred.path
             out.setdefault(path, []).append((Predicate(path, leaf.op, leaf.value), group))

@@ -56,8 +56,19 @@ _MATCH_TYPE_ORDER = {
     "$type": 20,
 }
 _NOT = 15
-_NEGATIONS = {"$ne", "$nin"}
-INDEXABLE = frozenset({"$eq", "$lt", "$lte", "$gt", "$gte", "$in", "$ne", "$nin", "$exists", "$regex", "$type"})
+_NEGATIONS = {"$ne", "$nin", "$not"}
+INDEXABLE = frozenset({"$eq", "$lt", "$lte", "$gt", "$gte", "$in", "$ne", "$nin", "$exists", "$regex", "$type", "$not"})
+NEGATABLE = frozenset({"$eq", "$lt", "$lte", "$gt", "$gte", "$in", "$exists"})
+"""Operators whose ``$not`` has index bounds: the complement of theirs (a regex or type's does not)."""
+
+
+def indexable(predicate: Predicate) -> bool:
+    """Whether a leaf translates to index bounds."""
+    if predicate.op == "$not":
+        return all(inner.op in NEGATABLE for inner in predicate.value)
+    return predicate.op in INDEXABLE
+
+
 """Leaf operators that translate to index bounds."""
 
 # $type: BSON type codes and their aliases (https://www.mongodb.com/docs/manual/reference/operator/query/type/).
@@ -127,6 +138,11 @@ class Predicate:
             return {self.path: {"$elemMatch": body}}
         if self.op == "$type":
             return {self.path: {"$type": list(self.value)}}
+        if self.op == "$not":
+            negated: dict[str, Any] = {}
+            for inner in self.value:
+                negated.update(inner.serialize()[self.path])
+            return {self.path: {"$not": negated}}
         if self.op == "$size":
             return {self.path: {"$size": self.value}}
         if self.op == "$ne":
@@ -156,6 +172,8 @@ class Predicate:
             return any(self._element_matches(e, collate) for v in found if isinstance(v, list) for e in v)
         if self.op == "$size":
             return any(isinstance(v, list) and len(v) == self.value for v in found)
+        if self.op == "$not":
+            return not matches_all(self.value, document, collate)
         if self.op == "$type":
             return any(v is not MISSING and _has_type(v, self.value) for v in found)
         if self.op == "$ne":
@@ -386,8 +404,22 @@ def _collect_operators(path: str, condition: Mapping[str, Any], out: list[Predic
             out.append(Predicate(path, "$type", _type_codes(value)))
         elif op == "$elemMatch":
             out.append(Predicate(path, "$elemMatch", _elem_match(value)))
+        elif op == "$not":
+            out.append(Predicate(path, "$not", _negated(path, value)))
         else:
             raise not_modelled(f"the query operator {op}")
+
+
+def _negated(path: str, value: Any) -> tuple[Predicate, ...]:
+    if isinstance(value, Regex | re.Pattern):
+        return (Predicate(path, "$regex", value),)
+    if not isinstance(value, Mapping) or not value or not all(k.startswith("$") for k in value):
+        raise not_modelled("$not with anything but operators or a regular expression (MongoDB refuses it too)")
+    inner: list[Predicate] = []
+    _collect_operators(path, value, inner)
+    if any(p.op in ("$elemMatch", "$not") for p in inner):
+        raise not_modelled("$not over $elemMatch or $not")
+    return tuple(inner)
 
 
 def _type_codes(value: Any) -> tuple[int | str, ...]:
@@ -410,7 +442,7 @@ def _elem_match(value: Any) -> ElemMatch:
     if all(k.startswith("$") for k in value) and not any(k in ("$and", "$or", "$nor") for k in value):
         inner: list[Predicate] = []
         _collect_operators("", value, inner)
-        if any(p.op not in INDEXABLE for p in inner):
+        if any(p.op not in INDEXABLE or p.op == "$not" for p in inner):
             raise not_modelled("$elemMatch on values with operators other than comparisons")
         return ElemMatch(tuple(inner), on_objects=False)
     return ElemMatch(tuple(parse_filter(value)), on_objects=True)

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from workbook.errors import UnknownHintError, UnsupportedByModelError
 
 SUPPORTED = (
-    "filters: field equality (also to whole arrays), $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $exists, "
+    "filters: field equality (also to whole arrays), $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $not, $exists, "
     "$regex, $and, $or (index-union plans), $nor, $elemMatch, $all, $size, $type, $comment; "
     "projection: field inclusion/exclusion and {$meta: 'sortKey'}; "
     "sort, limit, skip, hint, collation; aggregate: leading $match/$sort/$skip/$limit/$project, then "
