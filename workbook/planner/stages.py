@@ -80,6 +80,7 @@ class Stage:
             "stage": self.stage_name,
             **self.plan_fields(),
             "nReturned": self.advanced,
+            "executionTimeMillisEstimate": 0,  # the model counts work, not time
             "works": self.works,
             "advanced": self.advanced,
             "needTime": self.need_time,
