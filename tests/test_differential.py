@@ -140,3 +140,40 @@ def test_diffcheck_against_the_server() -> None:
     assert not [r for r in report.results if any(d.what == "error" for d in r.differences)], report.table()
     client = workbook.client_for(real_uri())
     assert workbook.connect(real_uri(), database="diffcheck", quiet=True).name not in client.list_database_names()
+
+
+def test_extended_cases_use_the_newer_operators_and_stay_within_the_model() -> None:
+    cases = generate_cases(0, 120, extended=True)
+    assert generate_cases(0, 120) != cases and generate_cases(0, 120, extended=True) == cases
+    text = " ".join(repr(c.query.get("filter")) for c in cases)
+    for operator in ("$or", "$elemMatch", "$all", "$size", "$type", "$not", "$ne", "$nin", "$exists"):
+        assert operator in text, operator
+    for case in cases:
+        explain_of(case)  # raises UnsupportedByModelError if the generator strays
+
+
+def test_extended_cases_return_what_the_engines_find_returns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Until a server runs them (``diffcheck --extended``), the offline engine's find() checks the counts."""
+    monkeypatch.delenv("MONGODB_URI", raising=False)
+    db = workbook.connect(database=f"t{uuid.uuid4().hex[:10]}", quiet=True)
+    try:
+        for case in generate_cases(3, 40, extended=True):
+            collection = db[f"case{case.number}"]
+            collection.insert_many([dict(d) for d in case.documents])
+            query = case.query
+            if query.get("collation"):  # the engine's collations are not the model's: counts may differ
+                continue
+            found = collection.find(
+                query["filter"], sort=query.get("sort"), limit=query.get("limit", 0), skip=query.get("skip", 0)
+            )
+            assert explain_of(case)["executionStats"]["nReturned"] == len(list(found)), case.describe()
+    finally:
+        db.client.drop_database(db.name)
+
+
+@pytest.mark.mongodb
+@pytest.mark.skipif(real_uri() is None, reason="needs a real MongoDB server: set MONGODB_URI")
+def test_extended_diffcheck_against_the_server() -> None:
+    report = diffcheck(real_uri(), seed=1, cases=25, extended=True)
+    print(report.table())
+    assert not [r for r in report.results if any(d.what == "error" for d in r.differences)], report.table()

@@ -26,6 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     diffcheck = commands.add_parser("diffcheck", help="compare the planner model with a real server's explain")
     diffcheck.add_argument("--seed", type=int, default=0, help="seed of the generated cases (default 0)")
     diffcheck.add_argument("--cases", type=int, default=50, help="how many cases to generate (default 50)")
+    diffcheck.add_argument(
+        "--extended", action="store_true", help="also $or, $elemMatch, $all, $size, $type, $not, $ne, $nin, $exists"
+    )
     from workbook.quiz.cli import QUIZ_COMMANDS, add_quiz_commands
 
     add_quiz_commands(commands)
@@ -41,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "diffcheck":
             from workbook.differential import main as diffcheck_main
 
-            return diffcheck_main(args.uri, seed=args.seed, cases=args.cases)
+            return diffcheck_main(args.uri, seed=args.seed, cases=args.cases, extended=args.extended)
         if args.command in QUIZ_COMMANDS:
             from workbook.quiz.cli import run_quiz_command
 

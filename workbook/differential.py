@@ -156,9 +156,34 @@ def _predicate(rng: random.Random, path: str) -> Any:
     return rng.choice((low, {"$in": sorted(rng.sample(range(8), 2))}, {"$gte": low, "$lt": low + 2}, {"$gt": low}))
 
 
-def _query(rng: random.Random, indexes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _extended_predicate(rng: random.Random, path: str) -> Any:
+    """The operators added to the model after the first differential runs ($or is built in _query)."""
+    if path == "b":
+        low = rng.randint(0, 5)
+        return rng.choice(
+            (
+                {"$elemMatch": {"$gte": low, "$lt": low + 3}},
+                {"$all": sorted(rng.sample(range(8), 2))},
+                {"$size": rng.randint(0, 3)},
+                {"$type": rng.choice(("array", "number"))},
+                [low, low + 1],
+            )
+        )
+    if path == "s":
+        return rng.choice(({"$ne": rng.choice(_WORDS)}, {"$nin": rng.sample(_WORDS, 2)}, {"$exists": False}))
+    low = rng.randint(0, 15)
+    return rng.choice(({"$not": {"$gt": low}}, {"$ne": low}, {"$exists": True}))
+
+
+def _query(rng: random.Random, indexes: Sequence[Mapping[str, Any]], extended: bool = False) -> dict[str, Any]:
     paths = rng.sample((*_FIELDS, "_id"), rng.choice((0, 1, 1, 2)))
     query: dict[str, Any] = {"filter": {path: _predicate(rng, path) for path in paths}}
+    if extended:
+        for path in rng.sample(("b", "s", "n"), rng.choice((0, 1, 1))):
+            query["filter"][path] = _extended_predicate(rng, path)
+        if rng.random() < 0.35:
+            branches = rng.sample(_FIELDS, 2)
+            query["filter"]["$or"] = [{path: _predicate(rng, path)} for path in branches]
     if rng.random() < 0.45:
         query["sort"] = [(f, rng.choice((1, -1))) for f in rng.sample(_SORTABLE, rng.choice((1, 1, 2)))]
     if rng.random() < 0.25 and indexes:
@@ -174,14 +199,15 @@ def _query(rng: random.Random, indexes: Sequence[Mapping[str, Any]]) -> dict[str
     return query
 
 
-def generate_cases(seed: int = 0, count: int = 50) -> list[Case]:
-    """``count`` cases, the same for the same seed on every machine."""
+def generate_cases(seed: int = 0, count: int = 50, *, extended: bool = False) -> list[Case]:
+    """``count`` cases, the same for the same seed on every machine; ``extended`` adds $or, $elemMatch,
+    $all, $size, $type, $not, $ne, $nin, $exists and equality to arrays to the queries."""
     rng = random.Random(seed)
     cases = []
     for number in range(count):
         documents = [_document(rng, i) for i in range(rng.randint(5, 40))]
         indexes = _indexes(rng)
-        cases.append(Case(number, documents, indexes, _query(rng, indexes)))
+        cases.append(Case(number, documents, indexes, _query(rng, indexes, extended)))
     return cases
 
 
@@ -236,7 +262,7 @@ def run_case(db: Database, case: Case, server_explain: Explainer, model_explain:
     return result
 
 
-def diffcheck(uri: str | None = None, *, seed: int = 0, cases: int = 50) -> DiffReport:
+def diffcheck(uri: str | None = None, *, seed: int = 0, cases: int = 50, extended: bool = False) -> DiffReport:
     """Run ``cases`` generated finds through a real server's explain and through the model."""
     import workbook
     from workbook.connection import resolve_uri
@@ -257,15 +283,16 @@ def diffcheck(uri: str | None = None, *, seed: int = 0, cases: int = 50) -> Diff
         )
     try:
         results = [
-            run_case(db, case, lambda c, **q: explain(c, **q).raw, model_find) for case in generate_cases(seed, cases)
+            run_case(db, case, lambda c, **q: explain(c, **q).raw, model_find)
+            for case in generate_cases(seed, cases, extended=extended)
         ]
     finally:
         db.client.drop_database(db.name)
     return DiffReport(info.label, seed, results)
 
 
-def main(uri: str | None = None, *, seed: int = 0, cases: int = 50) -> int:
+def main(uri: str | None = None, *, seed: int = 0, cases: int = 50, extended: bool = False) -> int:
     """``python -m workbook diffcheck``: print the table; 0 when the model agrees, 1 otherwise."""
-    report = diffcheck(uri, seed=seed, cases=cases)
+    report = diffcheck(uri, seed=seed, cases=cases, extended=extended)
     print(report.table())
     return 1 if report.failures else 0
