@@ -139,3 +139,57 @@ def test_find_options_the_model_does_not_follow_are_refused(db: Database) -> Non
         db.items.find({"a": 1}).hint("a_1").min([("a", 0)]).explain()
     with pytest.raises(OperationFailure, match="returnKey"):
         db.command("explain", {"find": "items", "filter": {}, "returnKey": True})
+
+
+def test_explain_of_a_delete_counts_without_deleting(db: Database) -> None:
+    e = db.command("explain", {"delete": "items", "deletes": [{"q": {"a": 3}, "limit": 0}]}, verbosity="executionStats")
+    plan = e["queryPlanner"]["winningPlan"]
+    assert plan["stage"] == "DELETE" and plan["inputStage"]["inputStage"]["indexName"] == "a_1"
+    stages = e["executionStats"]["executionStages"]
+    assert stages["nWouldDelete"] == db.items.count_documents({"a": 3}) == 8
+    assert e["executionStats"]["nReturned"] == 0 and db.items.count_documents({}) == 80
+
+
+def test_explain_of_an_update_says_what_it_would_modify(db: Database) -> None:
+    statement = {"q": {"a": 3}, "u": {"$set": {"b": 2}}, "multi": True}
+    e = db.command("explain", {"update": "items", "updates": [statement]}, verbosity="executionStats")
+    stages = e["executionStats"]["executionStages"]
+    assert e["queryPlanner"]["winningPlan"]["stage"] == "UPDATE"
+    assert stages["nMatched"] == db.items.count_documents({"a": 3})
+    assert stages["nWouldModify"] == db.items.count_documents({"a": 3, "b": {"$ne": 2}}) > 0
+    single = db.command(
+        "explain",
+        {"update": "items", "updates": [{"q": {"a": 3}, "u": {"$inc": {"b": 0}}}]},
+        verbosity="executionStats",
+    )
+    assert (
+        single["executionStats"]["executionStages"]["nMatched"],
+        single["executionStats"]["executionStages"]["nWouldModify"],
+    ) == (1, 0)
+    assert db.items.count_documents({"b": 2, "a": 3}) < 8  # nothing was written
+
+
+def test_explain_of_several_write_statements_is_refused(db: Database) -> None:
+    with pytest.raises(OperationFailure, match="exactly one"):
+        db.command("explain", {"delete": "items", "deletes": [{"q": {}, "limit": 1}, {"q": {}, "limit": 1}]})
+
+
+@pytest.mark.parametrize(
+    ("document", "update", "modifies"),
+    [
+        ({"_id": 1, "a": 1}, {"$set": {"a": 1}}, False),
+        ({"_id": 1, "a": 1}, {"$set": {"a": 1.0}}, True),  # another BSON type is a change
+        ({"_id": 1, "a": 1}, {"$inc": {"a": 0}}, False),
+        ({"_id": 1, "a": 1}, {"$unset": {"b": ""}}, False),
+        ({"_id": 1, "t": [1, 2]}, {"$addToSet": {"t": 2}}, False),
+        ({"_id": 1, "t": [1, 2]}, {"$addToSet": {"t": {"$each": [2, 3]}}}, True),
+        ({"_id": 1, "a": 5}, {"$max": {"a": 3}}, False),
+        ({"_id": 1, "a": {"b": 1}}, {"$set": {"a.b": 2}}, True),
+        ({"_id": 1, "a": 1}, {"a": 1}, False),  # a replacement that changes nothing
+        ({"_id": 1, "a": 1}, {"$push": {"t": 1}}, True),
+    ],
+)
+def test_would_modify(document: dict, update: dict, modifies: bool) -> None:
+    from workbook.planner.writes import would_modify
+
+    assert would_modify(document, update) is modifies

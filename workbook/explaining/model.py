@@ -13,8 +13,9 @@ from workbook import planner
 from workbook.errors import ExplainError
 from workbook.planner.explain import VERBOSITIES, at_verbosity
 from workbook.planner.unsupported import not_modelled
+from workbook.planner.writes import explain_delete, explain_update
 
-EXPLAINABLE = ("find", "aggregate")
+EXPLAINABLE = ("find", "aggregate", "update", "delete")
 """Commands whose explain the model answers."""
 
 PLAN_CHANGING_FIND_OPTIONS = ("min", "max", "returnKey", "showRecordId", "tailable", "awaitData")
@@ -48,10 +49,10 @@ def check_verbosity(verbosity: Any) -> str:
 def explain_command(
     models: Mapping[str, planner.Collection], database: str, command: Mapping[str, Any], verbosity: str
 ) -> dict[str, Any]:
-    """The model's explain of ``command`` (find or aggregate) at ``verbosity``, labelled as modelled."""
+    """The model's explain of ``command`` (find, aggregate, update, delete) at ``verbosity``, labelled as modelled."""
     name = next(iter(command), None)
     if name not in EXPLAINABLE:
-        raise not_modelled(f"explain of the {name} command (it explains {' and '.join(EXPLAINABLE)})")
+        raise not_modelled(f"explain of the {name} command (it explains {', '.join(EXPLAINABLE)})")
     collection = str(command[name])
     if name == "find":
         unmodelled = [option for option in PLAN_CHANGING_FIND_OPTIONS if command.get(option)]
@@ -59,6 +60,10 @@ def explain_command(
             raise not_modelled(f"the find option(s) {', '.join(unmodelled)}")
         args = planner.FindArgs.from_command(command)
         explain = planner.explain_find_args(models[collection], f"{database}.{collection}", args)
+    elif name == "update":
+        explain = explain_update(models[collection], f"{database}.{collection}", command)
+    elif name == "delete":
+        explain = explain_delete(models[collection], f"{database}.{collection}", command)
     else:
         pipeline = command.get("pipeline")
         if not isinstance(pipeline, list):

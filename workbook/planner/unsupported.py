@@ -11,7 +11,7 @@ SUPPORTED = (
     "$regex, $and, $or (index-union plans), $nor, $elemMatch, $all, $size, $type, $comment; "
     "projection: field inclusion/exclusion and {$meta: 'sortKey'}; "
     "sort, limit, skip, hint, collation; aggregate: leading $match/$sort/$skip/$limit/$project, then "
-    "$lookup with localField/foreignField"
+    "$lookup with localField/foreignField; explain of one update or delete statement"
 )
 
 RUN_ON_A_SERVER = (
