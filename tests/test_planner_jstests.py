@@ -173,6 +173,13 @@ def test_collection_default_collation_applies_to_queries_without_one(offline: Da
     assert e["executionStats"]["nReturned"] == 2 and summarize(e)["index"] == "str_1"
     simple = offline.c.find({"str": "FOO"}).collation({"locale": "simple"}).explain()
     assert simple["executionStats"]["nReturned"] == 1 and summarize(simple)["plan"] == "COLLSCAN"
+    # _id lookups stay IDHACK under the collection's own collation (isIdHackEligibleQuery), not under another
+    offline.create_collection("ids", collation={"locale": "en_US", "strength": 2})
+    offline.ids.insert_many([{"_id": "foo"}, {"_id": "bar"}])
+    by_id = offline.ids.find({"_id": "FOO"}).explain()
+    assert summarize(by_id)["plan"] == "IDHACK" and by_id["executionStats"]["nReturned"] == 1
+    other = offline.ids.find({"_id": "FOO"}).collation({"locale": "fr"}).explain()
+    assert summarize(other)["plan"] != "IDHACK" and other["executionStats"]["nReturned"] == 0
 
 
 # --- aggregation: $limit after a leading $project goes into the find layer ----------------------

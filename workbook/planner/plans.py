@@ -490,7 +490,8 @@ def _hinted(collection: Collection, hint: Any) -> IndexSpec | None:
 
 
 def _id_hack_value(collection: Collection, query: FindQuery) -> Any:
-    if query.hint is not None or query.collation is not None or query.skip:
+    # isIdHackEligibleQuery: no hint or skip, and the collection's own collation (its _id index's)
+    if query.hint is not None or query.skip or query.collation_id != normalize(collection.collation):
         return None
     if len(query.predicates) != 1:
         return None
@@ -513,7 +514,7 @@ def enumerate_candidates(collection: Collection, query: FindQuery) -> list[Candi
         return [build_tree(collection, query, forced, sort_direction(forced, query) or 1)]
     id_value = _id_hack_value(collection, query)
     if id_value is not None:
-        root: Stage = IdHack(collection.documents, id_value)
+        root: Stage = IdHack(collection.documents, id_value, query.collate)
         if query.projection:
             root = Projection(root, query.projection, query.projection_kind)
         if query.limit:

@@ -144,9 +144,9 @@ class IdHack(Stage):
 
     stage_name = "IDHACK"
 
-    def __init__(self, documents: Sequence[Mapping[str, Any]], value: Any) -> None:
+    def __init__(self, documents: Sequence[Mapping[str, Any]], value: Any, collate: Collate | None = None) -> None:
         super().__init__([])
-        self.documents, self.value = documents, value
+        self.documents, self.value, self.collate = documents, value, collate
         self.keys_examined = self.docs_examined = 0
         self.done = False
 
@@ -154,9 +154,9 @@ class IdHack(Stage):
         if self.done:
             return IS_EOF, None
         self.done = True
-        target = sort_key(self.value)
+        target = sort_key(self.value, self.collate)
         for rid, doc in enumerate(self.documents):
-            if "_id" in doc and sort_key(doc["_id"]) == target:
+            if "_id" in doc and sort_key(doc["_id"], self.collate) == target:
                 self.keys_examined = self.docs_examined = 1
                 return ADVANCED, Member(rid, doc=doc)
         return IS_EOF, None
