@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from workbook.loading import load as load
     from workbook.measure import run_workload as run_workload
     from workbook.measure import summarize_runs as summarize_runs
+    from workbook.schema_doctor import doctor as doctor
     from workbook.shapes import SHAPE_NAMES as SHAPE_NAMES
     from workbook.shapes import shape_spec as shape_spec
     from workbook.sizes import size_table as size_table
@@ -78,6 +79,7 @@ _EXPORTS = {
     "summarize_runs": "workbook.measure",
     "size_table": "workbook.sizes",
     "explore": "workbook.explorer",
+    "doctor": "workbook.schema_doctor",
     "explain": "workbook.explaining",
     "explain_aggregate": "workbook.explaining",
     "summarize": "workbook.explaining",

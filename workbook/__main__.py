@@ -1,4 +1,4 @@
-"""Command line: ``python -m workbook check``, ``reset``, ``diffcheck``, and the quiz's ``progress``,
+"""Command line: ``python -m workbook check``, ``reset``, ``diffcheck``, ``doctor``, and the quiz's ``progress``,
 ``class-report`` and ``quiz-build``."""
 
 from __future__ import annotations
@@ -30,8 +30,10 @@ def main(argv: list[str] | None = None) -> int:
         "--extended", action="store_true", help="also $or, $elemMatch, $all, $size, $type, $not, $ne, $nin, $exists"
     )
     from workbook.quiz.cli import QUIZ_COMMANDS, add_quiz_commands
+    from workbook.schema_doctor.cli import add_doctor_command
 
     add_quiz_commands(commands)
+    add_doctor_command(commands)
     args = parser.parse_args(argv)
 
     from workbook.errors import WorkbookError
@@ -45,6 +47,10 @@ def main(argv: list[str] | None = None) -> int:
             from workbook.differential import main as diffcheck_main
 
             return diffcheck_main(args.uri, seed=args.seed, cases=args.cases, extended=args.extended)
+        if args.command == "doctor":
+            from workbook.schema_doctor.cli import run_doctor_command
+
+            return run_doctor_command(args)
         if args.command in QUIZ_COMMANDS:
             from workbook.quiz.cli import run_quiz_command
 

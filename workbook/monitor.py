@@ -30,13 +30,17 @@ class Captured:
 
     def add_reply(self, reply: dict[str, Any]) -> None:
         """Count one reply: its BSON size and the documents it carried."""
-        self.round_trips += 1
-        self.bytes_returned += len(bson.encode(reply))
+        size, docs = len(bson.encode(reply)), 0
         cursor = reply.get("cursor")
         if isinstance(cursor, dict):
-            self.docs_returned += len(cursor.get("firstBatch", cursor.get("nextBatch")) or [])
+            docs = len(cursor.get("firstBatch", cursor.get("nextBatch")) or [])
         elif isinstance(reply.get("value"), dict):  # findAndModify
-            self.docs_returned += 1
+            docs = 1
+        self.round_trips += 1
+        self.bytes_returned += size
+        self.docs_returned += docs
+        if self.commands:  # a thread's commands and replies alternate: this reply answers the last command
+            self.commands[-1].update(reply_bytes=size, reply_docs=docs)
 
 
 class CommandLog(monitoring.CommandListener):

@@ -1,0 +1,141 @@
+"""Anti-pattern 1, unbounded arrays: long arrays, and arrays whose longest is far above the average."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from workbook.schema_doctor.context import Context, Sample
+from workbook.schema_doctor.lessons import UNBOUNDED_ARRAYS
+from workbook.schema_doctor.report import Finding, Severity
+from workbook.schema_doctor.thresholds import MAX_BSON_SIZE
+
+WHY = (
+    "Every new element makes the document bigger to read, cache and replicate, a multikey index holds "
+    "one key per element, and once the document reaches 16 MiB the next append fails."
+)
+
+
+def check_arrays(ctx: Context) -> list[Finding]:
+    """Findings for each top-level array field that is long, or whose longest is far above its average."""
+    findings = []
+    for collection in ctx.collections():
+        ctx.budget.check()
+        sample = ctx.sample(collection)
+        for name, lengths in _array_lengths(sample).items():
+            finding = _judge(ctx, sample, name, lengths)
+            if finding is not None:
+                findings.append(finding)
+    return findings
+
+
+def _array_lengths(sample: Sample) -> dict[str, list[tuple[int, int, Any]]]:
+    """Per array field: (length, bytes, document _id) for every sampled document where it is an array."""
+    lengths: dict[str, list[tuple[int, int, Any]]] = {}
+    for document in sample.documents:
+        for f in document.fields:
+            if f.type == "array" and f.length is not None:
+                lengths.setdefault(f.name, []).append((f.length, f.bytes, document.id))
+    return lengths
+
+
+def _judge(ctx: Context, sample: Sample, name: str, lengths: list[tuple[int, int, Any]]) -> Finding | None:
+    limits = ctx.thresholds
+    longest, longest_bytes, longest_id = max(lengths, key=lambda row: row[0])
+    average = sum(row[0] for row in lengths) / len(lengths)
+    at_or_over = sum(1 for row in lengths if row[0] >= limits.array_elements)
+    long_array = longest >= limits.array_elements
+    skewed = longest >= limits.array_skew_min_elements and longest >= limits.array_skew * max(average, 1e-9)
+    if not (long_array or skewed):
+        return None
+    element_bytes = longest_bytes / longest if longest else 0.0
+    evidence: dict[str, Any] = {
+        "field": name,
+        "max_elements": longest,
+        "avg_elements": round(average, 1),
+        "documents_at_or_over_threshold": at_or_over,
+        "threshold": limits.array_elements,
+        "documents_read": len(sample.documents),
+        "whole_collection": sample.whole_collection,
+        "longest_document_id": longest_id,
+        "longest_array_bytes": longest_bytes,
+        "bytes_per_element": round(element_bytes, 1),
+    }
+    evidence.update(_growth(ctx, sample.collection, name, longest_id, longest, element_bytes))
+    severity = Severity.WARNING
+    if longest >= limits.array_elements_critical or longest_bytes >= MAX_BSON_SIZE // 2:
+        severity = Severity.CRITICAL
+    if long_array:
+        summary = (
+            f"{name}: up to {longest:,} elements ({longest_bytes:,} bytes), average {average:,.1f}; "
+            f"{at_or_over:,} of {len(sample.documents):,} documents read have {limits.array_elements:,} or more"
+        )
+    else:
+        summary = (
+            f"{name}: the longest has {longest:,} elements, {longest / max(average, 1e-9):,.0f}x the average "
+            f"of {average:,.1f}: a few documents are already outliers"
+        )
+        severity = Severity.INFO if longest < limits.array_elements else severity
+    if "growth_per_30_days" in evidence:
+        summary += f"; it grew by about {evidence['growth_per_30_days']:,.0f} elements a month"
+    child = f"{sample.collection}_{name}"
+    command = (
+        f"// keep the {name} in their own collection, keyed by the parent's _id, and a capped subset here:\n"
+        f'db.{sample.collection}.updateOne({{_id: id}}, {{$push: {{"{name}": {{$each: [entry], $slice: -20}}}}}})\n'
+        f"db.{child}.insertOne({{parentId: id, ...entry}})\n"
+        f"db.{child}.createIndex({{parentId: 1}})"
+    )
+    return Finding(
+        UNBOUNDED_ARRAYS,
+        severity,
+        f"{sample.collection}.{name}",
+        summary,
+        evidence,
+        WHY,
+        f"Move the elements to their own collection keyed by the parent _id ({child}), keep only a capped "
+        "subset in the parent, and cap it on every write with $push and $each/$slice.",
+        command,
+    )
+
+
+def _growth(
+    ctx: Context, collection: str, name: str, document_id: Any, length: int, element_bytes: float
+) -> dict[str, Any]:
+    """Growth of the longest array, when its elements carry a date: elements per 30 days, time to 16 MiB."""
+    coll = ctx.db[collection]
+    empty: dict[str, Any] = {}
+    first = next(
+        coll.aggregate([{"$match": {"_id": document_id}}, {"$project": {"first": {"$arrayElemAt": [f"${name}", 0]}}}]),
+        empty,
+    ).get("first")
+    if isinstance(first, datetime):
+        path = f"${name}"
+    elif isinstance(first, dict):
+        dated = [k for k, v in first.items() if isinstance(v, datetime)]
+        if not dated:
+            return {}
+        path = f"${name}.{dated[0]}"
+    else:
+        return {}
+    span: dict[str, Any] = next(
+        coll.aggregate(
+            [{"$match": {"_id": document_id}}, {"$project": {"oldest": {"$min": path}, "newest": {"$max": path}}}]
+        ),
+        empty,
+    )
+    oldest, newest = span.get("oldest"), span.get("newest")
+    if not isinstance(oldest, datetime) or not isinstance(newest, datetime) or newest <= oldest:
+        return {}
+    days = (newest - oldest).total_seconds() / 86400
+    per_30_days = length / days * 30
+    growth: dict[str, Any] = {
+        "date_field": path.lstrip("$"),
+        "oldest_element": oldest,
+        "newest_element": newest,
+        "growth_per_30_days": round(per_30_days, 1),
+    }
+    if per_30_days > 0 and element_bytes > 0:
+        growth["months_to_16_MiB_at_this_rate"] = round(
+            max(0.0, MAX_BSON_SIZE / element_bytes - length) / per_30_days, 1
+        )
+    return growth

@@ -1,0 +1,92 @@
+"""Anti-pattern 3, a massive number of collections: too many, or one per date, tenant or device.
+
+>>> name_pattern("logs_2024_01_31"), name_pattern("cust_5f1d7ac3b2e4f9a1c0d3e5f7"), name_pattern("orders")
+('logs_<date>', 'cust_<id>', None)
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from workbook.schema_doctor.context import Context
+from workbook.schema_doctor.lessons import MANY_COLLECTIONS
+from workbook.schema_doctor.report import Finding, Severity
+
+WHY = (
+    "Every collection carries at least an _id index, and the storage engine manages each collection and index "
+    "separately: thousands of them strain the replica set and the cache even when most are idle."
+)
+
+_DATE = re.compile(r"(19|20)\d\d([-_.]?(0[1-9]|1[0-2])([-_.]?(0[1-9]|[12]\d|3[01]))?)?(?!\d)")
+_ID = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # UUID
+    r"|(?<![0-9a-z])[0-9a-f]{24}(?![0-9a-z])"  # ObjectId
+    r"|(?<![0-9])\d{3,}(?![0-9])",  # a run of digits
+    re.IGNORECASE,
+)
+
+
+def name_pattern(name: str) -> str | None:
+    """The name with embedded dates and ids replaced by ``<date>``/``<id>``, or None if it has neither."""
+    pattern = _DATE.sub("<date>", name)
+    pattern = _ID.sub("<id>", pattern)
+    return pattern if pattern != name else None
+
+
+def check_collections(ctx: Context) -> list[Finding]:
+    """Findings for too many collections in the database and for families of dated or id-named ones."""
+    limits = ctx.thresholds
+    names = ctx.collections()
+    findings = []
+    if len(names) >= limits.collections:
+        findings.append(
+            Finding(
+                MANY_COLLECTIONS,
+                Severity.CRITICAL,
+                ctx.db.name,
+                f"{len(names):,} collections in one database (threshold {limits.collections:,})",
+                {"collections": len(names), "threshold": limits.collections},
+                WHY,
+                "Merge collections that hold the same kind of document into one, and turn what told them apart into "
+                "a field that leads the relevant indexes.",
+                "db.stats().collections  // then merge, as for the collection families reported below",
+            )
+        )
+    families: dict[str, list[str]] = defaultdict(list)
+    for name in names:
+        pattern = name_pattern(name)
+        if pattern is not None:
+            families[pattern].append(name)
+    for pattern, members in sorted(families.items()):
+        if len(members) < limits.patterned_collections:
+            continue
+        merged = re.sub(r"[-_.]*<(date|id)>[-_.]*", "_", pattern).strip("_") or "merged"
+        key = "day" if "<date>" in pattern else "sourceId"
+        example = members[0]
+        findings.append(
+            Finding(
+                MANY_COLLECTIONS,
+                Severity.WARNING,
+                pattern,
+                f"{len(members):,} collections named {pattern} (e.g. {', '.join(members[:3])})",
+                {
+                    "pattern": pattern,
+                    "collections": len(members),
+                    "examples": members[:5],
+                    "threshold": limits.patterned_collections,
+                },
+                WHY,
+                f"Merge them into one collection {merged} with a {key} field, indexed first"
+                + (
+                    "; time-partitioned data fits a time series collection with a TTL instead of dropping collections"
+                    if key == "day"
+                    else ""
+                )
+                + ".",
+                f'db.getCollection("{example}").aggregate([{{$addFields: {{{key}: "{example}"}}}}, '
+                f'{{$merge: {{into: "{merged}"}}}}])  // for each of the {len(members):,}\n'
+                f"db.{merged}.createIndex({{{key}: 1}})",
+            )
+        )
+    return findings

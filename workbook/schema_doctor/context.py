@@ -1,0 +1,128 @@
+"""What every check shares: the read-only database, the budget, thresholds, and cached reads.
+
+Each collection is read at most once per run (a bounded ``$sample`` unless ``full_scan``), and
+every read is announced in the report's notes; a read of a whole collection is announced
+through ``say`` before it starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbook.schema_doctor.readonly import Budget, ReadOnlyDatabase
+from workbook.schema_doctor.thresholds import Thresholds
+
+FIELD_SUMMARY = {
+    "$map": {
+        "input": {"$objectToArray": "$$ROOT"},
+        "as": "f",
+        "in": {
+            "k": "$$f.k",
+            "t": {"$type": "$$f.v"},
+            "n": {"$cond": [{"$isArray": "$$f.v"}, {"$size": "$$f.v"}, None]},
+            "s": {"$bsonSize": {"$arrayToObject": [["$$f"]]}},
+        },
+    }
+}
+"""Per top-level field: name, BSON type, array length, and the bytes it takes (computed on the server)."""
+
+
+@dataclass(frozen=True)
+class FieldStat:
+    """One top-level field of one sampled document."""
+
+    name: str
+    type: str
+    length: int | None
+    bytes: int
+
+
+@dataclass(frozen=True)
+class DocumentStat:
+    """One sampled document: its ``_id``, BSON size and top-level fields."""
+
+    id: Any
+    bytes: int
+    fields: tuple[FieldStat, ...]
+
+    @property
+    def largest(self) -> FieldStat | None:
+        """The field that takes the most bytes (``_id`` aside)."""
+        candidates = [f for f in self.fields if f.name != "_id"]
+        return max(candidates, key=lambda f: f.bytes) if candidates else None
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The documents read from one collection, and how they were chosen."""
+
+    collection: str
+    estimated_count: int
+    documents: tuple[DocumentStat, ...]
+    whole_collection: bool
+
+
+@dataclass
+class Context:
+    """Shared state of one doctor run."""
+
+    db: ReadOnlyDatabase
+    budget: Budget
+    thresholds: Thresholds
+    sample_size: int
+    full_scan: bool
+    say: Callable[[str], None]
+    notes: list[str] = field(default_factory=list)
+    _collections: list[str] | None = None
+    _samples: dict[str, Sample] = field(default_factory=dict)
+    _stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _indexes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def collections(self) -> list[str]:
+        """The database's collections (not views, not ``system.*``), sorted."""
+        if self._collections is None:
+            self._collections = sorted(
+                c["name"]
+                for c in self.db.list_collections()
+                if c.get("type", "collection") == "collection" and not str(c["name"]).startswith("system.")
+            )
+        return self._collections
+
+    def stats(self, collection: str) -> dict[str, Any]:
+        """``collStats`` of a collection (count, size, avgObjSize: metadata, no scan)."""
+        if collection not in self._stats:
+            self._stats[collection] = self.db.command("collStats", collection)
+        return self._stats[collection]
+
+    def indexes(self, collection: str) -> list[dict[str, Any]]:
+        """The collection's index specifications."""
+        if collection not in self._indexes:
+            self._indexes[collection] = self.db[collection].list_indexes()
+        return self._indexes[collection]
+
+    def sample(self, collection: str) -> Sample:
+        """Up to ``sample_size`` documents, summarised per field on the server (``full_scan``: all of them)."""
+        if collection in self._samples:
+            return self._samples[collection]
+        count = self.db[collection].estimated_document_count()
+        whole = self.full_scan or count <= self.sample_size
+        if whole:
+            self.say(f"schema doctor: reading all {count:,} documents of {self.db.name}.{collection}")
+            self.notes.append(f"{collection}: all {count:,} documents read")
+            pipeline: list[dict[str, Any]] = []
+        else:
+            self.notes.append(f"{collection}: $sample of {self.sample_size:,} of about {count:,} documents")
+            pipeline = [{"$sample": {"size": self.sample_size}}]
+        pipeline.append({"$project": {"_id": 1, "size": {"$bsonSize": "$$ROOT"}, "fields": FIELD_SUMMARY}})
+        documents = tuple(
+            DocumentStat(
+                row["_id"],
+                int(row["size"]),
+                tuple(FieldStat(f["k"], str(f["t"]), f.get("n"), int(f["s"])) for f in row["fields"]),
+            )
+            for row in self.db[collection].aggregate(pipeline, allowDiskUse=False)
+        )
+        self._samples[collection] = sample = Sample(collection, count, documents, whole)
+        return sample

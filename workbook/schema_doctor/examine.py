@@ -1,0 +1,126 @@
+"""``doctor(db, workload=None)``: find the seven anti-patterns on a database, read-only and bounded in time."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import pymongo
+from pymongo.database import Database
+from pymongo.errors import PyMongoError
+
+from workbook.errors import WorkbookError
+from workbook.schema_doctor.access import check_case_insensitive, check_lookups, check_together, profiler_observations
+from workbook.schema_doctor.arrays import check_arrays
+from workbook.schema_doctor.collections import check_collections
+from workbook.schema_doctor.context import Context
+from workbook.schema_doctor.documents import check_documents
+from workbook.schema_doctor.indexes import check_indexes
+from workbook.schema_doctor.observe import Observation, observe
+from workbook.schema_doctor.readonly import Budget, OutOfTime, ReadOnlyDatabase
+from workbook.schema_doctor.report import Finding, Report
+from workbook.schema_doctor.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from workbook.schema_doctor.workload_adapter import hot_operations
+
+SAMPLE_SIZE = 1000
+"""Documents read per collection: Compass's schema view samples 1,000 (https://www.mongodb.com/docs/compass/current/sampling/)."""
+
+TIME_LIMIT = 60.0
+"""Seconds for the whole run; checks still waiting when it is spent are reported as not run."""
+
+CALLS_PER_OPERATION = 3
+"""Sample calls of each hot operation (with different seeded arguments): "on every call" means on all of these."""
+
+PROFILE_ENTRIES = 1000
+"""Newest ``system.profile`` entries read when the profiler is on."""
+
+
+def database_of(target: Any) -> Database:
+    """The pymongo ``Database`` behind ``target``: a Database, or any object with a ``.db`` that is one."""
+    if isinstance(target, Database):
+        return target
+    inner = getattr(target, "db", None)
+    if isinstance(inner, Database):
+        return inner
+    raise WorkbookError(
+        f"The doctor needs a pymongo Database (or an object with a .db that is one), not {type(target).__name__}.",
+        fix="Pass workbook.connect(database=...) or what workbook.load(...) returned.",
+    )
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def doctor(
+    db: Any,
+    workload: Any = None,
+    *,
+    shape: str | None = None,
+    thresholds: Thresholds | None = None,
+    sample_size: int = SAMPLE_SIZE,
+    full_scan: bool = False,
+    time_limit: float = TIME_LIMIT,
+    calls: int = CALLS_PER_OPERATION,
+    say: Callable[[str], None] | None = None,
+) -> Report:
+    """Examine ``db`` for the seven schema anti-patterns; read-only, sampled, within ``time_limit`` seconds.
+
+    ``workload`` (a course dataset name such as ``"store"``, a ``Workload``, or a list of
+    ``HotOperation``) lets the doctor run each hot read a few times under command monitoring to
+    check bloat against what it returns, data read together, case-insensitive regexes and
+    ``$lookup``. Writes are never run. ``full_scan=True`` reads every document instead of a
+    ``$sample`` of ``sample_size`` (announced through ``say``, default: standard error, first).
+    """
+    from workbook.connection import engine_info
+
+    database = database_of(db)
+    if not isinstance(sample_size, int) or sample_size < 1:
+        raise WorkbookError(f"sample_size must be a positive whole number (got {sample_size!r}).", fix="e.g. 1000")
+    if not isinstance(calls, int) or calls < 1:
+        raise WorkbookError(f"calls must be a positive whole number (got {calls!r}).", fix="e.g. 3")
+    budget = Budget(time_limit)
+    readonly = ReadOnlyDatabase(database, budget)
+    context = Context(readonly, budget, thresholds or DEFAULT_THRESHOLDS, sample_size, full_scan, say or _stderr)
+    report = Report(database.name, engine_info(database).label)
+    observations: list[Observation] = []
+
+    def workload_step() -> list[Finding]:
+        operations = hot_operations(db, readonly, workload, shape, calls)
+        observations.extend(observe(readonly, database.client, operations, calls, context.notes))
+        observations.extend(profiler_observations(context, PROFILE_ENTRIES))
+        if not observations:
+            context.notes.append(
+                "no workload given and no profiler entries: checks 5-7 and bloat-against-reads skipped"
+            )
+        return []
+
+    steps: list[tuple[str, Callable[[], list[Finding]]]] = [
+        ("collections", lambda: check_collections(context)),
+        ("indexes", lambda: check_indexes(context)),
+        ("arrays", lambda: check_arrays(context)),
+        ("workload", workload_step),
+        ("documents", lambda: check_documents(context, observations)),
+        ("read together", lambda: check_together(context, observations)),
+        ("case-insensitive regex", lambda: check_case_insensitive(context, observations)),
+        ("$lookup", lambda: check_lookups(context, observations)),
+    ]
+    with pymongo.timeout(time_limit):
+        for position, (_name, step) in enumerate(steps):
+            try:
+                report.findings.extend(step())
+            except OutOfTime:
+                pass
+            except PyMongoError as error:
+                if not error.timeout:
+                    raise
+            else:
+                continue
+            report.complete = False
+            skipped = ", ".join(n for n, _ in steps[position:])
+            context.notes.append(f"time limit of {time_limit:g} s reached: not run (or not finished): {skipped}")
+            break
+    report.notes = context.notes
+    report.seconds = budget.elapsed()
+    return report

@@ -1,0 +1,172 @@
+"""What the doctor found: findings with severity, evidence, the fix and the lesson, as a table or JSON."""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import asdict, dataclass, field
+from enum import IntEnum
+from typing import Any
+
+import pandas as pd
+
+from workbook.errors import UnknownChoiceError
+from workbook.schema_doctor.lessons import ANTI_PATTERNS, LESSONS
+
+
+class Severity(IntEnum):
+    """How urgent a finding is; ordered, so ``severity >= Severity.WARNING`` reads as it says."""
+
+    INFO = 1
+    WARNING = 2
+    CRITICAL = 3
+
+    @property
+    def label(self) -> str:
+        """The lower-case name used in tables, JSON and on the command line."""
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, value: Severity | str) -> Severity:
+        """A severity from its name ('info', 'warning', 'critical'); errors list the choices."""
+        if isinstance(value, Severity):
+            return value
+        try:
+            return cls[str(value).upper()]
+        except KeyError:
+            raise UnknownChoiceError("severity", value, [s.label for s in cls]) from None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One anti-pattern found in one place, with the numbers behind it and what to do."""
+
+    anti_pattern: str
+    severity: Severity
+    where: str
+    summary: str
+    evidence: dict[str, Any]
+    why: str
+    fix: str
+    command: str
+
+    @property
+    def name(self) -> str:
+        """The anti-pattern's name as the course says it."""
+        return ANTI_PATTERNS[self.anti_pattern]
+
+    @property
+    def lesson(self) -> str:
+        """The notebook that teaches this anti-pattern."""
+        return LESSONS[self.anti_pattern]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (evidence values made plain)."""
+        row = asdict(self)
+        row.update(severity=self.severity.label, name=self.name, lesson=self.lesson, evidence=_plain(self.evidence))
+        return row
+
+
+@dataclass
+class Report:
+    """Everything one doctor run found, and what it read to find it."""
+
+    database: str
+    engine: str
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    complete: bool = True
+
+    def at_or_above(self, severity: Severity | str) -> list[Finding]:
+        """Findings at least as severe as ``severity``."""
+        floor = Severity.parse(severity)
+        return [f for f in self.findings if f.severity >= floor]
+
+    def of(self, anti_pattern: str) -> list[Finding]:
+        """Findings of one anti-pattern (a key of ``ANTI_PATTERNS``)."""
+        if anti_pattern not in ANTI_PATTERNS:
+            raise UnknownChoiceError("anti-pattern", anti_pattern, ANTI_PATTERNS)
+        return [f for f in self.findings if f.anti_pattern == anti_pattern]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per finding, most severe first."""
+        columns = [
+            "severity",
+            "anti_pattern",
+            "name",
+            "where",
+            "summary",
+            "evidence",
+            "why",
+            "fix",
+            "command",
+            "lesson",
+        ]
+        rows = [{**f.to_dict()} for f in self._ordered()]
+        return pd.DataFrame(rows, columns=columns)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole report as plain data."""
+        return {
+            "database": self.database,
+            "engine": self.engine,
+            "seconds": round(self.seconds, 3),
+            "complete": self.complete,
+            "findings": [f.to_dict() for f in self._ordered()],
+            "notes": list(self.notes),
+        }
+
+    def to_json(self) -> str:
+        """The report as JSON, for scripts and CI."""
+        return json.dumps(self.to_dict(), indent=2)
+
+    def summary(self) -> str:
+        """One line: how many findings of each severity, where, how long it took."""
+        counts = {s: sum(1 for f in self.findings if f.severity == s) for s in Severity}
+        found = ", ".join(f"{n} {s.label}" for s, n in sorted(counts.items(), reverse=True) if n) or "no findings"
+        tail = "" if self.complete else " (stopped at the time limit: some checks did not run)"
+        return f"schema doctor on {self.database} ({self.engine}): {found} in {self.seconds:.1f} s{tail}"
+
+    def __repr__(self) -> str:
+        lines = [self.summary()]
+        for f in self._ordered():
+            lines += [f"[{f.severity.label}] {f.name} · {f.where}: {f.summary}", f"    fix: {f.command}"]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        cells = ["severity", "anti-pattern", "where", "what was found", "why it hurts", "fix", "lesson"]
+        head = "".join(f"<th style='text-align:left'>{c}</th>" for c in cells)
+        body = "".join(
+            "<tr>"
+            f"<td>{f.severity.label}</td><td>{html.escape(f.name)}</td><td>{html.escape(f.where)}</td>"
+            f"<td>{html.escape(f.summary)}</td><td>{html.escape(f.why)}</td>"
+            f"<td>{html.escape(f.fix)}<pre>{html.escape(f.command)}</pre></td>"
+            f"<td><code>{html.escape(f.lesson)}</code></td>"
+            "</tr>"
+            for f in self._ordered()
+        )
+        notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)
+        table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>" if self.findings else ""
+        return f"<p>{html.escape(self.summary())}</p>{table}" + (
+            f"<details><summary>what was read</summary><ul>{notes}</ul></details>" if notes else ""
+        )
+
+    def _ordered(self) -> list[Finding]:
+        order = list(ANTI_PATTERNS)
+        return sorted(self.findings, key=lambda f: (-f.severity, order.index(f.anti_pattern), f.where))
+
+
+def _plain(value: Any) -> Any:
+    """Evidence as JSON types: numbers rounded, dates as ISO text, anything else as text."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, bool | int | str) or value is None:
+        return value
+    if isinstance(value, float):
+        return round(value, 3)
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
