@@ -35,7 +35,9 @@ def add_doctor_command(commands: Any) -> None:
     )
     doctor.add_argument("--workload", help="a course dataset's workload to observe (store, followers, parts)")
     doctor.add_argument("--shape", help="the shape the database holds, if its name does not say")
-    doctor.add_argument("--sample-size", type=int, default=SAMPLE_SIZE, help=f"documents per collection ({SAMPLE_SIZE})")
+    doctor.add_argument(
+        "--sample-size", type=int, default=SAMPLE_SIZE, help=f"documents per collection ({SAMPLE_SIZE:,})"
+    )
     doctor.add_argument("--time-limit", type=float, default=TIME_LIMIT, help=f"seconds for the run ({TIME_LIMIT:g})")
     doctor.add_argument("--full-scan", action="store_true", help="read every document (announced first)")
 
