@@ -117,9 +117,14 @@ def _growth(
         path = f"${name}.{dated[0]}"
     else:
         return {}
+    # $unwind + $group, not $min of an array path in $project: both are portable, only this works offline too.
     span: dict[str, Any] = next(
         coll.aggregate(
-            [{"$match": {"_id": document_id}}, {"$project": {"oldest": {"$min": path}, "newest": {"$max": path}}}]
+            [
+                {"$match": {"_id": document_id}},
+                {"$unwind": f"${name}"},
+                {"$group": {"_id": None, "oldest": {"$min": path}, "newest": {"$max": path}}},
+            ]
         ),
         empty,
     )

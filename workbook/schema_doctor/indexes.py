@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from workbook.schema_doctor.context import Context
@@ -160,7 +160,12 @@ def _unused(ctx: Context, collection: str, specs: list[dict[str, Any]]) -> list[
         )
     if young:
         ctx.notes.append(
-            f"{collection}: $indexStats counters are younger than {ctx.thresholds.index_stats_min_age} "
+            f"{collection}: $indexStats counters are younger than {_days(ctx.thresholds.index_stats_min_age)} "
             f"for {', '.join(young)}: not judged unused yet"
         )
     return findings
+
+
+def _days(span: timedelta) -> str:
+    """A threshold age as people say it: '7 days', '12 hours'."""
+    return f"{span.days:g} days" if span.days and not span.seconds else f"{span.total_seconds() / 3600:g} hours"
