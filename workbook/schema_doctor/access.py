@@ -8,10 +8,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from bson.regex import Regex
@@ -299,8 +300,9 @@ def profiler_observations(ctx: Context, entries: int) -> list[Observation]:
         sent = parse({"name": next(iter(command)), "command": command})
         if sent is None:
             continue
-        shape = f"{sent.name} {sent.collection} {_shape(sent.filter)} {_shape(list(sent.pipeline))}"
-        groups[shape].append((sent, entry.get("ts")))
+        blanked = json.dumps([_shape(sent.filter), _shape(list(sent.pipeline))], sort_keys=True)
+        shape = f"{sent.name} {sent.collection} {blanked}"
+        groups[shape].append((sent, _moment(entry.get("ts"))))
     observations = []
     for shape, items in groups.items():
         times = [t for _, t in items if isinstance(t, datetime)]
@@ -310,6 +312,18 @@ def profiler_observations(ctx: Context, entries: int) -> list[Observation]:
         observation.calls = [[sent] for sent, _ in items]
         observations.append(observation)
     return observations
+
+
+def _moment(value: Any) -> datetime | None:
+    """A profiler timestamp: a BSON date on MongoDB, ISO text on the offline engine."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    if not isinstance(value, datetime):
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def _shape(value: Any) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from pymongo.errors import OperationFailure
+from pymongo.errors import ConfigurationError, OperationFailure
 
 from workbook.errors import WorkbookError
 from workbook.schema_doctor.examine import SAMPLE_SIZE, TIME_LIMIT
@@ -70,9 +70,10 @@ def _database_name(client: Any, requested: str | None) -> str:
     except OperationFailure:  # no listDatabases privilege: take the name as given
         existing = set()
     if requested is None:
-        default = client.get_default_database(default=None)
-        if default is not None:
-            return str(default.name)
+        try:
+            return str(client.get_default_database().name)
+        except ConfigurationError:  # the URI names no database
+            pass
         raise WorkbookError(
             "Which database? The URI names none.",
             fix="Pass --database NAME. On this server: " + (", ".join(sorted(existing)) or "(none listed)"),

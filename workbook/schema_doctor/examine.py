@@ -36,7 +36,7 @@ PROFILE_ENTRIES = 1000
 """Newest ``system.profile`` entries read when the profiler is on."""
 
 
-def database_of(target: Any) -> Database:
+def database_of(target: Any) -> Database[Any]:
     """The pymongo ``Database`` behind ``target``: a Database, or any object with a ``.db`` that is one."""
     if isinstance(target, Database):
         return target

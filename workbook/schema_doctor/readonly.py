@@ -72,7 +72,7 @@ def _refuse(what: str) -> ReadOnlyViolation:
 class ReadOnlyCollection:
     """The read methods of a pymongo ``Collection``, each bounded by the budget."""
 
-    def __init__(self, collection: Collection, budget: Budget) -> None:
+    def __init__(self, collection: Collection[Any], budget: Budget) -> None:
         self._collection = collection
         self._budget = budget
 
@@ -86,7 +86,7 @@ class ReadOnlyCollection:
         """``database.collection``."""
         return self._collection.full_name
 
-    def find(self, *args: Any, **kwargs: Any) -> Cursor:
+    def find(self, *args: Any, **kwargs: Any) -> Cursor[Any]:
         """``Collection.find`` with the budget as ``max_time_ms``."""
         kwargs.setdefault("max_time_ms", self._budget.max_time_ms())
         return self._collection.find(*args, **kwargs)
@@ -96,7 +96,7 @@ class ReadOnlyCollection:
         kwargs.setdefault("max_time_ms", self._budget.max_time_ms())
         return self._collection.find_one(*args, **kwargs)
 
-    def aggregate(self, pipeline: Iterable[Mapping[str, Any]], *args: Any, **kwargs: Any) -> CommandCursor:
+    def aggregate(self, pipeline: Iterable[Mapping[str, Any]], *args: Any, **kwargs: Any) -> CommandCursor[Any]:
         """``Collection.aggregate``, refusing ``$out`` and ``$merge``."""
         stages = list(pipeline)
         for stage in stages:
@@ -135,7 +135,7 @@ class ReadOnlyCollection:
 class ReadOnlyDatabase:
     """The read side of a pymongo ``Database``: collections, listings and read-only commands."""
 
-    def __init__(self, db: Database, budget: Budget) -> None:
+    def __init__(self, db: Database[Any], budget: Budget) -> None:
         self._db = db
         self._budget = budget
 
