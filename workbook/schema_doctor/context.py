@@ -91,9 +91,15 @@ class Context:
         return self._collections
 
     def stats(self, collection: str) -> dict[str, Any]:
-        """``collStats`` of a collection (count, size, avgObjSize: metadata, no scan)."""
+        """A collection's count, size and avgObjSize (``$collStats`` storage statistics: metadata, no scan)."""
         if collection not in self._stats:
-            self._stats[collection] = self.db.command("collStats", collection)
+            # $collStats: the collStats command is deprecated since MongoDB 6.2. One row per shard: add them up.
+            rows = [
+                r.get("storageStats", {}) for r in self.db[collection].aggregate([{"$collStats": {"storageStats": {}}}])
+            ]
+            count = sum(int(r.get("count", 0) or 0) for r in rows)
+            size = sum(int(r.get("size", 0) or 0) for r in rows)
+            self._stats[collection] = {"count": count, "size": size, "avgObjSize": size / count if count else 0.0}
         return self._stats[collection]
 
     def indexes(self, collection: str) -> list[dict[str, Any]]:

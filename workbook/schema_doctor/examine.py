@@ -88,7 +88,9 @@ def doctor(
 
     def workload_step() -> list[Finding]:
         operations = hot_operations(db, readonly, workload, shape, calls)
-        observations.extend(observe(readonly, database.client, operations, calls, context.notes))
+        observations.extend(
+            observe(readonly, database.client, operations, calls, context.thresholds.hot_per_second, context.notes)
+        )
         observations.extend(profiler_observations(context, PROFILE_ENTRIES))
         if not observations:
             context.notes.append(

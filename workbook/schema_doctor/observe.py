@@ -50,9 +50,14 @@ class Observation:
 
 
 def observe(
-    db: ReadOnlyDatabase, client: Any, operations: list[HotOperation], calls: int, notes: list[str]
+    db: ReadOnlyDatabase,
+    client: Any,
+    operations: list[HotOperation],
+    calls: int,
+    hot_per_second: float,
+    notes: list[str],
 ) -> list[Observation]:
-    """Call each read operation ``calls`` times and record its commands (writes are never run)."""
+    """Call each hot read operation ``calls`` times and record its commands (writes and rare reads are not run)."""
     if not operations:
         return []
     if COMMANDS not in list(getattr(client.options, "event_listeners", [])):
@@ -66,6 +71,10 @@ def observe(
         if op.kind != "read":
             notes.append(f"{op.name}: a write, not run (the doctor is read-only)")
             continue
+        if op.per_second < hot_per_second:
+            # A daily report may scan a collection; rare operations should not shape the schema anyway.
+            notes.append(f"{op.name} ({op.per_second:.2g}/s): below the hot threshold of {hot_per_second:g}/s, not run")
+            continue
         observation = Observation(op.name, op.per_second)
         for i in range(calls):
             with capture() as work:
@@ -74,6 +83,8 @@ def observe(
                 except (OutOfTime, ReadOnlyViolation):
                     raise
                 except (WorkbookError, PyMongoError) as error:
+                    if isinstance(error, PyMongoError) and error.timeout:
+                        raise
                     notes.append(f"{op.name}: call {i + 1} failed ({type(error).__name__}: {error}); not counted")
                     continue
             observation.calls.append([sent for sent in map(parse, work.commands) if sent is not None])
