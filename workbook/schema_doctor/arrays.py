@@ -109,32 +109,26 @@ def _growth(
         empty,
     ).get("first")
     if isinstance(first, datetime):
-        path = f"${name}"
+        path, key = name, None
     elif isinstance(first, dict):
         dated = [k for k, v in first.items() if isinstance(v, datetime)]
         if not dated:
             return {}
-        path = f"${name}.{dated[0]}"
+        path, key = f"{name}.{dated[0]}", dated[0]
     else:
         return {}
-    # $unwind + $group, not $min of an array path in $project: both are portable, only this works offline too.
-    span: dict[str, Any] = next(
-        coll.aggregate(
-            [
-                {"$match": {"_id": document_id}},
-                {"$unwind": f"${name}"},
-                {"$group": {"_id": None, "oldest": {"$min": path}, "newest": {"$max": path}}},
-            ]
-        ),
-        empty,
-    )
-    oldest, newest = span.get("oldest"), span.get("newest")
+    # One document, projected to the dates alone; min/max here (mongoeco's $unwind+$group took 98 s on 1,855).
+    document = coll.find_one({"_id": document_id}, {path: 1}) or empty
+    elements = document.get(name, [])
+    moments = [e if key is None else e.get(key) for e in elements if key is None or isinstance(e, dict)]
+    dates = [m for m in moments if isinstance(m, datetime)]
+    oldest, newest = (min(dates), max(dates)) if dates else (None, None)
     if not isinstance(oldest, datetime) or not isinstance(newest, datetime) or newest <= oldest:
         return {}
     days = (newest - oldest).total_seconds() / 86400
     per_30_days = length / days * 30
     growth: dict[str, Any] = {
-        "date_field": path.lstrip("$"),
+        "date_field": path,
         "oldest_element": oldest,
         "newest_element": newest,
         "growth_per_30_days": round(per_30_days, 1),
