@@ -432,6 +432,20 @@ def test_the_time_limit_stops_the_run_and_says_what_did_not_run(db: Database) ->
     assert any("not run" in note and "$lookup" in note for note in report.notes)
 
 
+def test_findings_made_before_the_time_limit_are_kept(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbook.schema_doctor import examine as examine_module
+    from workbook.schema_doctor.readonly import OutOfTime
+
+    def spent(*args: Any) -> Any:
+        raise OutOfTime
+
+    db.posts.insert_many([{"_id": i, "tags": ["t"] * 300} for i in range(2)])
+    monkeypatch.setattr(examine_module, "check_documents", spent)
+    report = examine(db)
+    assert not report.complete and [f.anti_pattern for f in report.findings] == [UNBOUNDED_ARRAYS]
+    assert any(note.endswith("documents, read together, case-insensitive regex, $lookup") for note in report.notes)
+
+
 # The course's shapes
 
 

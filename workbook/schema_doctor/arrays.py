@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -16,17 +17,15 @@ WHY = (
 )
 
 
-def check_arrays(ctx: Context) -> list[Finding]:
+def check_arrays(ctx: Context) -> Iterator[Finding]:
     """Findings for each top-level array field that is long, or whose longest is far above its average."""
-    findings = []
     for collection in ctx.collections():
         ctx.budget.check()
         sample = ctx.sample(collection)
         for name, lengths in _array_lengths(sample).items():
             finding = _judge(ctx, sample, name, lengths)
             if finding is not None:
-                findings.append(finding)
-    return findings
+                yield finding
 
 
 def _array_lengths(sample: Sample) -> dict[str, list[tuple[int, int, Any]]]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from workbook.schema_doctor.context import Context
 from workbook.schema_doctor.lessons import BLOATED_DOCUMENTS
 from workbook.schema_doctor.observe import Observation
@@ -13,16 +15,14 @@ WHY = (
 )
 
 
-def check_documents(ctx: Context, observations: list[Observation]) -> list[Finding]:
+def check_documents(ctx: Context, observations: list[Observation]) -> Iterator[Finding]:
     """Findings per collection: hot reads far smaller than the average document, huge documents, binary payloads."""
-    findings = []
     for collection in ctx.collections():
         ctx.budget.check()
-        findings += _sampled(ctx, collection)
+        yield from _sampled(ctx, collection)
         finding = _against_workload(ctx, collection, observations)
         if finding is not None:
-            findings.append(finding)
-    return findings
+            yield finding
 
 
 def _sampled(ctx: Context, collection: str) -> list[Finding]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pymongo
@@ -86,7 +86,7 @@ def doctor(
     report = Report(database.name, engine_info(database).label)
     observations: list[Observation] = []
 
-    def workload_step() -> list[Finding]:
+    def workload_step() -> Iterable[Finding]:
         operations = hot_operations(db, readonly, workload, shape, calls)
         observations.extend(
             observe(readonly, database.client, operations, calls, context.thresholds.hot_per_second, context.notes)
@@ -98,7 +98,8 @@ def doctor(
             )
         return []
 
-    steps: list[tuple[str, Callable[[], list[Finding]]]] = [
+    # Steps yield findings one at a time: what was found before the time limit is kept.
+    steps: list[tuple[str, Callable[[], Iterable[Finding]]]] = [
         ("collections", lambda: check_collections(context)),
         ("indexes", lambda: check_indexes(context)),
         ("arrays", lambda: check_arrays(context)),
@@ -111,7 +112,8 @@ def doctor(
     with pymongo.timeout(time_limit):
         for position, (_name, step) in enumerate(steps):
             try:
-                report.findings.extend(step())
+                for finding in step():
+                    report.findings.append(finding)
             except OutOfTime:
                 pass
             except PyMongoError as error:

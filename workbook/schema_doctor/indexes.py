@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -31,16 +32,14 @@ def enforces(spec: dict[str, Any]) -> str | None:
     return "; ".join(duties) or None
 
 
-def check_indexes(ctx: Context) -> list[Finding]:
+def check_indexes(ctx: Context) -> Iterator[Finding]:
     """Findings per collection: unused and prefix-redundant indexes, and too many indexes."""
-    findings = []
     for collection in ctx.collections():
         ctx.budget.check()
         specs = ctx.indexes(collection)
-        findings += _too_many(ctx, collection, specs)
-        findings += _redundant(collection, specs)
-        findings += _unused(ctx, collection, specs)
-    return findings
+        yield from _too_many(ctx, collection, specs)
+        yield from _redundant(collection, specs)
+        yield from _unused(ctx, collection, specs)
 
 
 def _keys(spec: dict[str, Any]) -> list[str]:
