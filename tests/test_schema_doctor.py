@@ -500,7 +500,8 @@ def test_report_renders_one_row_per_finding_as_html_frame_and_json(db: Database)
     report = examine(db)
     assert len(report.findings) == 2
     html = report._repr_html_()
-    assert html.count("<tr>") == 1 + len(report.findings) and "04_unbounded_arrays" in html
+    assert html.count("<tr") == 1 + len(report.findings) and "04_unbounded_arrays" in html
+    assert "2 warnings in" in report.summary()
     frame = report.to_frame()
     assert list(frame["anti_pattern"]) == [UNBOUNDED_ARRAYS, UNNECESSARY_INDEXES]  # same severity: course order
     data = report.to_dict()

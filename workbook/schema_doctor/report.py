@@ -124,7 +124,7 @@ class Report:
     def summary(self) -> str:
         """One line: how many findings of each severity, where, how long it took."""
         counts = {s: sum(1 for f in self.findings if f.severity == s) for s in Severity}
-        found = ", ".join(f"{n} {s.label}" for s, n in sorted(counts.items(), reverse=True) if n) or "no findings"
+        found = ", ".join(_count(n, s.label) for s, n in sorted(counts.items(), reverse=True) if n) or "no findings"
         tail = "" if self.complete else " (stopped at the time limit: some checks did not run)"
         return f"schema doctor on {self.database} ({self.engine}): {found} in {self.seconds:.1f} s{tail}"
 
@@ -138,10 +138,10 @@ class Report:
         cells = ["severity", "anti-pattern", "where", "what was found", "why it hurts", "fix", "lesson"]
         head = "".join(f"<th style='text-align:left'>{c}</th>" for c in cells)
         body = "".join(
-            "<tr>"
+            "<tr style='vertical-align:top;text-align:left'>"
             f"<td>{f.severity.label}</td><td>{html.escape(f.name)}</td><td>{html.escape(f.where)}</td>"
             f"<td>{html.escape(f.summary)}</td><td>{html.escape(f.why)}</td>"
-            f"<td>{html.escape(f.fix)}<pre>{html.escape(f.command)}</pre></td>"
+            f"<td>{html.escape(f.fix)}<pre style='white-space:pre-wrap'>{html.escape(f.command)}</pre></td>"
             f"<td><code>{html.escape(f.lesson)}</code></td>"
             "</tr>"
             for f in self._ordered()
@@ -155,6 +155,11 @@ class Report:
     def _ordered(self) -> list[Finding]:
         order = list(ANTI_PATTERNS)
         return sorted(self.findings, key=lambda f: (-f.severity, order.index(f.anti_pattern), f.where))
+
+
+def _count(number: int, noun: str) -> str:
+    """'1 warning', '3 warnings', '2 info'."""
+    return f"{number} {noun}" if number == 1 or noun == "info" else f"{number} {noun}s"
 
 
 def _plain(value: Any) -> Any:
