@@ -22,10 +22,13 @@ MAX_INDEXES_PER_COLLECTION = 64
 class Thresholds:
     """When a measurement becomes a finding."""
 
-    # Unbounded arrays. Compass's Performance Insights and the Atlas Performance Advisor flag arrays
-    # "with too many elements" (https://www.mongodb.com/docs/atlas/atlas-ui/performance-insights/,
-    # https://www.mongodb.com/docs/manual/data-modeling/design-antipatterns/unbounded-arrays/); the
-    # workbench uses the 250 elements the course issue takes from them as the point where it warns.
+    # Where the numbers come from. Atlas's schema suggestions and Compass's Performance Insights flag
+    # "array fields with many elements", "an exceedingly high number of collections" and "too many
+    # indexes" (https://www.mongodb.com/docs/atlas/performance-advisor/schema-suggestions/,
+    # https://www.mongodb.com/docs/atlas/atlas-ui/performance-insights/); their pages name no numbers,
+    # so the defaults are the ones the course's issue 14 adopts from those tools (250 elements, 10,000
+    # collections, 10 indexes), and each anti-pattern's manual page is cited at its group below.
+    # Unbounded arrays (https://www.mongodb.com/docs/manual/data-modeling/design-antipatterns/unbounded-arrays/).
     array_elements: int = 250
     """An array with at least this many elements is reported."""
     array_elements_critical: int = 10_000
