@@ -446,6 +446,21 @@ def test_findings_made_before_the_time_limit_are_kept(db: Database, monkeypatch:
     assert any(note.endswith("documents, read together, case-insensitive regex, $lookup") for note in report.notes)
 
 
+def test_a_refused_read_loses_one_check_not_the_run(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pymongo.errors import OperationFailure
+
+    from workbook.schema_doctor import examine as examine_module
+
+    def refused(*args: Any) -> Any:
+        raise OperationFailure("not authorized on db to execute command { aggregate: $indexStats }", code=13)
+
+    db.posts.insert_many([{"_id": i, "tags": ["t"] * 300} for i in range(2)])
+    monkeypatch.setattr(examine_module, "check_indexes", refused)
+    report = examine(db)
+    assert [f.anti_pattern for f in report.findings] == [UNBOUNDED_ARRAYS] and not report.complete
+    assert any(note.startswith("indexes: the server refused a read (13: not authorized") for note in report.notes)
+
+
 # The course's shapes
 
 

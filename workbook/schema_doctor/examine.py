@@ -8,7 +8,7 @@ from typing import Any
 
 import pymongo
 from pymongo.database import Database
-from pymongo.errors import PyMongoError
+from pymongo.errors import OperationFailure, PyMongoError
 
 from workbook.errors import WorkbookError
 from workbook.schema_doctor.access import check_case_insensitive, check_lookups, check_together, profiler_observations
@@ -47,6 +47,10 @@ def database_of(target: Any) -> Database[Any]:
         f"The doctor needs a pymongo Database (or an object with a .db that is one), not {type(target).__name__}.",
         fix="Pass workbook.connect(database=...) or what workbook.load(...) returned.",
     )
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).splitlines()[0][:200] if str(error) else type(error).__name__
 
 
 def _stderr(message: str) -> None:
@@ -110,12 +114,19 @@ def doctor(
         ("$lookup", lambda: check_lookups(context, observations)),
     ]
     with pymongo.timeout(time_limit):
-        for position, (_name, step) in enumerate(steps):
+        for position, (name, step) in enumerate(steps):
             try:
                 for finding in step():
                     report.findings.append(finding)
             except OutOfTime:
                 pass
+            except OperationFailure as error:
+                if error.timeout:
+                    pass
+                else:  # e.g. no privilege for $indexStats: this check is lost, the others still run
+                    report.complete = False
+                    context.notes.append(f"{name}: the server refused a read ({error.code}: {_first_line(error)})")
+                    continue
             except PyMongoError as error:
                 if not error.timeout:
                     raise
