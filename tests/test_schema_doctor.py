@@ -472,12 +472,12 @@ def test_course_embedded_shape_has_the_unbounded_array_and_hybrid_has_no_finding
     # at small scale the defaults find them (reported numbers: README, "Schema doctor").
     limits = Thresholds(array_elements=20)
     workbook.load(dataset, "embedded", db, scale="tiny", progress=False)
-    embedded = examine(db, dataset, thresholds=limits)  # shape inferred from the validator (db has no shape name)
+    embedded = examine(db, dataset, thresholds=limits)  # the shape comes from the database's load record
     assert [f.where for f in embedded.of(UNBOUNDED_ARRAYS)] == [
         f"{'products' if dataset == 'store' else 'users'}.{field}"
     ]
-    workbook.load(dataset, "hybrid", db, scale="tiny", progress=False)
-    hybrid = examine(db, dataset, thresholds=limits)
+    loaded = workbook.load(dataset, "hybrid", db, scale="tiny", progress=False)
+    hybrid = examine(loaded, thresholds=limits)  # what load() returned: dataset, shape and database in one
     assert hybrid.findings == []
     assert any("call(s) observed" in note for note in hybrid.notes)
 
@@ -502,6 +502,10 @@ def test_a_handle_with_a_db_attribute_is_accepted_and_anything_else_is_refused(d
     workbook.load("followers", "embedded", db, scale="tiny", progress=False)
     report = examine(Handle(db), thresholds=Thresholds(array_elements=20))  # workload and shape from the handle
     assert report.of(UNBOUNDED_ARRAYS) and any("followers.profile" in n for n in report.notes)
+    db["_workbench_load"].delete_many({})  # no load record: the shape is told by the users' validator
+    assert [f.where for f in examine(db, "followers", thresholds=Thresholds(array_elements=20)).findings] == [
+        "users.followers"
+    ]
     with pytest.raises(WorkbookError, match="pymongo Database"):
         examine("workbench_x")
     with pytest.raises(WorkbookError, match="HotOperation"):

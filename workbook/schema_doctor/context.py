@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbook.loaded import MARKER_COLLECTION
 from workbook.schema_doctor.readonly import Budget, ReadOnlyDatabase
 from workbook.schema_doctor.thresholds import Thresholds
 
@@ -81,12 +82,14 @@ class Context:
     _indexes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def collections(self) -> list[str]:
-        """The database's collections (not views, not ``system.*``), sorted."""
+        """The database's collections (not views, ``system.*`` or the workbench's load record), sorted."""
         if self._collections is None:
             self._collections = sorted(
                 c["name"]
                 for c in self.db.list_collections()
-                if c.get("type", "collection") == "collection" and not str(c["name"]).startswith("system.")
+                if c.get("type", "collection") == "collection"
+                and not str(c["name"]).startswith("system.")
+                and c["name"] != MARKER_COLLECTION
             )
         return self._collections
 

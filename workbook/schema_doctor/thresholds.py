@@ -10,12 +10,9 @@ from dataclasses import dataclass, fields
 from datetime import timedelta
 
 from workbook.errors import WorkbookError
+from workbook.facts import MAX_BSON_SIZE, MAX_INDEXES_PER_COLLECTION
 
-MAX_BSON_SIZE = 16 * 1024 * 1024
-"""MongoDB's hard limit on one document (https://www.mongodb.com/docs/manual/reference/limits/#std-label-limit-bson-document-size)."""
-
-MAX_INDEXES_PER_COLLECTION = 64
-"""MongoDB's hard limit on indexes per collection (same limits page, "Number of Indexes per Collection")."""
+__all__ = ["DEFAULT_THRESHOLDS", "MAX_BSON_SIZE", "MAX_INDEXES_PER_COLLECTION", "Thresholds"]
 
 
 @dataclass(frozen=True)

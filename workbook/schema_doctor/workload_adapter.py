@@ -70,14 +70,16 @@ def _name(value: Any) -> str | None:
 
 
 def _course_operations(db: ReadOnlyDatabase, dataset: str, shape: str | None, calls: int) -> list[HotOperation]:
-    from workbook.shapes import SHAPE_NAMES, shape_spec
-    from workbook.workload import workload as workload_of
+    from workbook.datasets.registry import dataset_spec
+    from workbook.shapes import SHAPE_NAMES
 
-    table = workload_of(dataset)
+    registered = dataset_spec(dataset)
+    table = registered.workload()
     shape = shape or infer_shape(db, dataset)
     if shape not in SHAPE_NAMES:
         raise UnknownChoiceError("shape", shape, SHAPE_NAMES)
-    operations = shape_spec(dataset, shape).operations(cast(Any, db))
+    # The class, not workbook.operations.operations(): that one insists on a pymongo Database.
+    operations = registered.operations()[shape](cast(Any, db))
     pools = _BoundedPools(db)
     hot = []
     for spec in sorted(table.operations, key=lambda op: -op.per_second):
@@ -94,9 +96,13 @@ def _course_operations(db: ReadOnlyDatabase, dataset: str, shape: str | None, ca
 
 
 def infer_shape(db: ReadOnlyDatabase, dataset: str) -> str:
-    """Which of the dataset's shapes ``db`` holds: from its name, else from its first collection's validator."""
+    """Which of the dataset's shapes ``db`` holds: its load record, its name, else its first collection's validator."""
+    from workbook.loaded import MARKER_COLLECTION
     from workbook.shapes import SHAPE_NAMES, shape_spec
 
+    record = db[MARKER_COLLECTION].find_one({"_id": "load"}) or {}
+    if record.get("dataset") == dataset and record.get("shape") in SHAPE_NAMES:
+        return str(record["shape"])
     for shape in SHAPE_NAMES:
         if db.name.endswith(f"_{dataset}_{shape}") or db.name == f"{dataset}_{shape}":
             return shape
