@@ -478,6 +478,7 @@ def test_course_embedded_shape_has_the_unbounded_array_and_hybrid_has_no_finding
     ]
     loaded = workbook.load(dataset, "hybrid", db, scale="tiny", progress=False)
     hybrid = examine(loaded, thresholds=limits)  # what load() returned: dataset, shape and database in one
+    assert examine(db, thresholds=limits).findings == []  # a plain Database: the load record names the workload
     assert hybrid.findings == []
     assert any("call(s) observed" in note for note in hybrid.notes)
 

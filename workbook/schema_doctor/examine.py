@@ -72,10 +72,11 @@ def doctor(
     """Examine ``db`` for the seven schema anti-patterns; read-only, sampled, within ``time_limit`` seconds.
 
     ``workload`` (a course dataset name such as ``"store"``, a ``Workload``, or a list of
-    ``HotOperation``) lets the doctor run each hot read a few times under command monitoring to
-    check bloat against what it returns, data read together, case-insensitive regexes and
-    ``$lookup``. Writes are never run. ``full_scan=True`` reads every document instead of a
-    ``$sample`` of ``sample_size`` (announced through ``say``, default: standard error, first).
+    ``HotOperation``; by default the dataset ``load()`` recorded in ``db``, if any) lets the
+    doctor run each hot read a few times under command monitoring to check bloat against what it
+    returns, data read together, case-insensitive regexes and ``$lookup``. Writes are never run.
+    ``full_scan=True`` reads every document instead of a ``$sample`` of ``sample_size`` (announced
+    first through ``say``, default: standard error).
     """
     from workbook.connection import engine_info
 

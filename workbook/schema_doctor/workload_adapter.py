@@ -34,13 +34,14 @@ def hot_operations(
 ) -> list[HotOperation]:
     """The workload's read operations, most frequent first, with arguments drawn before anything is observed.
 
-    ``workload`` is None (then a handle's ``dataset``/``shape`` are used if it has them), a course
-    dataset name, a ``Workload``, or a list of :class:`HotOperation`.
+    ``workload`` is None (then the dataset of a handle such as ``load()``'s result, or of the
+    database's load record, if there is one), a course dataset name, a ``Workload``, or a list of
+    :class:`HotOperation`.
     """
     handle = None if isinstance(target, Database) else target  # a Database answers any attribute with a collection
     if workload is None:
-        dataset = _name(getattr(handle, "dataset", None))
-        if dataset is None:
+        dataset = _name(getattr(handle, "dataset", None)) or _recorded(db).get("dataset")
+        if not isinstance(dataset, str):
             return []
         workload = dataset
     if isinstance(workload, Sequence) and not isinstance(workload, str):
@@ -59,6 +60,14 @@ def hot_operations(
             fix='Pass e.g. workload="store".',
         )
     return _course_operations(db, dataset, shape or _name(getattr(handle, "shape", None)), calls)
+
+
+def _recorded(db: ReadOnlyDatabase) -> dict[str, Any]:
+    """The database's record of a finished ``workbook.load()`` (dataset, shape, ...), or an empty dict."""
+    from workbook.loaded import MARKER_COLLECTION
+
+    record = db[MARKER_COLLECTION].find_one({"_id": "load"}) or {}
+    return record if record.get("state") == "complete" else {}
 
 
 def _name(value: Any) -> str | None:
@@ -97,10 +106,9 @@ def _course_operations(db: ReadOnlyDatabase, dataset: str, shape: str | None, ca
 
 def infer_shape(db: ReadOnlyDatabase, dataset: str) -> str:
     """Which of the dataset's shapes ``db`` holds: its load record, its name, else its first collection's validator."""
-    from workbook.loaded import MARKER_COLLECTION
     from workbook.shapes import SHAPE_NAMES, shape_spec
 
-    record = db[MARKER_COLLECTION].find_one({"_id": "load"}) or {}
+    record = _recorded(db)
     if record.get("dataset") == dataset and record.get("shape") in SHAPE_NAMES:
         return str(record["shape"])
     for shape in SHAPE_NAMES:
