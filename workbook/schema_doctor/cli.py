@@ -8,8 +8,8 @@ from typing import Any
 from pymongo.errors import ConfigurationError, OperationFailure
 
 from workbook.errors import WorkbookError
-from workbook.schema_doctor.examine import SAMPLE_SIZE, TIME_LIMIT
-from workbook.schema_doctor.report import Severity
+from workbook.schema_doctor.severity import Severity
+from workbook.schema_doctor.thresholds import SAMPLE_SIZE, TIME_LIMIT
 
 FOUND = 1
 """Exit code when something at or above ``--fail-on`` was found (0: nothing; 2: an error)."""

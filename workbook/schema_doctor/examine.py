@@ -20,20 +20,15 @@ from workbook.schema_doctor.indexes import check_indexes
 from workbook.schema_doctor.observe import Observation, observe
 from workbook.schema_doctor.readonly import Budget, OutOfTime, ReadOnlyDatabase
 from workbook.schema_doctor.report import Finding, Report
-from workbook.schema_doctor.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from workbook.schema_doctor.thresholds import (
+    CALLS_PER_OPERATION,
+    DEFAULT_THRESHOLDS,
+    PROFILE_ENTRIES,
+    SAMPLE_SIZE,
+    TIME_LIMIT,
+    Thresholds,
+)
 from workbook.schema_doctor.workload_adapter import hot_operations
-
-SAMPLE_SIZE = 1000
-"""Documents read per collection: Compass's schema view samples 1,000 (https://www.mongodb.com/docs/compass/current/sampling/)."""
-
-TIME_LIMIT = 60.0
-"""Seconds for the whole run; checks still waiting when it is spent are reported as not run."""
-
-CALLS_PER_OPERATION = 3
-"""Sample calls of each hot operation (with different seeded arguments): "on every call" means on all of these."""
-
-PROFILE_ENTRIES = 1000
-"""Newest ``system.profile`` entries read when the profiler is on."""
 
 
 def database_of(target: Any) -> Database[Any]:

@@ -5,36 +5,15 @@ from __future__ import annotations
 import html
 import json
 from dataclasses import asdict, dataclass, field
-from enum import IntEnum
 from typing import Any
 
 import pandas as pd
 
 from workbook.errors import UnknownChoiceError
 from workbook.schema_doctor.lessons import ANTI_PATTERNS, LESSONS
+from workbook.schema_doctor.severity import Severity
 
-
-class Severity(IntEnum):
-    """How urgent a finding is; ordered, so ``severity >= Severity.WARNING`` reads as it says."""
-
-    INFO = 1
-    WARNING = 2
-    CRITICAL = 3
-
-    @property
-    def label(self) -> str:
-        """The lower-case name used in tables, JSON and on the command line."""
-        return self.name.lower()
-
-    @classmethod
-    def parse(cls, value: Severity | str) -> Severity:
-        """A severity from its name ('info', 'warning', 'critical'); errors list the choices."""
-        if isinstance(value, Severity):
-            return value
-        try:
-            return cls[str(value).upper()]
-        except KeyError:
-            raise UnknownChoiceError("severity", value, [s.label for s in cls]) from None
+__all__ = ["Finding", "Report", "Severity"]
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,30 @@ from datetime import timedelta
 from workbook.errors import WorkbookError
 from workbook.facts import MAX_BSON_SIZE, MAX_INDEXES_PER_COLLECTION
 
-__all__ = ["DEFAULT_THRESHOLDS", "MAX_BSON_SIZE", "MAX_INDEXES_PER_COLLECTION", "Thresholds"]
+__all__ = [
+    "CALLS_PER_OPERATION",
+    "DEFAULT_THRESHOLDS",
+    "MAX_BSON_SIZE",
+    "MAX_INDEXES_PER_COLLECTION",
+    "PROFILE_ENTRIES",
+    "SAMPLE_SIZE",
+    "TIME_LIMIT",
+    "Thresholds",
+]
+
+# How much the doctor may read, and for how long (keyword arguments of doctor()).
+
+SAMPLE_SIZE = 1000
+"""Documents read per collection: Compass's schema view samples 1,000 (https://www.mongodb.com/docs/compass/current/sampling/)."""
+
+TIME_LIMIT = 60.0
+"""Seconds for the whole run; checks still waiting when it is spent are reported as not run."""
+
+CALLS_PER_OPERATION = 3
+"""Sample calls of each hot operation (with different seeded arguments): "on every call" means on all of these."""
+
+PROFILE_ENTRIES = 1000
+"""Newest ``system.profile`` entries read when the profiler is on."""
 
 
 @dataclass(frozen=True)
