@@ -42,11 +42,16 @@ def check_together(ctx: Context, observations: list[Observation]) -> list[Findin
     for observation in observations:
         if not observation.calls:
             continue
-        shared: set[frozenset[tuple[str, str]]] | None = None
+        # The collections that share a key with another one on every call (a call may read more).
+        shared: set[str] | None = None
+        fields: set[tuple[str, str]] = set()
         for call in observation.calls:
-            groups = _same_key_groups(call)
-            shared = groups if shared is None else shared & groups
-        for group in sorted(shared or set(), key=sorted):
+            pairs = {pair for group in _same_key_groups(call) for pair in group}
+            fields |= pairs
+            collections = {c for c, _ in pairs}
+            shared = collections if shared is None else shared & collections
+        if shared is not None and len(shared) >= 2:
+            group = frozenset(pair for pair in fields if pair[0] in shared)
             findings.append(_together_finding(ctx, observation, group))
     return findings
 
