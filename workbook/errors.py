@@ -115,3 +115,11 @@ class QuizFileError(WorkbookError, ValueError):
 
 class AnswerError(WorkbookError, ValueError):
     """Raised when an answer has the wrong form for its question (e.g. text for a number)."""
+
+
+class ReadOnlyViolation(WorkbookError):
+    """Raised when code running under the schema doctor tries to write; it is stopped before anything is sent."""
+
+
+class DoctorOutOfTime(Exception):
+    """Raised inside the schema doctor when its time budget is spent; the doctor reports which checks did not run."""

@@ -17,20 +17,15 @@ from pymongo.command_cursor import CommandCursor
 from pymongo.cursor import Cursor
 from pymongo.database import Database
 
-from workbook.errors import WorkbookError
+from workbook.errors import DoctorOutOfTime as OutOfTime
+from workbook.errors import ReadOnlyViolation, WorkbookError
+
+__all__ = ["READ_COMMANDS", "Budget", "OutOfTime", "ReadOnlyCollection", "ReadOnlyDatabase", "ReadOnlyViolation"]
 
 READ_COMMANDS = frozenset({"collStats", "dbStats", "listCollections", "listIndexes", "buildInfo", "hello", "ping"})
 """Database commands the doctor may send: each only reads (MongoDB docs, "Database Commands")."""
 
 _WRITING_STAGES = ("$out", "$merge")
-
-
-class ReadOnlyViolation(WorkbookError):
-    """Raised when code running under the doctor tries to write (it is stopped before sending anything)."""
-
-
-class OutOfTime(Exception):
-    """Raised inside the doctor when its time budget is spent (the report says which checks did not run)."""
 
 
 class Budget:
