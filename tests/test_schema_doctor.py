@@ -509,8 +509,12 @@ def test_a_handle_with_a_db_attribute_is_accepted_and_anything_else_is_refused(d
     assert [f.where for f in examine(db, "followers", thresholds=Thresholds(array_elements=20)).findings] == [
         "users.followers"
     ]
-    with pytest.raises(WorkbookError, match="pymongo Database"):
+    with pytest.raises(WorkbookError, match="db must be a pymongo Database"):
         examine("workbench_x")
+    with pytest.raises(WorkbookError, match="sample_size must be a positive whole number"):
+        examine(db, sample_size=0)
+    with pytest.raises(WorkbookError, match="thresholds must be a Thresholds"):
+        examine(db, thresholds={"array_elements": 10})
     with pytest.raises(WorkbookError, match="HotOperation"):
         examine(db, [lambda d, i: None])
 

@@ -10,7 +10,7 @@ import pymongo
 from pymongo.database import Database
 from pymongo.errors import OperationFailure, PyMongoError
 
-from workbook.errors import WorkbookError
+from workbook.errors import ArgumentTypeError
 from workbook.schema_doctor.access import check_case_insensitive, check_lookups, check_together, profiler_observations
 from workbook.schema_doctor.arrays import check_arrays
 from workbook.schema_doctor.collections import check_collections
@@ -38,9 +38,11 @@ def database_of(target: Any) -> Database[Any]:
     inner = getattr(target, "db", None)
     if isinstance(inner, Database):
         return inner
-    raise WorkbookError(
-        f"The doctor needs a pymongo Database (or an object with a .db that is one), not {type(target).__name__}.",
-        fix="Pass workbook.connect(database=...) or what workbook.load(...) returned.",
+    raise ArgumentTypeError(
+        "db",
+        target,
+        "a pymongo Database (or an object with a .db that is one)",
+        fix="Pass what workbook.load(...) returned, or workbook.connect(database=...).",
     )
 
 
@@ -76,10 +78,16 @@ def doctor(
     from workbook.connection import engine_info
 
     database = database_of(db)
-    if not isinstance(sample_size, int) or sample_size < 1:
-        raise WorkbookError(f"sample_size must be a positive whole number (got {sample_size!r}).", fix="e.g. 1000")
-    if not isinstance(calls, int) or calls < 1:
-        raise WorkbookError(f"calls must be a positive whole number (got {calls!r}).", fix="e.g. 3")
+    for name, value in (("sample_size", sample_size), ("calls", calls)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ArgumentTypeError(
+                name,
+                value,
+                "a positive whole number",
+                fix=f"e.g. {name}={SAMPLE_SIZE if name == 'sample_size' else CALLS_PER_OPERATION}",
+            )
+    if thresholds is not None and not isinstance(thresholds, Thresholds):
+        raise ArgumentTypeError("thresholds", thresholds, "a Thresholds", fix="Thresholds(array_elements=1000)")
     budget = Budget(time_limit)
     readonly = ReadOnlyDatabase(database, budget)
     context = Context(readonly, budget, thresholds or DEFAULT_THRESHOLDS, sample_size, full_scan, say or _stderr)
