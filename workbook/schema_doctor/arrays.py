@@ -74,7 +74,6 @@ def _judge(ctx: Context, sample: Sample, name: str, lengths: list[tuple[int, int
             f"{name}: the longest has {longest:,} elements, {longest / max(average, 1e-9):,.0f}x the average "
             f"of {average:,.1f}: a few documents are already outliers"
         )
-        severity = Severity.INFO if longest < limits.array_elements else severity
     if "growth_per_30_days" in evidence:
         summary += f"; it grew by about {evidence['growth_per_30_days']:,.0f} elements a month"
     child = f"{sample.collection}_{name}"

@@ -54,7 +54,8 @@ class Thresholds:
     array_elements_critical: int = 10_000
     """An array this long is reported as critical (a multikey index holds one key per element)."""
     array_skew: float = 10.0
-    """An array whose maximum length is this many times its average is reported (the outlier pattern)."""
+    """An array whose maximum length is this many times its average is reported, as a warning: "a maximum
+    far above the average means a few documents are already in trouble", and a sample may miss the longest."""
     array_skew_min_elements: int = 50
     """...but only when that maximum is at least this long (5 against an average of 0.4 is not a problem)."""
 
