@@ -169,6 +169,16 @@ def test_unique_ttl_and_id_indexes_are_never_suggested_without_saying_what_they_
     assert ttl.severity == Severity.INFO and "TTL" in ttl.fix
     (plain,) = by_where["users.plain"]
     assert plain.severity == Severity.WARNING and plain.evidence["ops"] == 0
+    assert 'hideIndex("plain")' in plain.command
+
+    db.users.drop_index("plain")
+    db.users.create_index("n", name="plain", hidden=True)  # hidden earlier, being watched: now only the drop is left
+    (hidden,) = [
+        f
+        for f in examine(db, thresholds=Thresholds(index_stats_min_age=timedelta(0))).of(UNNECESSARY_INDEXES)
+        if f.where == "users.plain"
+    ]
+    assert hidden.evidence["hidden"] and hidden.command == 'db.users.dropIndex("plain")'
 
 
 def test_young_index_counters_are_not_judged(db: Database) -> None:

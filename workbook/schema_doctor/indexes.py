@@ -141,9 +141,16 @@ def _unused(ctx: Context, collection: str, specs: list[dict[str, Any]]) -> list[
             continue
         spec = by_name.get(name, row.get("spec", {}))
         duty = enforces(spec)
+        hidden = bool(spec.get("hidden"))
         fix = f"Nothing has used {name} since {since:%Y-%m-%d %H:%M} UTC on this member."
         if duty:
             fix += f" But {duty}: dropping it removes that, hiding it does not."
+        fix += (
+            " It is already hidden: if nothing got worse over a business cycle, drop it."
+            if hidden
+            else " Hide it, watch for a business cycle, then drop it."
+        )
+        command = f'db.{collection}.dropIndex("{name}")' if hidden else _hide_then_drop(collection, str(name))
         findings.append(
             Finding(
                 UNNECESSARY_INDEXES,
@@ -151,10 +158,10 @@ def _unused(ctx: Context, collection: str, specs: list[dict[str, Any]]) -> list[
                 f"{collection}.{name}",
                 f"{name} has 0 uses since {since:%Y-%m-%d %H:%M} UTC "
                 f"({(now - since).days} days, this member's counters)",
-                {"index": name, "ops": 0, "since": since, "host": row.get("host"), "enforces": duty},
+                {"index": name, "ops": 0, "since": since, "host": row.get("host"), "enforces": duty, "hidden": hidden},
                 WHY + " The counters are per member and reset on restart: check every member that serves reads.",
-                fix + " Hide it, watch for a business cycle, then drop it.",
-                _hide_then_drop(collection, str(name)),
+                fix,
+                command,
             )
         )
     if young:
