@@ -62,6 +62,14 @@ def test_long_array_is_found_with_growth_and_quiet_once_capped(db: Database) -> 
     assert examine(db).of(UNBOUNDED_ARRAYS) == []
 
 
+def test_an_array_inside_a_subdocument_is_found(db: Database) -> None:
+    history = [{"at": datetime(2025, 1, 1) + timedelta(hours=i), "v": i} for i in range(400)]
+    db.sensors.insert_many([{"_id": "s1", "stats": {"history": history, "unit": "C"}}, {"_id": "s2", "stats": 7}])
+    (finding,) = examine(db).of(UNBOUNDED_ARRAYS)
+    assert finding.where == "sensors.stats.history" and finding.evidence["max_elements"] == 400
+    assert finding.evidence["date_field"] == "stats.history.at" and finding.evidence["growth_per_30_days"] > 400
+
+
 def test_an_outlier_far_above_the_average_is_reported_below_the_length_threshold(db: Database) -> None:
     db.posts.insert_many([{"_id": i, "tags": ["a"]} for i in range(30)] + [{"_id": "viral", "tags": ["a"] * 80}])
     (finding,) = examine(db).of(UNBOUNDED_ARRAYS)

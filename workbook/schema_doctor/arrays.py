@@ -32,7 +32,7 @@ def _array_lengths(sample: Sample) -> dict[str, list[tuple[int, int, Any]]]:
     """Per array field: (length, bytes, document _id) for every sampled document where it is an array."""
     lengths: dict[str, list[tuple[int, int, Any]]] = {}
     for document in sample.documents:
-        for f in document.fields:
+        for f in document.fields + document.nested:
             if f.type == "array" and f.length is not None:
                 lengths.setdefault(f.name, []).append((f.length, f.bytes, document.id))
     return lengths
@@ -117,7 +117,9 @@ def _growth(
         return {}
     # One document, projected to the dates alone; min/max here (mongoeco's $unwind+$group took 98 s on 1,855).
     document = coll.find_one({"_id": document_id}, {path: 1}) or empty
-    elements = document.get(name, [])
+    elements: Any = document
+    for part in name.split("."):  # the array may sit inside a subdocument (stats.history)
+        elements = elements.get(part, []) if isinstance(elements, dict) else []
     moments = [e if key is None else e.get(key) for e in elements if key is None or isinstance(e, dict)]
     dates = [m for m in moments if isinstance(m, datetime)]
     oldest, newest = (min(dates), max(dates)) if dates else (None, None)

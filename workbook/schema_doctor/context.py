@@ -15,19 +15,34 @@ from workbook.loaded import MARKER_COLLECTION
 from workbook.schema_doctor.readonly import Budget, ReadOnlyDatabase
 from workbook.schema_doctor.thresholds import Thresholds
 
+
+def _field(var: str) -> dict[str, Any]:
+    """Name, BSON type, array length and bytes of the ``{k, v}`` pair in ``$$var`` (computed on the server)."""
+    return {
+        "k": f"$${var}.k",
+        "t": {"$type": f"$${var}.v"},
+        "n": {"$cond": [{"$isArray": f"$${var}.v"}, {"$size": f"$${var}.v"}, None]},
+        "s": {"$bsonSize": {"$arrayToObject": [[f"$${var}"]]}},
+    }
+
+
 FIELD_SUMMARY = {
     "$map": {
         "input": {"$objectToArray": "$$ROOT"},
         "as": "f",
         "in": {
-            "k": "$$f.k",
-            "t": {"$type": "$$f.v"},
-            "n": {"$cond": [{"$isArray": "$$f.v"}, {"$size": "$$f.v"}, None]},
-            "s": {"$bsonSize": {"$arrayToObject": [["$$f"]]}},
+            **_field("f"),
+            "sub": {
+                "$cond": [
+                    {"$eq": [{"$type": "$$f.v"}, "object"]},
+                    {"$map": {"input": {"$objectToArray": "$$f.v"}, "as": "g", "in": _field("g")}},
+                    None,
+                ]
+            },
         },
     }
 }
-"""Per top-level field: name, BSON type, array length, and the bytes it takes (computed on the server)."""
+"""Per top-level field, and per field of a top-level subdocument: name, type, array length, bytes."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +62,8 @@ class DocumentStat:
     id: Any
     bytes: int
     fields: tuple[FieldStat, ...]
+    nested: tuple[FieldStat, ...] = ()
+    """Fields one level down (``stats.history``), for arrays kept inside a subdocument."""
 
     @property
     def largest(self) -> FieldStat | None:
@@ -130,6 +147,11 @@ class Context:
                 row["_id"],
                 int(row["size"]),
                 tuple(FieldStat(f["k"], str(f["t"]), f.get("n"), int(f["s"])) for f in row["fields"]),
+                tuple(
+                    FieldStat(f"{f['k']}.{g['k']}", str(g["t"]), g.get("n"), int(g["s"]))
+                    for f in row["fields"]
+                    for g in f.get("sub") or []
+                ),
             )
             for row in self.db[collection].aggregate(pipeline, allowDiskUse=False)
         )
