@@ -76,3 +76,15 @@ def test_cli_in_its_own_process_against_mongodb_uri(crafted: Database) -> None:
     )
     assert done.returncode == 1, done.stderr
     assert json.loads(done.stdout)["findings"][0]["where"] == "users.followers"
+
+
+def test_a_course_database_is_examined_with_its_workload(capsys: pytest.CaptureFixture[str]) -> None:
+    loaded = workbook.load("followers", "referenced", scale="tiny", progress=False)
+    try:
+        uri = offline_server().uri
+        code, report = run_json(capsys, "doctor", "--uri", uri, "--database", loaded.db.name, "--json")
+        assert code == 1  # profile reads users and follows by the same key on every call
+        assert [f["anti_pattern"] for f in report["findings"]] == ["separated_data"]
+        assert any(note.startswith("followers.profile (1500/s)") for note in report["notes"])
+    finally:
+        loaded.db.client.drop_database(loaded.db.name)
