@@ -1,18 +1,19 @@
 """The offline default: mongoeco's in-memory engine, served over the MongoDB wire protocol inside
 this process, so learners (and the test suite) use a real pymongo client with no server to install.
 
-Why this design (measured 2026-11-30, mongoeco 4.11.0, see README "How the offline default works"):
+Why this design (measured 2026-11-30, mongoeco 4.11.0; maintainers' notes in docs/offline-engine.md):
 
 - mongoeco's own in-process client is not pymongo (no ``Cursor.collation``, no ``Database.client``);
   its wire server gives real pymongo objects, so a learner's code cannot tell the engines apart.
-- Its wire ``insert`` command inserts one document at a time and each single insert scanned the
-  whole collection for a duplicate ``_id`` (O(n^2) loads). ``_WorkbenchEngine`` skips that scan for
-  non-numeric ``_id`` values, where the storage-key lookup already detects duplicates, and bulk
-  loads go through the engine directly (:meth:`OfflineServer.bulk_insert`).
-- Gaps closed here, because lessons touch them: the 16 MiB document limit on inserts and growing
-  updates; ``collMod`` (hide/unhide an index, change a validator); lowercase ``buildinfo`` (used by
-  pymongo's ``server_info()``); the 50,000-document aggregation materialization limit is lifted;
-  a cursor's first batch holds 101 documents by default, as on MongoDB, so round trips compare.
+- Three subclasses carry the workbench's fixes: :func:`_engine_class` (storage: the 16 MiB limit
+  with MongoDB's codes, linear inserts, a race-free unique index build), ``_WorkbenchExecutor``
+  (commands: each rewrite or answer is one entry in :data:`COMMAND_HOOKS` or :func:`_rewrite`) and
+  ``_WorkbenchProxy`` (installs the executor and the per-process credentials).
+- Every private mongoeco name used here comes from :mod:`workbook.engine_compat`, whose contract
+  test names whatever a mongoeco upgrade moved.
+- The server is this process's alone: it listens on 127.0.0.1 and requires a user and password
+  generated for this process (SCRAM-SHA-256); :func:`workbook.connect` passes them, nobody else
+  has them. Each upstream-worthy fix is written up in ``patches/``.
 
 Nothing starts at import: the server starts on the first :func:`offline_server` call.
 """
@@ -20,44 +21,78 @@ Nothing starts at import: the server starts on the first :func:`offline_server` 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
+import secrets
 import threading
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import Any, TypeVar
+from urllib.parse import quote_plus
 
 import bson
 
-from workbook.facts import FIRST_BATCH_DOCUMENTS, MAX_BSON_SIZE
-from workbook.facts import bson_size as _plain_bson_size
+from workbook import engine_compat
+
+MAX_BSON_SIZE = 16 * 1024 * 1024
+"""MongoDB's hard limit on one document: 16 MiB."""
 
 PACKAGE = "mongoeco"
 _T = TypeVar("_T")
 
+TOO_LARGE_ON_INSERT = 10334
+"""MongoDB's code for inserting a document over 16 MiB (BSONObjectTooLarge)."""
+TOO_LARGE_AFTER_UPDATE = 17419
+"""MongoDB's code for an update whose resulting document is over 16 MiB."""
+
+_write_kind: contextvars.ContextVar[str] = contextvars.ContextVar("workbook_write_kind", default="insert")
+
+WORK_COUNTERS: dict[str, int] = {"unique_id_checks": 0, "id_documents_examined": 0}
+"""Per-insert work done by the patched engine, so tests can tell linear from quadratic inserts."""
+
 
 def _engine_class() -> type:
     """Build the patched engine class (imports mongoeco only when the offline default is used)."""
-    from mongoeco._types.documents import EngineIndexRecord
-    from mongoeco._types.indexes import default_index_name, normalize_index_keys
-    from mongoeco.core.duplicate_keys import index_build_duplicate_error
-    from mongoeco.core.identity import id_contains_numeric_value
-    from mongoeco.engines.memory import MemoryEngine
     from mongoeco.errors import WriteError
 
-    class _WorkbenchEngine(MemoryEngine):
-        """mongoeco's memory engine with the two fixes the course needs at the storage layer."""
+    record_type, default_index_name, normalize_index_keys, duplicate_error = engine_compat.index_helpers()
+    memory_engine: Any = engine_compat.memory_engine_class()
+
+    class _WorkbenchEngine(memory_engine):  # type: ignore[misc]
+        """mongoeco's memory engine with the storage-level fixes the course needs."""
 
         def _ensure_unique_indexes(self, db_name: str, coll_name: str, candidate: Any, **kw: Any) -> None:
             # The full-collection _id scan only matters for numeric ids (1 == 1.0 == Decimal128("1"),
             # different storage keys); for every other id the storage-key lookup is exact.
-            if kw.get("scan_payload_id") and not id_contains_numeric_value(candidate.get("_id")):
+            WORK_COUNTERS["unique_id_checks"] += 1
+            if kw.get("scan_payload_id") and not engine_compat.id_contains_numeric_value(candidate.get("_id")):
                 kw["scan_payload_id"] = False
+            if kw.get("scan_payload_id") or kw.get("check_id_storage"):
+                # Counted as the engine would walk it, so a guard test sees a regression to a scan.
+                if engine_compat.id_contains_numeric_value(candidate.get("_id")):
+                    storage = kw.get("storage_view") or self._storage
+                    WORK_COUNTERS["id_documents_examined"] += len(storage.get(db_name, {}).get(coll_name, {}))
             super()._ensure_unique_indexes(db_name, coll_name, candidate, **kw)
+
+        async def update_with_operation(self, *args: Any, **kwargs: Any) -> Any:
+            token = _write_kind.set("update")
+            try:
+                return await super().update_with_operation(*args, **kwargs)
+            finally:
+                _write_kind.reset(token)
+
+        async def merge_document(self, *args: Any, **kwargs: Any) -> Any:
+            token = _write_kind.set("update")
+            try:
+                return await super().merge_document(*args, **kwargs)
+            finally:
+                _write_kind.reset(token)
 
         async def create_index(self, db_name: str, coll_name: str, keys: Any, **options: Any) -> str:
             # mongoeco checks a new unique index pairwise over all documents (O(n^2): 2,000 documents
-            # took 16 s). For the plain case, check with one set instead, build it as non-unique, then
-            # mark it unique; anything unusual (collation, partial, sparse, a session, an existing
-            # index of that name) keeps mongoeco's own path.
+            # took 16 s). For the plain case, build it as non-unique, then check with one set and mark
+            # it unique in one step under the collection lock (no insert can slip in between); a
+            # conflict drops the half-built index. Anything unusual (collation, partial, sparse, a
+            # transaction, an existing index of that name) keeps mongoeco's own path.
             context = options.get("context")
             plain = (
                 options.get("unique")
@@ -65,46 +100,61 @@ def _engine_class() -> type:
                 and not (context is not None and context.in_transaction)  # implicit wire sessions are fine
             )
             if not plain:
-                return await super().create_index(db_name, coll_name, keys, **options)
+                return str(await super().create_index(db_name, coll_name, keys, **options))
             normalized = normalize_index_keys(keys)
             name = options.get("name") or default_index_name(normalized)
             existing = self._indexes_view(context).get(db_name, {}).get(coll_name, [])
             if any(record.name == name or list(record.key) == list(normalized) for record in existing):
-                return await super().create_index(db_name, coll_name, keys, **options)
+                return str(await super().create_index(db_name, coll_name, keys, **options))
             fields = [field for field, _ in normalized]
+            created = str(await super().create_index(db_name, coll_name, keys, **{**options, "unique": False}))
+            failure: Exception | None = None
             async with self._get_lock(db_name, coll_name):
-                seen: set[Any] = set()
-                for data in self._storage_view(context).get(db_name, {}).get(coll_name, {}).values():
-                    document = self._borrow_storage_document(data)
-                    document_keys = self._unique_index_keys(document, fields)
-                    conflict = seen.intersection(document_keys)
-                    if conflict:
-                        key: list[tuple[str, int | str]] = list(normalized)
-                        record = EngineIndexRecord(name=name, fields=fields, key=key, unique=True)
-                        raise index_build_duplicate_error(
-                            namespace=f"{db_name}.{coll_name}",
-                            index=record,
-                            document=document,
-                            conflict=next(iter(conflict)),
-                        )
-                    seen.update(document_keys)
-            created = await super().create_index(db_name, coll_name, keys, **{**options, "unique": False})
-            async with self._get_lock(db_name, coll_name):
-                records = self._indexes_view(context)[db_name][coll_name]
-                for position, record in enumerate(records):
-                    if record.name == created:
-                        records[position] = dataclasses.replace(record, unique=True)
+                failure = self._unique_conflict(db_name, coll_name, context, fields, normalized, created)
+                if failure is None:
+                    records = self._indexes_view(context)[db_name][coll_name]
+                    for position, record in enumerate(records):
+                        if record.name == created:
+                            records[position] = dataclasses.replace(record, unique=True)
+            if failure is not None:
+                await super().drop_index(db_name, coll_name, created, context=context)
+                raise failure
             return created
+
+        def _unique_conflict(
+            self, db_name: str, coll_name: str, context: Any, fields: list[str], key: Any, name: str
+        ) -> Exception | None:
+            """The E11000 error for the first two documents sharing a key, or None (one pass, one set)."""
+            seen: set[Any] = set()
+            for data in self._storage_view(context).get(db_name, {}).get(coll_name, {}).values():
+                document = self._borrow_storage_document(data)
+                document_keys = self._unique_index_keys(document, fields)
+                conflict = seen.intersection(document_keys)
+                if conflict:
+                    record = record_type(name=name, fields=fields, key=key, unique=True)
+                    error: Exception = duplicate_error(
+                        namespace=f"{db_name}.{coll_name}", index=record, document=document,
+                        conflict=next(iter(conflict)),
+                    )
+                    return error
+                seen.update(document_keys)
+            return None
 
         def _encode_storage_document(self, document: Any) -> Any:
             size = bson_size(document)
             if size > MAX_BSON_SIZE:
                 # Raised inside the engine's rollback scope: the stored document and its index
                 # entries stay as they were, as on MongoDB.
+                if _write_kind.get() == "update":
+                    raise WriteError(
+                        f"Resulting document after update is larger than {MAX_BSON_SIZE} "
+                        f"(document is {size} bytes; 16 MiB, enforced by the workbench on the offline default)",
+                        code=TOO_LARGE_AFTER_UPDATE,
+                    )
                 raise WriteError(
                     f"BSONObjectTooLarge: document is {size} bytes, larger than the maximum "
                     f"{MAX_BSON_SIZE} bytes (16 MiB), enforced by the workbench on the offline default",
-                    code=10334,
+                    code=TOO_LARGE_ON_INSERT,
                 )
             return super()._encode_storage_document(document)
 
@@ -116,13 +166,34 @@ def bson_size(document: Mapping[str, Any]) -> int:
     try:
         return _plain_bson_size(document)
     except (bson.errors.InvalidDocument, TypeError):
-        from mongoeco.core.aggregation.runtime import _bson_document_size
-
-        return int(_bson_document_size(dict(document)))
+        # Engine-side documents hold mongoeco's own scalar types (BsonInt64, Decimal128, DBRef...):
+        # convert them to pymongo's, then let pymongo's encoder count.
+        return len(bson.encode(engine_compat.to_pymongo(dict(document))))
 
 
 DEFAULT_FIRST_BATCH = FIRST_BATCH_DOCUMENTS
 """MongoDB returns at most 101 documents in a cursor's first batch unless told otherwise."""
+
+BAD_VALUE, TYPE_MISMATCH, INVALID_OPTIONS, NAMESPACE_NOT_FOUND, UNAUTHORIZED = 2, 14, 72, 26, 13
+"""MongoDB error codes the executor answers with."""
+
+CommandHook = Callable[["OfflineServer", str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
+"""``hook(server, db_name, command) -> reply or None``: answer a command, or None to let the engine run it."""
+
+COMMAND_HOOKS: dict[str, CommandHook] = {}
+"""Commands the workbench answers itself, by command name (e.g. ``explain``); see :func:`register_command`."""
+
+WRITE_COMMANDS = frozenset({"insert", "update", "delete", "findAndModify", "create", "drop", "dropDatabase",
+                            "createIndexes", "dropIndexes", "collMod", "renameCollection", "aggregate"})
+WriteListener = Callable[[str, str, str], None]
+"""``listener(command, db_name, collection)``: called after a write command succeeds."""
+WRITE_LISTENERS: list[WriteListener] = []
+"""Called after every successful write command from any client (e.g. to invalidate explain caches)."""
+
+
+def register_command(name: str, hook: CommandHook) -> None:
+    """Answer the wire command ``name`` with ``hook`` on the offline default (replaces an earlier hook)."""
+    COMMAND_HOOKS[name] = hook
 
 
 def _writes_out(aggregate: dict[str, Any]) -> bool:
@@ -131,105 +202,262 @@ def _writes_out(aggregate: dict[str, Any]) -> bool:
     return any(stage in pipeline[-1] for stage in ("$out", "$merge"))
 
 
-class _WorkbenchExecutor:
-    """Wraps mongoeco's wire command executor to add the commands lessons need and it lacks."""
+SIMPLE_COLLATIONS = ("simple", "en")
 
-    def __init__(self, inner: Any, engine: Any) -> None:
-        self._inner = inner
-        self._engine = engine
-        self._coll_mods: dict[int, tuple[str, dict[str, Any]]] = {}
-        from workbook.explaining.native import hook_for  # explain hook: the planner model answers explain
 
-        self._explain = hook_for(engine)
+def _collation(spec: Any) -> Any:
+    """A collation the engine accepts: mongoeco knows only ``simple`` and ``en``; any other locale
+    is compared with the ``en`` (root Unicode) rules at the same strength, which is what strengths 1-3
+    give for the Latin-script data the course uses."""
+    if isinstance(spec, Mapping) and spec.get("locale") not in SIMPLE_COLLATIONS and "locale" in spec:
+        return {**spec, "locale": "en"}
+    return spec
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
 
-    def _build_request_context(self, body: dict[str, Any], **kw: Any) -> Any:
-        explained = self._explain.intercept(self._inner, body, kw)  # explain hook
-        if explained is not None:
-            return explained
-        command = next(iter(body), None)
-        if command == "buildinfo":  # pymongo's server_info() sends the lowercase spelling
-            body = {"buildInfo" if k == "buildinfo" else k: v for k, v in body.items()}
-        if command == "find" and "batchSize" not in body:
-            body = {**body, "batchSize": DEFAULT_FIRST_BATCH}
-        if command == "aggregate" and "batchSize" not in body.get("cursor", {}) and not _writes_out(body):
-            body = {**body, "cursor": {**body.get("cursor", {}), "batchSize": DEFAULT_FIRST_BATCH}}
-        if command == "collMod":
-            db_name = kw.get("db_name") or body.get("$db")
-            context = self._inner._build_request_context({"ping": 1, "$db": db_name}, **kw)
-            self._coll_mods[id(context)] = (str(db_name), dict(body))
-            return context
-        return self._inner._build_request_context(body, **kw)
+def _rewrite(command: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Adjust a command's body before the engine parses it (each rewrite closes one gap)."""
+    if command == "buildinfo":  # pymongo's server_info() sends the lowercase spelling
+        body = {"buildInfo" if k == "buildinfo" else k: v for k, v in body.items()}
+    if command == "find" and "batchSize" not in body:
+        body = {**body, "batchSize": DEFAULT_FIRST_BATCH}
+    if command == "aggregate" and "batchSize" not in body.get("cursor", {}) and not _writes_out(body):
+        body = {**body, "cursor": {**body.get("cursor", {}), "batchSize": DEFAULT_FIRST_BATCH}}
+    if command == "create":  # drivers may send a capped size as a double (MongoDB accepts 4096.0)
+        for key in ("size", "max"):
+            if isinstance(body.get(key), float) and body[key].is_integer():
+                body = {**body, key: int(body[key])}
+    if "collation" in body:
+        body = {**body, "collation": _collation(body["collation"])}
+    for key in ("updates", "deletes", "indexes"):
+        if isinstance(body.get(key), list):
+            body = {**body, key: [_statement(item) for item in body[key]]}
+    return body
 
-    async def execute_prepared(self, context: Any) -> dict[str, Any]:
-        pending = self._coll_mods.pop(id(context), None)
-        if pending is not None:
-            return await self._coll_mod(*pending)
-        answer = await self._explain.answer(context)  # explain hook
-        if answer is not None:
-            return answer
-        self._explain.note(context)  # explain hook: count writes from any client (before and after)
-        try:
-            return await self._inner.execute_prepared(context)
-        finally:
-            self._explain.note(context)
 
-    async def _coll_mod(self, db_name: str, body: dict[str, Any]) -> dict[str, Any]:
-        """``collMod`` for index visibility and validators, the parts the course uses."""
-        from mongoeco.errors import OperationFailure
+def _statement(item: Any) -> Any:
+    """One update/delete statement or index spec with its collation and empty replacement fixed."""
+    if not isinstance(item, dict):
+        return item
+    if "collation" in item:
+        item = {**item, "collation": _collation(item["collation"])}
+    if "u" in item and isinstance(item["u"], Mapping) and not item["u"]:
+        # replace_one(f, {}) keeps only _id, as on MongoDB; mongoeco refuses an empty replacement.
+        item = {**item, "u": [{"$project": {"_id": 1}}]}
+    return item
 
-        coll_name = body["collMod"]
-        engine = self._engine
-        if coll_name not in engine._collection_options.get(db_name, {}) and coll_name not in engine._storage.get(
-            db_name, {}
-        ):
-            raise OperationFailure(f"ns does not exist: {db_name}.{coll_name}", code=26)
-        supported = {
-            "collMod",
-            "index",
-            "validator",
-            "validationLevel",
-            "validationAction",
-            "$db",
-            "lsid",
-            "$readPreference",
-            "$clusterTime",
-        }
-        unknown = sorted(set(body) - supported)
-        if unknown:
-            raise OperationFailure(
-                f"collMod option(s) {unknown} are not supported by the offline default; "
-                "supported: index (hidden), validator, validationLevel, validationAction",
-                code=72,
+
+def _executor_class() -> type:
+    """Build the wire executor subclass (imports mongoeco only when the offline default is used)."""
+    _proxy_class, executor_class, _user = engine_compat.wire_classes()
+    base: Any = executor_class
+
+    class _WorkbenchExecutor(base):  # type: ignore[misc]
+        """mongoeco's wire command executor with the commands lessons need and it lacks."""
+
+        server: OfflineServer | None = None
+
+        _coll_mods: dict[int, tuple[str, dict[str, Any]]]
+
+        def _build_request_context(self, body: dict[str, Any], **kw: Any) -> Any:
+            command = next(iter(body), None)
+            if command == "collMod":  # not on mongoeco's wire surface: parse as a ping, answer it here
+                db_name = kw.get("db_name") or body.get("$db")
+                ping = {"ping": 1, **{k: v for k, v in body.items() if k.startswith("$") or k == "lsid"}}
+                context = super()._build_request_context(ping, **kw)
+                self._coll_mods[id(context)] = (str(db_name), dict(body))
+                return context
+            return super()._build_request_context(_rewrite(str(command), body), **kw)
+
+        async def execute_prepared(self, context: Any) -> dict[str, Any]:
+            from mongoeco.errors import OperationFailure
+
+            command, db_name = context.command_name, context.db_name
+            coll_mod = self._coll_mods.pop(id(context), None)
+            if coll_mod is not None:
+                command, db_name = "collMod", coll_mod[0]
+            if context.capability.kind not in OPEN_COMMAND_KINDS and self._auth.enabled:
+                if not context.connection.authenticated_users:
+                    raise OperationFailure(f"command {command} requires authentication", code=UNAUTHORIZED)
+            hook = COMMAND_HOOKS.get(command)
+            reply = None
+            if hook is not None and self.server is not None:
+                reply = await hook(self.server, db_name, dict(context.command_document))
+            if reply is None:
+                if coll_mod is not None:
+                    reply = await self._coll_mod(db_name, coll_mod[1])
+                elif command == "insert":
+                    reply = await self._insert(context)
+                elif command == "aggregate" and _ends_in_out(context.command_document):
+                    reply = await self._aggregate_out(context)
+                else:
+                    reply = await super().execute_prepared(context)
+            _fill_write_error_codes(reply)
+            writes = command in WRITE_COMMANDS and (command != "aggregate" or _writes_out(context.command_document))
+            if writes and reply.get("ok") and WRITE_LISTENERS:
+                collection = str((coll_mod[1] if coll_mod else context.command_document).get(command, ""))
+                for listener in WRITE_LISTENERS:
+                    listener(command, db_name, collection)
+            return reply
+
+        async def _insert(self, context: Any) -> dict[str, Any]:
+            """``insert`` as one engine batch: mongoeco's own command inserts one document at a time,
+            rebuilding a set of every numeric _id per document (O(n^2) for numeric ids)."""
+            from mongoeco.errors import BulkWriteError
+
+            body = context.command_document
+            documents = list(body.get("documents") or [])
+            if not documents or not isinstance(body.get("insert"), str):
+                return dict(await super().execute_prepared(context))
+            collection = self._client.get_database(context.db_name).get_collection(body["insert"])
+            try:
+                await collection.insert_many(
+                    documents,
+                    ordered=bool(body.get("ordered", True)),
+                    bypass_document_validation=bool(body.get("bypassDocumentValidation", False)),
+                    session=context.session,
+                )
+            except BulkWriteError as error:
+                details = dict(error.details or {})
+                errors = [{k: v for k, v in dict(e).items() if k != "op"} for e in details.get("writeErrors", [])]
+                return {"n": int(details.get("nInserted", 0)), "writeErrors": errors, "ok": 1.0}
+            return {"n": len(documents), "ok": 1.0}
+
+        async def _aggregate_out(self, context: Any) -> dict[str, Any]:
+            """``$out``: run the pipeline before it, then replace the target collection with the result."""
+            body = dict(context.command_document)
+            pipeline = list(body["pipeline"])
+            target = pipeline[-1]["$out"]
+            target_db, target_coll = (
+                (str(target.get("db", context.db_name)), str(target["coll"]))
+                if isinstance(target, Mapping) else (context.db_name, str(target))
             )
-        reply: dict[str, Any] = {}
-        async with engine._get_lock(db_name, coll_name):
-            if "index" in body:
-                reply.update(self._set_index_hidden(db_name, coll_name, body["index"]))
-            options = engine._collection_options.setdefault(db_name, {}).setdefault(coll_name, {})
-            for key in ("validator", "validationLevel", "validationAction"):
-                if key in body:
-                    options[key] = body[key]
-        return {**reply, "ok": 1.0}
+            source = self._client.get_database(context.db_name).get_collection(body["aggregate"])
+            cursor = source.aggregate(pipeline[:-1], session=context.session)
+            documents = [document async for document in cursor]
+            destination = self._client.get_database(target_db)
+            await destination.drop_collection(target_coll, session=context.session)
+            await destination.create_collection(target_coll, session=context.session)
+            if documents:
+                await destination.get_collection(target_coll).insert_many(documents, session=context.session)
+            namespace = f"{context.db_name}.{body['aggregate']}"
+            return {"cursor": {"id": 0, "ns": namespace, "firstBatch": []}, "ok": 1.0}
 
-    def _set_index_hidden(self, db_name: str, coll_name: str, spec: Mapping[str, Any]) -> dict[str, Any]:
-        from mongoeco.errors import OperationFailure
+        async def _coll_mod(self, db_name: str, body: dict[str, Any]) -> dict[str, Any]:
+            """``collMod`` for index visibility and validators, the parts the course uses."""
+            from mongoeco.errors import OperationFailure
 
-        if "hidden" not in spec:
-            raise OperationFailure("collMod index: only 'hidden' can be changed on the offline default", code=72)
-        records = self._engine._indexes.get(db_name, {}).get(coll_name, [])
-        for position, record in enumerate(records):
-            by_name = spec.get("name") == record.name
-            by_key = "keyPattern" in spec and list(dict(spec["keyPattern"]).items()) == list(record.key)
-            if by_name or by_key:
-                if record.name == "_id_":
-                    raise OperationFailure("cannot modify hidden field of the _id_ index", code=72)
-                hidden = bool(spec["hidden"])
-                records[position] = dataclasses.replace(record, hidden=hidden)
-                return {"hidden_old": bool(record.hidden), "hidden_new": hidden}
-        raise OperationFailure(f"cannot find index {dict(spec)} for ns {db_name}.{coll_name}", code=27)
+            coll_name = body["collMod"]
+            assert self.server is not None, "the executor is installed by OfflineServer"
+            engine = self.server.engine
+            if coll_name not in engine._collection_options.get(db_name, {}) and coll_name not in engine._storage.get(
+                db_name, {}
+            ):
+                raise OperationFailure(f"ns does not exist: {db_name}.{coll_name}", code=NAMESPACE_NOT_FOUND)
+            _check_coll_mod(body)
+            reply: dict[str, Any] = {}
+            async with engine._get_lock(db_name, coll_name):
+                if "index" in body:
+                    reply.update(_set_index_hidden(engine, db_name, coll_name, body["index"]))
+                options = engine._collection_options.setdefault(db_name, {}).setdefault(coll_name, {})
+                for key in ("validator", "validationLevel", "validationAction"):
+                    if key in body:
+                        options[key] = body[key]
+            return {**reply, "ok": 1.0}
+
+    return _WorkbenchExecutor
+
+
+OPEN_COMMAND_KINDS = frozenset({"handshake", "authenticate", "sasl_start", "sasl_continue", "logout"})
+"""Command kinds a connection may send before it authenticates (hello and the SCRAM conversation)."""
+
+COLL_MOD_OPTIONS = frozenset({"collMod", "index", "validator", "validationLevel", "validationAction", "comment",
+                              "$db", "lsid", "$readPreference", "$clusterTime", "txnNumber", "autocommit"})
+VALIDATION_LEVELS = ("off", "strict", "moderate")
+VALIDATION_ACTIONS = ("error", "warn")
+
+
+def _ends_in_out(command: Mapping[str, Any]) -> bool:
+    pipeline = command.get("pipeline")
+    return bool(pipeline) and isinstance(pipeline, list) and isinstance(pipeline[-1], Mapping) and (
+        "$out" in pipeline[-1]
+    )
+
+
+def _check_coll_mod(body: Mapping[str, Any]) -> None:
+    """Refuse what MongoDB refuses, before anything changes (a bad validator must not break later inserts)."""
+    from mongoeco.errors import OperationFailure
+
+    unknown = sorted(set(body) - COLL_MOD_OPTIONS)
+    if unknown:
+        raise OperationFailure(
+            f"collMod option(s) {unknown} are not supported by the offline default; "
+            "supported: index (hidden), validator, validationLevel, validationAction",
+            code=INVALID_OPTIONS,
+        )
+    if "validator" in body and not isinstance(body["validator"], Mapping):
+        raise OperationFailure(
+            f"BSON field 'collMod.validator' is the wrong type '{type(body['validator']).__name__}', "
+            "expected type 'object'", code=TYPE_MISMATCH,
+        )
+    for field, allowed in (("validationLevel", VALIDATION_LEVELS), ("validationAction", VALIDATION_ACTIONS)):
+        if field in body and body[field] not in allowed:
+            raise OperationFailure(
+                f"Enumeration value '{body[field]}' for field 'collMod.{field}' is not a valid value; "
+                f"choose from: {', '.join(allowed)}", code=BAD_VALUE,
+            )
+    if "index" in body and not isinstance(body["index"], Mapping):
+        raise OperationFailure("BSON field 'collMod.index' is the wrong type, expected type 'object'",
+                               code=TYPE_MISMATCH)
+
+
+def _set_index_hidden(engine: Any, db_name: str, coll_name: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+    from mongoeco.errors import OperationFailure
+
+    if "hidden" not in spec:
+        raise OperationFailure("collMod index: only 'hidden' can be changed on the offline default",
+                               code=INVALID_OPTIONS)
+    records = engine._indexes.get(db_name, {}).get(coll_name, [])
+    for position, record in enumerate(records):
+        by_name = spec.get("name") == record.name
+        by_key = "keyPattern" in spec and list(dict(spec["keyPattern"]).items()) == list(record.key)
+        if by_name or by_key:
+            if record.name == "_id_":
+                raise OperationFailure("cannot modify hidden field of the _id_ index", code=INVALID_OPTIONS)
+            hidden = bool(spec["hidden"])
+            records[position] = dataclasses.replace(record, hidden=hidden)
+            return {"hidden_old": bool(record.hidden), "hidden_new": hidden}
+    raise OperationFailure(f"cannot find index {dict(spec)} for ns {db_name}.{coll_name}", code=27)
+
+
+def _fill_write_error_codes(reply: Mapping[str, Any]) -> None:
+    """Every writeErrors entry carries a code, as on MongoDB (pymongo reads ``code`` unconditionally)."""
+    for entry in reply.get("writeErrors") or []:
+        if isinstance(entry, dict) and entry.get("code") is None:
+            entry["code"] = BAD_VALUE
+
+
+USER = "workbook"
+"""The offline server's only user; its password is generated per process and never written down."""
+
+
+def _proxy_class() -> type:
+    """Build the proxy subclass that installs the workbench executor (no instance swapping)."""
+    proxy_class, _executor, _user = engine_compat.wire_classes()
+    base: Any = proxy_class
+    executor = _executor_class()
+
+    class _WorkbenchProxy(base):  # type: ignore[misc]
+        """mongoeco's wire server with the workbench's executor."""
+
+        def __init__(self, *, server: OfflineServer, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self._executor = executor(
+                self._client, self._cursor_store, self._session_store, surface=self._surface, auth=self._auth
+            )
+            self._executor.server = server
+            self._executor._coll_mods = {}
+
+    return _WorkbenchProxy
 
 
 class OfflineServer:
@@ -237,23 +465,35 @@ class OfflineServer:
 
     def __init__(self) -> None:
         from mongoeco.api import AsyncMongoClient
-        from mongoeco.wire.proxy import AsyncMongoEcoProxyServer
 
+        _proxy, _executor, user_class = engine_compat.wire_classes()
         self.engine = _engine_class()(aggregation_materialization_limit=None)
         self._client = AsyncMongoClient(self.engine)
+        self._password = secrets.token_urlsafe(24)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="workbook-offline", daemon=True)
         self._thread.start()
-        self._proxy = AsyncMongoEcoProxyServer(client=self._client, host="127.0.0.1", port=0)
-        self._proxy._executor = _WorkbenchExecutor(self._proxy._executor, self.engine)  # type: ignore[assignment]
-        self.uri = self.run(self._proxy.start()).uri
+        self._proxy = _proxy_class()(
+            server=self,
+            client=self._client,
+            host="127.0.0.1",
+            port=0,
+            auth_users=(user_class(username=USER, password=self._password, mechanisms=("SCRAM-SHA-256",)),),
+        )
+        address = self.run(self._proxy.start())
+        self.host, self.port = str(address.host), int(address.port)
+        self.uri = (
+            f"mongodb://{USER}:{quote_plus(self._password)}@{self.host}:{self.port}/"
+            "?directConnection=true&authSource=admin&authMechanism=SCRAM-SHA-256"
+        )
+        """The URI with this process's credentials: only :func:`workbook.connect` should need it."""
+        self.address_uri = f"mongodb://{self.host}:{self.port}/?directConnection=true"
+        """The address without credentials (what another process could find by scanning ports)."""
 
     @property
     def version(self) -> str:
         """The installed mongoeco version."""
-        from mongoeco import __version__
-
-        return str(__version__)
+        return engine_compat.installed_version()
 
     def run(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
         """Run a coroutine on the engine's event loop and wait for its result."""
@@ -289,6 +529,8 @@ class OfflineServer:
                 f"{inserted} inserted before it",
                 code=11000,
             )
+        for listener in WRITE_LISTENERS:
+            listener("insert", db_name, coll_name)
         return inserted
 
 
@@ -303,4 +545,3 @@ def offline_server() -> OfflineServer:
         if _server is None:
             _server = OfflineServer()
         return _server
-

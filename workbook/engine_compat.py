@@ -1,0 +1,181 @@
+"""Every private mongoeco name the offline default touches, in one place.
+
+The offline default (:mod:`workbook.offline`) subclasses mongoeco's memory engine and its wire
+command executor and proxy server, and reaches into a few private helpers and attributes to
+close gaps the course hits. Private names change without notice between releases, so they are
+all listed here in :data:`PRIVATE_NAMES`, resolved here, and checked by
+``tests/test_engine_compat.py``: after a mongoeco upgrade that test names each one that moved,
+instead of the offline default failing somewhere inside a lesson.
+
+Written against :data:`TESTED_VERSION`. Nothing is imported from mongoeco at import time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+from typing import Any
+
+TESTED_VERSION = "4.11.0"
+"""The mongoeco release the offline default's patches were written and checked against."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PrivateName:
+    """One mongoeco name the workbench relies on, and what it relies on it for."""
+
+    module: str
+    attribute: str  # "Class.method" or "function" or "Class" (dotted inside the module)
+    why: str
+    parameters: tuple[str, ...] = ()  # parameter names the workbench passes or overrides, if callable
+    instance_attribute: bool = False  # set on instances in __init__: checked on a live engine
+
+    @property
+    def qualified(self) -> str:
+        """``module:attribute``, as shown in the contract test's failure message."""
+        return f"{self.module}:{self.attribute}"
+
+
+_MEMORY = "mongoeco.engines.memory"
+_EXECUTOR = "mongoeco.wire.executor"
+_PROXY = "mongoeco.wire.proxy"
+
+PRIVATE_NAMES: tuple[PrivateName, ...] = (
+    # The memory engine: subclassed by workbook.offline._engine_class.
+    PrivateName(_MEMORY, "MemoryEngine._ensure_unique_indexes", "skip the O(n) _id scan per insert",
+                ("candidate", "check_id_storage", "scan_payload_id", "storage_view")),
+    PrivateName(_MEMORY, "MemoryEngine._encode_storage_document", "the 16 MiB guard on every stored document",
+                ("document",)),
+    PrivateName(_MEMORY, "MemoryEngine._indexes_view", "read index records for the unique-index fast path",
+                ("context",)),
+    PrivateName(_MEMORY, "MemoryEngine._storage_view", "read documents for the unique-index fast path",
+                ("context",)),
+    PrivateName(_MEMORY, "MemoryEngine._borrow_storage_document", "decode a stored document without copying"),
+    PrivateName(_MEMORY, "MemoryEngine._unique_index_keys", "the keys a unique index sees in a document",
+                ("document", "fields")),
+    PrivateName(_MEMORY, "MemoryEngine._get_lock", "the per-collection lock around index builds and collMod",
+                ("db", "coll")),
+    PrivateName(_MEMORY, "MemoryEngine._storage_key", "the storage key of an _id"),
+    PrivateName(_MEMORY, "MemoryEngine._storage", "which collections exist (collMod)", instance_attribute=True),
+    PrivateName(_MEMORY, "MemoryEngine._indexes", "index records (collMod hidden)", instance_attribute=True),
+    PrivateName(_MEMORY, "MemoryEngine._collection_options", "validators (collMod)", instance_attribute=True),
+    # Helpers used by the fast paths.
+    PrivateName("mongoeco._types.documents", "EngineIndexRecord", "name a failed unique index build"),
+    PrivateName("mongoeco._types.indexes", "default_index_name", "the index name MongoDB derives"),
+    PrivateName("mongoeco._types.indexes", "normalize_index_keys", "index key specs as (field, direction)"),
+    PrivateName("mongoeco.core.duplicate_keys", "index_build_duplicate_error", "E11000 for a failed build",
+                ("namespace", "index", "document", "conflict")),
+    PrivateName("mongoeco.core.identity", "id_contains_numeric_value", "which _ids need the numeric scan"),
+    PrivateName("mongoeco.core.bson_ordering", "bson_equality_key", "numeric _id equality (1 == 1.0)"),
+    PrivateName("mongoeco.wire.bson_bridge", "encode_wire_value", "engine values back to pymongo's bson types"),
+    # The wire layer: subclassed by workbook.offline.
+    PrivateName(_EXECUTOR, "WireCommandExecutor._build_request_context", "rewrite a command before it runs",
+                ("body", "connection", "db_name", "on_normalized")),
+    PrivateName(_EXECUTOR, "WireCommandExecutor.execute_prepared", "answer or post-process a command",
+                ("context",)),
+    PrivateName(_PROXY, "AsyncMongoEcoProxyServer._executor", "install the workbench's executor subclass",
+                instance_attribute=True),
+    PrivateName(_PROXY, "AsyncMongoEcoProxyServer._client", "the executor's client", instance_attribute=True),
+    PrivateName(_PROXY, "AsyncMongoEcoProxyServer._cursor_store", "the executor's cursors", instance_attribute=True),
+    PrivateName(_PROXY, "AsyncMongoEcoProxyServer._session_store", "the executor's sessions", instance_attribute=True),
+    PrivateName(_PROXY, "AsyncMongoEcoProxyServer._surface", "the executor's command surface",
+                instance_attribute=True),
+    PrivateName(_PROXY, "AsyncMongoEcoProxyServer._auth", "the executor's authentication", instance_attribute=True),
+    PrivateName("mongoeco.wire.auth", "WireAuthenticationService.require_authenticated",
+                "refuse unauthenticated commands", ("connection", "command_name")),
+    PrivateName("mongoeco.wire.requests", "WireRequestContext", "command name, document, session of a request"),
+)
+
+
+def resolve(name: PrivateName) -> Any:
+    """The object ``name`` refers to (raises ImportError or AttributeError when it moved)."""
+    target: Any = importlib.import_module(name.module)
+    for part in name.attribute.split(".") if not name.instance_attribute else name.attribute.split(".")[:1]:
+        target = getattr(target, part)
+    return target
+
+
+def problems() -> list[str]:
+    """One line per private name that no longer resolves or lost a parameter the workbench uses."""
+    found = []
+    for name in PRIVATE_NAMES:
+        try:
+            target = resolve(name)
+        except (ImportError, AttributeError) as error:
+            found.append(f"{name.qualified} is gone ({error}); used to {name.why}")
+            continue
+        if name.parameters and callable(target):
+            present = set(inspect.signature(target).parameters)
+            missing = [p for p in name.parameters if p not in present]
+            if missing:
+                found.append(f"{name.qualified} lost parameter(s) {missing}; used to {name.why}")
+    return found
+
+
+def instance_problems(engine: Any, proxy: Any) -> list[str]:
+    """Instance attributes (set in ``__init__``) missing from a live engine or proxy."""
+    owners = {_MEMORY: engine, _PROXY: proxy}
+    found = []
+    for name in PRIVATE_NAMES:
+        if name.instance_attribute:
+            attribute = name.attribute.split(".")[-1]
+            if not hasattr(owners[name.module], attribute):
+                found.append(f"{name.qualified} is not set on a live instance; used to {name.why}")
+    return found
+
+
+def installed_version() -> str:
+    """The installed mongoeco version."""
+    from mongoeco import __version__
+
+    return str(__version__)
+
+
+# Resolved accessors, so workbook.offline imports private names from here and nowhere else.
+
+
+def bson_equality_key(value: Any) -> Any:
+    """mongoeco's BSON equality key: equal for values MongoDB compares equal (1, 1.0, Int64(1))."""
+    from mongoeco.core.bson_ordering import bson_equality_key as key
+
+    return key(value)
+
+
+def id_contains_numeric_value(value: Any) -> bool:
+    """Whether an _id holds a number anywhere (those need equality across numeric types)."""
+    from mongoeco.core.identity import id_contains_numeric_value as numeric
+
+    return bool(numeric(value))
+
+
+def to_pymongo(value: Any) -> Any:
+    """An engine value (mongoeco's own BSON scalar types) as pymongo's ``bson`` types."""
+    from mongoeco.wire.bson_bridge import encode_wire_value
+
+    return encode_wire_value(value)
+
+
+def index_helpers() -> tuple[Any, Any, Any, Any]:
+    """``(EngineIndexRecord, default_index_name, normalize_index_keys, index_build_duplicate_error)``."""
+    from mongoeco._types.documents import EngineIndexRecord
+    from mongoeco._types.indexes import default_index_name, normalize_index_keys
+    from mongoeco.core.duplicate_keys import index_build_duplicate_error
+
+    return EngineIndexRecord, default_index_name, normalize_index_keys, index_build_duplicate_error
+
+
+def memory_engine_class() -> type:
+    """mongoeco's memory engine class, which the offline default subclasses."""
+    from mongoeco.engines.memory import MemoryEngine
+
+    return MemoryEngine
+
+
+def wire_classes() -> tuple[type, type, type]:
+    """``(AsyncMongoEcoProxyServer, WireCommandExecutor, WireAuthUser)`` for the offline server."""
+    from mongoeco.wire.auth import WireAuthUser
+    from mongoeco.wire.executor import WireCommandExecutor
+    from mongoeco.wire.proxy import AsyncMongoEcoProxyServer
+
+    return AsyncMongoEcoProxyServer, WireCommandExecutor, WireAuthUser
