@@ -85,13 +85,26 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName("mongoeco.wire.auth", "WireAuthenticationService.require_authenticated",
                 "refuse unauthenticated commands", ("connection", "command_name")),
     PrivateName("mongoeco.wire.requests", "WireRequestContext", "command name, document, session of a request"),
+    # Type bracketing in comparisons (install_type_bracketing).
+    PrivateName("mongoeco.core.filtering", "QueryEngine._comparison_matches_candidate",
+                "bracket $gt/$lt by BSON type", ("candidate", "target", "operator")),
+    PrivateName("mongoeco.core.filtering", "QueryEngine._match_top_level_comparison",
+                "bracket $gt/$lt by BSON type", ("doc", "field", "target", "operator")),
+    PrivateName("mongoeco.core.compiled_query", "CompiledQuery._comparison_code",
+                "bracket compiled dotted-path comparisons", ("field", "value", "operator")),
+    PrivateName("mongoeco.core.compiled_query", "CompiledQuery._store", "pass the bracket check to compiled code"),
+    PrivateName("mongoeco.core.compiled_query", "CompiledQuery._field", "the compiled code's field literal"),
+    PrivateName("mongoeco.compat", "MONGODB_DIALECT_70", "BSON type order for brackets"),
+    PrivateName("mongoeco.core.aggregation.runtime", "_bson_value_size",
+                "$bsonSize of Int64, Decimal128, DBRef, Code, MinKey, MaxKey"),
 )
 
 
 def resolve(name: PrivateName) -> Any:
     """The object ``name`` refers to (raises ImportError or AttributeError when it moved)."""
     target: Any = importlib.import_module(name.module)
-    for part in name.attribute.split(".") if not name.instance_attribute else name.attribute.split(".")[:1]:
+    parts = name.attribute.split(".")
+    for part in parts[:1] if name.instance_attribute else parts:  # instance attributes: check the class
         target = getattr(target, part)
     return target
 
@@ -179,3 +192,103 @@ def wire_classes() -> tuple[type, type, type]:
     from mongoeco.wire.proxy import AsyncMongoEcoProxyServer
 
     return AsyncMongoEcoProxyServer, WireCommandExecutor, WireAuthUser
+
+
+_BRACKETING_INSTALLED = False
+
+
+def comparison_bracket(value: Any) -> int | None:
+    """MongoDB's canonical type bracket of ``value`` (numbers share one), or None if unknown."""
+    from mongoeco.compat import MONGODB_DIALECT_70
+
+    order = MONGODB_DIALECT_70.bson_type_order
+    rank = order.get(type(value))
+    if rank is None:
+        rank = next((r for t, r in order.items() if isinstance(value, t)), None)
+    return None if rank is None else int(rank)
+
+
+def _brackets_differ(candidate: Any, target: Any) -> bool:
+    """True when MongoDB's $gt/$gte/$lt/$lte cannot match: the operand and value are of different types.
+
+    Only scalar operands are bracketed here (null, MinKey, MaxKey, arrays and documents keep
+    mongoeco's own rules); an array value is left to the element-wise comparison.
+    """
+    if target is None or isinstance(candidate, list) or isinstance(target, (list, dict)):
+        return False
+    target_rank = comparison_bracket(target)
+    if target_rank is None or target_rank in (0, 1, 127):
+        return False
+    candidate_rank = comparison_bracket(candidate)
+    return candidate_rank is not None and candidate_rank != target_rank
+
+
+def install_type_bracketing() -> None:
+    """Make mongoeco's query comparisons respect BSON type brackets, as MongoDB does.
+
+    ``find({"a": {"$gt": 1}})`` matches numbers only on MongoDB; mongoeco 4.11.0 compares across
+    types in BSON order, so strings, dates and booleans match too. Wraps the two comparison entry
+    points of its interpreted matcher and the compiled matcher's dotted-path comparison.
+    Idempotent; see patches/type-bracketing.md.
+    """
+    global _BRACKETING_INSTALLED
+    if _BRACKETING_INSTALLED:
+        return
+    from mongoeco.core.compiled_query import CompiledQuery
+    from mongoeco.core.filtering import QueryEngine
+
+    candidate_match = QueryEngine._comparison_matches_candidate.__func__  # type: ignore[attr-defined]
+    top_level = QueryEngine._match_top_level_comparison.__func__  # type: ignore[attr-defined]
+    comparison_code = CompiledQuery._comparison_code
+
+    def bracketed_candidate(cls: Any, candidate: Any, target: Any, operator: str, **kw: Any) -> bool:
+        if _brackets_differ(candidate, target):
+            return False
+        return bool(candidate_match(cls, candidate, target, operator, **kw))
+
+    def bracketed_top_level(cls: Any, doc: Any, field: str, target: Any, operator: str, **kw: Any) -> bool:
+        if isinstance(doc, dict) and field in doc and _brackets_differ(doc[field], target):
+            return False
+        return bool(top_level(cls, doc, field, target, operator, **kw))
+
+    def bracketed_code(self: Any, field: str, value: Any, operator: str) -> str:
+        code = str(comparison_code(self, field, value, operator))
+        if "." not in field:
+            return code
+        same = self._store("same", lambda candidate: not _brackets_differ(candidate, value))
+        return code.replace(f" for candidate in _extract(doc, {self._field(field)})",
+                            f" for candidate in _extract(doc, {self._field(field)}) if {same}(candidate)")
+
+    QueryEngine._comparison_matches_candidate = classmethod(bracketed_candidate)  # type: ignore[method-assign,assignment]
+    QueryEngine._match_top_level_comparison = classmethod(bracketed_top_level)  # type: ignore[method-assign,assignment]
+    CompiledQuery._comparison_code = bracketed_code  # type: ignore[method-assign]
+    _BRACKETING_INSTALLED = True
+
+
+_BSON_SIZES_INSTALLED = False
+
+
+def install_bson_value_sizes() -> None:
+    """Let ``$bsonSize`` (and collStats sizes) measure every BSON type, as MongoDB does.
+
+    mongoeco 4.11.0's size function knows the common scalars only and raises "$bsonSize cannot
+    encode value of type BsonInt64" (or Decimal128, DBRef, Code, MinKey...). Sizes the rest with
+    pymongo's encoder. Idempotent; see patches/bson-size-all-types.md.
+    """
+    global _BSON_SIZES_INSTALLED
+    if _BSON_SIZES_INSTALLED:
+        return
+    import bson
+    from mongoeco.core.aggregation import runtime
+
+    known = runtime._bson_value_size
+
+    def value_size(value: Any) -> int:
+        try:
+            return int(known(value))
+        except Exception:  # noqa: BLE001 - mongoeco raises OperationFailure; fall back for any type
+            encoded = bson.encode({"v": to_pymongo(value)})
+            return len(encoded) - 4 - 1 - 1 - 2  # minus the wrapper: length, type byte, "v\0", trailing 0
+
+    runtime._bson_value_size = value_size
+    _BSON_SIZES_INSTALLED = True

@@ -46,14 +46,21 @@ TOO_LARGE_AFTER_UPDATE = 17419
 
 _write_kind: contextvars.ContextVar[str] = contextvars.ContextVar("workbook_write_kind", default="insert")
 
-WORK_COUNTERS: dict[str, int] = {"unique_id_checks": 0, "id_documents_examined": 0}
-"""Per-insert work done by the patched engine, so tests can tell linear from quadratic inserts."""
+WORK_COUNTERS: dict[str, int] = {"insert_calls": 0, "id_documents_examined": 0}
+"""Work done by the engine for inserts: a guard test tells linear from quadratic inserts with it."""
+
+
+def _count_id_scan(storage: Mapping[str, Any], db_name: str, coll_name: str) -> None:
+    """Count a walk over every stored document's _id (what mongoeco does for numeric ids)."""
+    WORK_COUNTERS["id_documents_examined"] += len(storage.get(db_name, {}).get(coll_name, {}))
 
 
 def _engine_class() -> type:
     """Build the patched engine class (imports mongoeco only when the offline default is used)."""
     from mongoeco.errors import WriteError
 
+    engine_compat.install_type_bracketing()
+    engine_compat.install_bson_value_sizes()
     record_type, default_index_name, normalize_index_keys, duplicate_error = engine_compat.index_helpers()
     memory_engine: Any = engine_compat.memory_engine_class()
 
@@ -63,15 +70,20 @@ def _engine_class() -> type:
         def _ensure_unique_indexes(self, db_name: str, coll_name: str, candidate: Any, **kw: Any) -> None:
             # The full-collection _id scan only matters for numeric ids (1 == 1.0 == Decimal128("1"),
             # different storage keys); for every other id the storage-key lookup is exact.
-            WORK_COUNTERS["unique_id_checks"] += 1
-            if kw.get("scan_payload_id") and not engine_compat.id_contains_numeric_value(candidate.get("_id")):
+            numeric = engine_compat.id_contains_numeric_value(candidate.get("_id"))
+            if kw.get("scan_payload_id") and not numeric:
                 kw["scan_payload_id"] = False
-            if kw.get("scan_payload_id") or kw.get("check_id_storage"):
-                # Counted as the engine would walk it, so a guard test sees a regression to a scan.
-                if engine_compat.id_contains_numeric_value(candidate.get("_id")):
-                    storage = kw.get("storage_view") or self._storage
-                    WORK_COUNTERS["id_documents_examined"] += len(storage.get(db_name, {}).get(coll_name, {}))
+            if kw.get("check_id_storage") and (kw.get("scan_payload_id") or numeric):
+                _count_id_scan(kw.get("storage_view") or self._storage, db_name, coll_name)
             super()._ensure_unique_indexes(db_name, coll_name, candidate, **kw)
+
+        async def insert_documents(self, db_name: str, coll_name: str, documents: Any, **kw: Any) -> Any:
+            # mongoeco collects every stored _id once per call when a numeric _id is inserted: one
+            # call per batch is linear, one call per document (its own wire insert) is quadratic.
+            WORK_COUNTERS["insert_calls"] += 1
+            if any(engine_compat.id_contains_numeric_value(d.get("_id")) for d in documents):
+                _count_id_scan(self._storage, db_name, coll_name)
+            return await super().insert_documents(db_name, coll_name, documents, **kw)
 
         async def update_with_operation(self, *args: Any, **kwargs: Any) -> Any:
             token = _write_kind.set("update")
@@ -164,8 +176,8 @@ def _engine_class() -> type:
 def bson_size(document: Mapping[str, Any]) -> int:
     """Size in bytes of ``document`` encoded as BSON, as ``$bsonSize`` reports it."""
     try:
-        return _plain_bson_size(document)
-    except (bson.errors.InvalidDocument, TypeError):
+        return len(bson.encode(document))
+    except (bson.errors.InvalidDocument, TypeError, ValueError):
         # Engine-side documents hold mongoeco's own scalar types (BsonInt64, Decimal128, DBRef...):
         # convert them to pymongo's, then let pymongo's encoder count.
         return len(bson.encode(engine_compat.to_pymongo(dict(document))))
@@ -275,9 +287,9 @@ def _executor_class() -> type:
             coll_mod = self._coll_mods.pop(id(context), None)
             if coll_mod is not None:
                 command, db_name = "collMod", coll_mod[0]
-            if context.capability.kind not in OPEN_COMMAND_KINDS and self._auth.enabled:
-                if not context.connection.authenticated_users:
-                    raise OperationFailure(f"command {command} requires authentication", code=UNAUTHORIZED)
+            open_kind = context.capability.kind in OPEN_COMMAND_KINDS
+            if not open_kind and self._auth.enabled and not context.connection.authenticated_users:
+                raise OperationFailure(f"command {command} requires authentication", code=UNAUTHORIZED)
             hook = COMMAND_HOOKS.get(command)
             reply = None
             if hook is not None and self.server is not None:
