@@ -76,7 +76,7 @@ def test_bson_size_of_engine_values_matches_bsonsize(odb):
     assert bson_size(document) == reported
 
 
-@pytest.mark.xfail(strict=True, reason="mongoeco 4.11.0 narrows a small Int64 to int32 on the way in (README gap table)")
+@pytest.mark.xfail(strict=True, reason="mongoeco 4.11.0 narrows a small Int64 to int32 (README gap table)")
 def test_small_int64_keeps_its_type(odb):
     odb.d.insert_one({"_id": 1, "n": Int64(5)})
     assert next(odb.d.aggregate([{"$project": {"t": {"$type": "$n"}}}]))["t"] == "long"

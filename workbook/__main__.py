@@ -29,6 +29,11 @@ def main(argv: list[str] | None = None) -> int:
     diffcheck.add_argument(
         "--extended", action="store_true", help="also $or, $elemMatch, $all, $size, $type, $not, $ne, $nin, $exists"
     )
+    conformance = commands.add_parser(
+        "conformance", help="run pymongo's own CRUD-level tests against the offline default (minutes)"
+    )
+    conformance.add_argument("--record", action="store_true", help="write conformance/last-run.json and .md")
+    conformance.add_argument("files", nargs="*", help="pymongo test files to run (default: the CRUD-level set)")
     from workbook.quiz.cli import QUIZ_COMMANDS, add_quiz_commands
     from workbook.schema_doctor.cli import add_doctor_command
 
@@ -47,6 +52,11 @@ def main(argv: list[str] | None = None) -> int:
             from workbook.differential import main as diffcheck_main
 
             return diffcheck_main(args.uri, seed=args.seed, cases=args.cases, extended=args.extended)
+        if args.command == "conformance":
+            from workbook.conformance import FILES
+            from workbook.conformance import main as conformance_main
+
+            return conformance_main(args.files or FILES, save=args.record)
         if args.command == "doctor":
             from workbook.schema_doctor.cli import run_doctor_command
 

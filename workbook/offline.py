@@ -240,6 +240,9 @@ def _rewrite(command: str, body: dict[str, Any]) -> dict[str, Any]:
                 body = {**body, key: int(body[key])}
     if "collation" in body:
         body = {**body, "collation": _collation(body["collation"])}
+    if command == "explain" and isinstance(body.get("explain"), dict) and body["explain"]:
+        inner = body["explain"]
+        body = {**body, "explain": _rewrite(str(next(iter(inner))), inner)}
     for key in ("updates", "deletes", "indexes"):
         if isinstance(body.get(key), list):
             body = {**body, key: [_statement(item) for item in body[key]]}
@@ -272,7 +275,7 @@ def _executor_class() -> type:
 
         def _build_request_context(self, body: dict[str, Any], **kw: Any) -> Any:
             command = next(iter(body), None)
-            if command == "collMod":  # not on mongoeco's wire surface: parse as a ping, answer it here
+            if command in OFF_SURFACE:  # not on mongoeco's wire surface: parse as a ping, answer it here
                 db_name = kw.get("db_name") or body.get("$db")
                 ping = {"ping": 1, **{k: v for k, v in body.items() if k.startswith("$") or k == "lsid"}}
                 context = super()._build_request_context(ping, **kw)
@@ -286,7 +289,7 @@ def _executor_class() -> type:
             command, db_name = context.command_name, context.db_name
             coll_mod = self._coll_mods.pop(id(context), None)
             if coll_mod is not None:
-                command, db_name = "collMod", coll_mod[0]
+                command, db_name = str(next(iter(coll_mod[1]))), coll_mod[0]
             open_kind = context.capability.kind in OPEN_COMMAND_KINDS
             if not open_kind and self._auth.enabled and not context.connection.authenticated_users:
                 raise OperationFailure(f"command {command} requires authentication", code=UNAUTHORIZED)
@@ -295,7 +298,14 @@ def _executor_class() -> type:
             if hook is not None and self.server is not None:
                 reply = await hook(self.server, db_name, dict(context.command_document))
             if reply is None:
-                if coll_mod is not None:
+                if coll_mod is not None and command == "usersInfo":
+                    reply = {"users": [{"_id": f"admin.{USER}", "user": USER, "db": "admin",
+                                        "roles": [{"role": "root", "db": "admin"}]}], "ok": 1.0}
+                elif coll_mod is not None and command == "getParameter":
+                    reply = {"authenticationMechanisms": list(MECHANISMS), "requireApiVersion": False,
+                             "enableTestCommands": False,
+                             "featureCompatibilityVersion": {"version": "7.0"}, "ok": 1.0}
+                elif coll_mod is not None:
                     reply = await self._coll_mod(db_name, coll_mod[1])
                 elif command == "insert":
                     reply = await self._insert(context)
@@ -304,6 +314,9 @@ def _executor_class() -> type:
                 else:
                     reply = await super().execute_prepared(context)
             _fill_write_error_codes(reply)
+            if context.capability.kind == "handshake" and "saslSupportedMechs" in context.command_document:
+                # Drivers negotiate the mechanism from this (mongoeco omits it; pymongo then tries SHA-1).
+                reply = {**reply, "saslSupportedMechs": list(MECHANISMS)}
             writes = command in WRITE_COMMANDS and (command != "aggregate" or _writes_out(context.command_document))
             if writes and reply.get("ok") and WRITE_LISTENERS:
                 collection = str((coll_mod[1] if coll_mod else context.command_document).get(command, ""))
@@ -379,6 +392,9 @@ def _executor_class() -> type:
     return _WorkbenchExecutor
 
 
+OFF_SURFACE = frozenset({"collMod", "usersInfo", "getParameter"})
+"""Commands mongoeco's wire surface lacks, answered by the executor (collMod: the course hides indexes)."""
+
 OPEN_COMMAND_KINDS = frozenset({"handshake", "authenticate", "sasl_start", "sasl_continue", "logout"})
 """Command kinds a connection may send before it authenticates (hello and the SCRAM conversation)."""
 
@@ -448,6 +464,9 @@ def _fill_write_error_codes(reply: Mapping[str, Any]) -> None:
             entry["code"] = BAD_VALUE
 
 
+MECHANISMS = ("SCRAM-SHA-256",)
+"""mongoeco 4.11.0's SCRAM-SHA-1 does not verify pymongo's proofs; SHA-256 is MongoDB's default anyway."""
+
 USER = "workbook"
 """The offline server's only user; its password is generated per process and never written down."""
 
@@ -490,7 +509,7 @@ class OfflineServer:
             client=self._client,
             host="127.0.0.1",
             port=0,
-            auth_users=(user_class(username=USER, password=self._password, mechanisms=("SCRAM-SHA-256",)),),
+            auth_users=(user_class(username=USER, password=self._password, mechanisms=MECHANISMS),),
         )
         address = self.run(self._proxy.start())
         self.host, self.port = str(address.host), int(address.port)
