@@ -169,3 +169,31 @@ def test_insert_many_with_numeric_ids_is_linear(odb):
     with pytest.raises(BulkWriteError):
         odb.n.insert_many([{"_id": 2001}, {"_id": 5.0}])  # 5.0 == 5: MongoDB's numeric _id equality holds
     assert odb.n.count_documents({}) == 2001
+
+
+def test_views_read_through_their_pipeline_and_refuse_writes(odb):
+    odb.items.insert_many([{"a": 1}, {"a": "x"}, {"a": 3}])
+    odb.command({"create": "numbers", "viewOn": "items", "pipeline": [{"$match": {"a": {"$type": "number"}}}]})
+    odb.create_collection("top", viewOn="numbers", pipeline=[{"$sort": {"a": -1}}, {"$limit": 1}])
+    assert sorted(d["a"] for d in odb.numbers.find()) == [1, 3]
+    assert odb.numbers.count_documents({"a": {"$gt": 1}}) == 1
+    assert [d["a"] for d in odb.top.find({}, {"_id": 0})] == [3]
+    assert next(odb.numbers.aggregate([{"$group": {"_id": None, "s": {"$sum": "$a"}}}]))["s"] == 4
+    assert {c["name"]: c["type"] for c in odb.list_collections()} == {
+        "items": "collection", "numbers": "view", "top": "view"}
+    with pytest.raises(OperationFailure) as caught:
+        odb.numbers.insert_one({"a": 5})
+    assert caught.value.code == 166
+
+
+def test_find_and_modify_with_an_empty_replacement(odb):
+    odb.r.insert_one({"_id": 1, "a": 1})
+    assert odb.r.find_one_and_replace({"_id": 1}, {}) == {"_id": 1, "a": 1}
+    assert odb.r.find_one({"_id": 1}) == {"_id": 1}
+
+
+def test_a_too_large_document_in_an_insert_batch_is_that_documents_write_error(odb):
+    with pytest.raises(BulkWriteError) as caught:
+        odb.big.insert_many([{"a": 1}, {"big": "x" * MAX_BSON_SIZE}, {"a": 2}], ordered=False)
+    assert [(e["index"], e["code"]) for e in caught.value.details["writeErrors"]] == [(1, 10334)]
+    assert odb.big.count_documents({}) == 2

@@ -31,7 +31,7 @@ from urllib.parse import quote_plus
 
 import bson
 
-from workbook import engine_compat
+from workbook import engine_compat, offline_views
 
 MAX_BSON_SIZE = 16 * 1024 * 1024
 """MongoDB's hard limit on one document: 16 MiB."""
@@ -187,7 +187,18 @@ DEFAULT_FIRST_BATCH = FIRST_BATCH_DOCUMENTS
 """MongoDB returns at most 101 documents in a cursor's first batch unless told otherwise."""
 
 BAD_VALUE, TYPE_MISMATCH, INVALID_OPTIONS, NAMESPACE_NOT_FOUND, UNAUTHORIZED = 2, 14, 72, 26, 13
+WRITE_CONFLICT, NO_SUCH_TRANSACTION = 112, 251
 """MongoDB error codes the executor answers with."""
+
+TRANSIENT = "TransientTransactionError"
+"""The label that tells drivers (``with_transaction``) to retry the whole transaction."""
+
+
+def _transaction_key(body: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """``(session id, txnNumber)`` of a command sent inside a transaction, else None."""
+    if body.get("autocommit") is False and "txnNumber" in body and isinstance(body.get("lsid"), Mapping):
+        return repr(body["lsid"].get("id")), body["txnNumber"]
+    return None
 
 CommandHook = Callable[["OfflineServer", str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
 """``hook(server, db_name, command) -> reply or None``: answer a command, or None to let the engine run it."""
@@ -240,6 +251,8 @@ def _rewrite(command: str, body: dict[str, Any]) -> dict[str, Any]:
                 body = {**body, key: int(body[key])}
     if "collation" in body:
         body = {**body, "collation": _collation(body["collation"])}
+    if command == "findAndModify" and isinstance(body.get("update"), Mapping) and not body["update"]:
+        body = {**body, "update": EMPTY_REPLACEMENT}
     if command == "explain" and isinstance(body.get("explain"), dict) and body["explain"]:
         inner = body["explain"]
         body = {**body, "explain": _rewrite(str(next(iter(inner))), inner)}
@@ -247,6 +260,10 @@ def _rewrite(command: str, body: dict[str, Any]) -> dict[str, Any]:
         if isinstance(body.get(key), list):
             body = {**body, key: [_statement(item) for item in body[key]]}
     return body
+
+
+EMPTY_REPLACEMENT = [{"$project": {"_id": 1}}]
+"""``replace_one(f, {})`` as the update pipeline that does the same: keep only ``_id``."""
 
 
 def _statement(item: Any) -> Any:
@@ -257,7 +274,9 @@ def _statement(item: Any) -> Any:
         item = {**item, "collation": _collation(item["collation"])}
     if "u" in item and isinstance(item["u"], Mapping) and not item["u"]:
         # replace_one(f, {}) keeps only _id, as on MongoDB; mongoeco refuses an empty replacement.
-        item = {**item, "u": [{"$project": {"_id": 1}}]}
+        item = {**item, "u": EMPTY_REPLACEMENT}
+    if "dropDups" in item and "key" in item:  # ignored by MongoDB since 3.0; refused by mongoeco
+        item = {k: v for k, v in item.items() if k != "dropDups"}
     return item
 
 
@@ -281,45 +300,110 @@ def _executor_class() -> type:
                 context = super()._build_request_context(ping, **kw)
                 self._coll_mods[id(context)] = (str(db_name), dict(body))
                 return context
-            return super()._build_request_context(_rewrite(str(command), body), **kw)
+            body = _rewrite(str(command), body)
+            return super()._build_request_context(self._through_views(str(command), body, kw), **kw)
+
+        def _through_views(self, command: str, body: dict[str, Any], kw: Mapping[str, Any]) -> dict[str, Any]:
+            """Reads of a view become aggregations on its source; writes to a view are refused."""
+            from mongoeco.errors import OperationFailure
+
+            target = body.get(command)
+            if command not in VIEW_COMMANDS or not isinstance(target, str) or self.server is None:
+                return body
+            db_name = str(kw.get("db_name") or body.get("$db"))
+            options = self.server.engine._collection_options.get(db_name, {})
+            view = offline_views.resolve_view(options.get, target)
+            if view is None:
+                return body
+            if command == "find":
+                return offline_views.find_as_aggregate(body, *view)
+            if command == "aggregate":
+                return offline_views.aggregate_on_view(body, *view)
+            raise OperationFailure(f"Namespace {db_name}.{target} is a view, not a collection",
+                                   code=offline_views.VIEW_WRITE_REFUSED)
+
+        _aborted: set[tuple[str, Any]]
 
         async def execute_prepared(self, context: Any) -> dict[str, Any]:
             from mongoeco.errors import OperationFailure
 
             command, db_name = context.command_name, context.db_name
-            coll_mod = self._coll_mods.pop(id(context), None)
-            if coll_mod is not None:
-                command, db_name = str(next(iter(coll_mod[1]))), coll_mod[0]
+            local = self._coll_mods.pop(id(context), None)
+            if local is not None:
+                command, db_name = str(next(iter(local[1]))), local[0]
             open_kind = context.capability.kind in OPEN_COMMAND_KINDS
             if not open_kind and self._auth.enabled and not context.connection.authenticated_users:
                 raise OperationFailure(f"command {command} requires authentication", code=UNAUTHORIZED)
+            transaction = _transaction_key(context.raw_body)
+            if transaction is not None and transaction in self._aborted:
+                if command == "abortTransaction":
+                    return {"ok": 1.0}
+                raise OperationFailure(
+                    f"Transaction {getattr(transaction[1], 'value', transaction[1])} has been aborted "
+                    "(an earlier operation in it failed)",
+                    code=NO_SUCH_TRANSACTION, error_labels=(TRANSIENT,),
+                )
+            try:
+                reply = await self._answer(context, command, db_name, local)
+            except OperationFailure as error:
+                if command == "commitTransaction" and "Write conflict" in str(error):
+                    # mongoeco detects the conflict at commit, without MongoDB's code and label, so
+                    # with_transaction would give up instead of retrying the whole transaction; and
+                    # it leaves the stale snapshot in place, so the retry would conflict forever.
+                    self._session_store.abort_transaction({"lsid": context.raw_body["lsid"]})
+                    raise OperationFailure(
+                        f"WriteConflict: {error} (another write committed after this transaction started)",
+                        code=WRITE_CONFLICT, error_labels=(TRANSIENT,),
+                    ) from error
+                if transaction is not None and command not in ("commitTransaction", "abortTransaction"):
+                    self._abort(context, transaction)
+                raise
+            _fill_write_error_codes(reply)
+            if transaction is not None and reply.get("writeErrors"):
+                self._abort(context, transaction)
+            return self._finish(context, command, db_name, local, reply)
+
+        def _abort(self, context: Any, transaction: tuple[str, Any]) -> None:
+            """A failed operation aborts its transaction, as on MongoDB: nothing of it is committed."""
+            self._aborted.add(transaction)
+            self._session_store.abort_transaction({"lsid": context.raw_body["lsid"]})
+
+        async def _answer(
+            self, context: Any, command: str, db_name: str, local: tuple[str, dict[str, Any]] | None
+        ) -> dict[str, Any]:
+            """The reply to one command: a registered hook's, the workbench's own, or the engine's."""
             hook = COMMAND_HOOKS.get(command)
-            reply = None
             if hook is not None and self.server is not None:
                 reply = await hook(self.server, db_name, dict(context.command_document))
-            if reply is None:
-                if coll_mod is not None and command == "usersInfo":
-                    reply = {"users": [{"_id": f"admin.{USER}", "user": USER, "db": "admin",
-                                        "roles": [{"role": "root", "db": "admin"}]}], "ok": 1.0}
-                elif coll_mod is not None and command == "getParameter":
-                    reply = {"authenticationMechanisms": list(MECHANISMS), "requireApiVersion": False,
-                             "enableTestCommands": False,
-                             "featureCompatibilityVersion": {"version": "7.0"}, "ok": 1.0}
-                elif coll_mod is not None:
-                    reply = await self._coll_mod(db_name, coll_mod[1])
-                elif command == "insert":
-                    reply = await self._insert(context)
-                elif command == "aggregate" and _ends_in_out(context.command_document):
-                    reply = await self._aggregate_out(context)
-                else:
-                    reply = await super().execute_prepared(context)
-            _fill_write_error_codes(reply)
+                if reply is not None:
+                    return reply
+            if local is not None and command == "usersInfo":
+                return {"users": [{"_id": f"admin.{USER}", "user": USER, "db": "admin",
+                                   "roles": [{"role": "root", "db": "admin"}]}], "ok": 1.0}
+            if local is not None and command == "getParameter":
+                return {"authenticationMechanisms": list(MECHANISMS), "requireApiVersion": False,
+                        "enableTestCommands": False, "featureCompatibilityVersion": {"version": "7.0"}, "ok": 1.0}
+            if local is not None:
+                return await self._coll_mod(db_name, local[1])
+            if command == "insert":
+                return await self._insert(context)
+            if command == "aggregate" and _ends_in_out(context.command_document):
+                return await self._aggregate_out(context)
+            return dict(await super().execute_prepared(context))
+
+        def _finish(
+            self, context: Any, command: str, db_name: str, local: tuple[str, dict[str, Any]] | None,
+            reply: dict[str, Any],
+        ) -> dict[str, Any]:
+            """Adjust a successful reply to MongoDB's shape and tell the write listeners."""
+            if command == "listCollections":
+                reply = offline_views.mark_views(reply)
             if context.capability.kind == "handshake" and "saslSupportedMechs" in context.command_document:
                 # Drivers negotiate the mechanism from this (mongoeco omits it; pymongo then tries SHA-1).
                 reply = {**reply, "saslSupportedMechs": list(MECHANISMS)}
             writes = command in WRITE_COMMANDS and (command != "aggregate" or _writes_out(context.command_document))
             if writes and reply.get("ok") and WRITE_LISTENERS:
-                collection = str((coll_mod[1] if coll_mod else context.command_document).get(command, ""))
+                collection = str((local[1] if local else context.command_document).get(command, ""))
                 for listener in WRITE_LISTENERS:
                     listener(command, db_name, collection)
             return reply
@@ -331,7 +415,10 @@ def _executor_class() -> type:
 
             body = context.command_document
             documents = list(body.get("documents") or [])
-            if not documents or not isinstance(body.get("insert"), str):
+            too_large = any(bson_size(document) > MAX_BSON_SIZE for document in documents)
+            if not documents or not isinstance(body.get("insert"), str) or too_large:
+                # mongoeco's own one-by-one path reports a too-large document as that document's
+                # write error (code 10334), as MongoDB does; the batch path would fail the command.
                 return dict(await super().execute_prepared(context))
             collection = self._client.get_database(context.db_name).get_collection(body["insert"])
             try:
@@ -391,6 +478,9 @@ def _executor_class() -> type:
 
     return _WorkbenchExecutor
 
+
+VIEW_COMMANDS = frozenset({"find", "aggregate", "insert", "update", "delete", "findAndModify", "createIndexes"})
+"""Commands that name a collection which may be a view (reads are resolved, writes refused)."""
 
 OFF_SURFACE = frozenset({"collMod", "usersInfo", "getParameter"})
 """Commands mongoeco's wire surface lacks, answered by the executor (collMod: the course hides indexes)."""
@@ -487,6 +577,7 @@ def _proxy_class() -> type:
             )
             self._executor.server = server
             self._executor._coll_mods = {}
+            self._executor._aborted = set()
 
     return _WorkbenchProxy
 

@@ -1,0 +1,70 @@
+"""Views on the offline default: mongoeco 4.11.0 stores ``create(viewOn=...)`` but reads it as an empty
+collection. Reads of a view are rewritten here into an aggregation on its source (as MongoDB resolves
+them); writes are refused with MongoDB's code 166. Pure functions over command documents."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+VIEW_WRITE_REFUSED = 166
+"""MongoDB's CommandNotSupportedOnView."""
+
+MAX_VIEW_DEPTH = 20
+"""MongoDB's limit on views defined on views."""
+
+WIRE_KEYS = ("$db", "lsid", "$readPreference", "$clusterTime", "txnNumber", "autocommit", "startTransaction")
+"""Keys of a command that belong to the wire, not to the command: carried over unchanged."""
+
+ViewLookup = Callable[[str], "Mapping[str, Any] | None"]
+"""``lookup(collection) -> its options`` (None when it does not exist) within one database."""
+
+
+def resolve_view(lookup: ViewLookup, name: str) -> tuple[str, list[dict[str, Any]]] | None:
+    """``(source collection, full pipeline)`` when ``name`` is a view (following views on views), else None."""
+    pipeline: list[dict[str, Any]] = []
+    source = name
+    for _ in range(MAX_VIEW_DEPTH):
+        options = lookup(source) or {}
+        if not options.get("viewOn"):
+            return None if source == name else (source, pipeline)
+        pipeline = [*list(options.get("pipeline") or []), *pipeline]
+        source = str(options["viewOn"])
+    raise ValueError(f"view {name} is defined on views more than {MAX_VIEW_DEPTH} deep")
+
+
+def find_as_aggregate(body: Mapping[str, Any], source: str, view_pipeline: list[dict[str, Any]]) -> dict[str, Any]:
+    """A ``find`` on a view as the equivalent ``aggregate`` on the view's source."""
+    pipeline = list(view_pipeline)
+    if body.get("filter"):
+        pipeline.append({"$match": body["filter"]})
+    if body.get("sort"):
+        pipeline.append({"$sort": body["sort"]})
+    if body.get("skip"):
+        pipeline.append({"$skip": body["skip"]})
+    if body.get("limit"):
+        pipeline.append({"$limit": abs(int(body["limit"]))})
+    if body.get("projection"):
+        pipeline.append({"$project": body["projection"]})
+    cursor = {"batchSize": body["batchSize"]} if "batchSize" in body else {}
+    rewritten: dict[str, Any] = {"aggregate": source, "pipeline": pipeline, "cursor": cursor}
+    for key in ("collation", "hint", "comment", "let", "maxTimeMS", *WIRE_KEYS):
+        if key in body:
+            rewritten[key] = body[key]
+    return rewritten
+
+
+def aggregate_on_view(body: Mapping[str, Any], source: str, view_pipeline: list[dict[str, Any]]) -> dict[str, Any]:
+    """An ``aggregate`` on a view as an ``aggregate`` on its source with the view's stages first."""
+    return {**body, "aggregate": source, "pipeline": [*view_pipeline, *list(body.get("pipeline") or [])]}
+
+
+def mark_views(reply: dict[str, Any]) -> dict[str, Any]:
+    """``listCollections``: report views as ``type: view``, read-only, as MongoDB does."""
+    batch = (reply.get("cursor") or {}).get("firstBatch")
+    for entry in batch or []:
+        if isinstance(entry, dict) and (entry.get("options") or {}).get("viewOn"):
+            entry["type"] = "view"
+            entry["info"] = {**dict(entry.get("info") or {}), "readOnly": True}
+            entry.pop("idIndex", None)
+    return reply
