@@ -80,3 +80,33 @@ def test_bulk_insert_applies_validators_and_unique_keys(offline_db):
     with pytest.raises(WriteError, match="repeats a unique key"):
         server.bulk_insert(db.name, "checked", [{"_id": "y", "a": 2}, {"_id": "x", "a": 3}])
     assert sorted(d["_id"] for d in db.checked.find()) == ["x", "y"]
+
+
+def test_the_wire_answers_handshakes_while_the_engine_is_busy(offline_db):
+    """A long engine command (a big $lookup) must not stall heartbeats and new connections."""
+    import threading
+    import time
+
+    from pymongo import MongoClient
+
+    from workbook import offline
+
+    async def slow_ping(server, db_name, command):
+        if command.get("workbookSleep"):
+            time.sleep(float(command["workbookSleep"]))  # blocks the engine loop, as a CPU-bound command does
+            return {"ok": 1.0}
+        return None
+
+    offline.register_command("ping", slow_ping)
+    try:
+        busy = threading.Thread(target=lambda: offline_db.command({"ping": 1, "workbookSleep": 3}))
+        busy.start()
+        time.sleep(0.5)
+        started = time.monotonic()
+        with MongoClient(offline_server().uri, serverSelectionTimeoutMS=5000) as other:
+            other.admin.command("hello")  # a new connection: handshake and authentication
+            answered = time.monotonic() - started  # (closing sends endSessions, which waits its turn)
+        busy.join()
+    finally:
+        offline.COMMAND_HOOKS.pop("ping", None)
+    assert answered < 1.5, f"the handshake waited {answered:.1f} s for the busy engine"

@@ -344,7 +344,8 @@ def _executor_class() -> type:
                     code=NO_SUCH_TRANSACTION, error_labels=(TRANSIENT,),
                 )
             try:
-                reply = await self._answer(context, command, db_name, local)
+                answer = self._answer(context, command, db_name, local)
+                reply = await (answer if open_kind or self.server is None else self.server.on_engine(answer))
             except OperationFailure as error:
                 if command == "commitTransaction" and "Write conflict" in str(error):
                     # mongoeco detects the conflict at commit, without MongoDB's code and label, so
@@ -583,7 +584,12 @@ def _proxy_class() -> type:
 
 
 class OfflineServer:
-    """The engine, its wire server on 127.0.0.1, and the event loop thread that runs both."""
+    """The engine on its own event loop thread, and its wire server on 127.0.0.1 on another.
+
+    Two loops so a long engine command (a big unindexed ``$lookup`` takes minutes) never stalls the
+    wire: handshakes, heartbeats and authentication are answered on the network loop while every
+    command that touches data runs, one at a time as before, on the engine loop.
+    """
 
     def __init__(self) -> None:
         from mongoeco.api import AsyncMongoClient
@@ -593,8 +599,13 @@ class OfflineServer:
         self._client = AsyncMongoClient(self.engine)
         self._password = secrets.token_urlsafe(24)
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="workbook-offline", daemon=True)
+        self._thread = threading.Thread(target=self._loop.run_forever, name="workbook-engine", daemon=True)
         self._thread.start()
+        self._network_loop = asyncio.new_event_loop()
+        self._network_thread = threading.Thread(
+            target=self._network_loop.run_forever, name="workbook-offline-wire", daemon=True
+        )
+        self._network_thread.start()
         self._proxy = _proxy_class()(
             server=self,
             client=self._client,
@@ -602,7 +613,7 @@ class OfflineServer:
             port=0,
             auth_users=(user_class(username=USER, password=self._password, mechanisms=MECHANISMS),),
         )
-        address = self.run(self._proxy.start())
+        address = asyncio.run_coroutine_threadsafe(self._proxy.start(), self._network_loop).result()
         self.host, self.port = str(address.host), int(address.port)
         self.uri = (
             f"mongodb://{USER}:{quote_plus(self._password)}@{self.host}:{self.port}/"
@@ -620,6 +631,10 @@ class OfflineServer:
     def run(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
         """Run a coroutine on the engine's event loop and wait for its result."""
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    async def on_engine(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
+        """Await, from the network loop, a coroutine run on the engine loop."""
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, self._loop))
 
     def bulk_insert(self, db_name: str, coll_name: str, documents: Iterable[Mapping[str, Any]]) -> int:
         """Insert many documents straight into the engine (the fast path for loads); returns the count.
