@@ -197,3 +197,11 @@ def test_a_too_large_document_in_an_insert_batch_is_that_documents_write_error(o
         odb.big.insert_many([{"a": 1}, {"big": "x" * MAX_BSON_SIZE}, {"a": 2}], ordered=False)
     assert [(e["index"], e["code"]) for e in caught.value.details["writeErrors"]] == [(1, 10334)]
     assert odb.big.count_documents({}) == 2
+
+
+def test_a_group_result_over_16_mib_fails_as_on_a_server(odb):
+    odb.gg.insert_many([{"k": 1, "s": "x" * (1024 * 1024)} for _ in range(17)])
+    with pytest.raises(OperationFailure) as caught:
+        list(odb.gg.aggregate([{"$group": {"_id": "$k", "all": {"$push": "$s"}}}]))
+    assert caught.value.code == 10334
+    assert len(next(odb.gg.aggregate([{"$group": {"_id": "$k", "n": {"$sum": 1}}}]))) == 2

@@ -399,6 +399,8 @@ def _executor_class() -> type:
             """Adjust a successful reply to MongoDB's shape and tell the write listeners."""
             if command == "listCollections":
                 reply = offline_views.mark_views(reply)
+            if command in ("aggregate", "getMore"):
+                _check_result_sizes(reply)
             if context.capability.kind == "handshake" and "saslSupportedMechs" in context.command_document:
                 # Drivers negotiate the mechanism from this (mongoeco omits it; pymongo then tries SHA-1).
                 reply = {**reply, "saslSupportedMechs": list(MECHANISMS)}
@@ -546,6 +548,26 @@ def _set_index_hidden(engine: Any, db_name: str, coll_name: str, spec: Mapping[s
             records[position] = dataclasses.replace(record, hidden=hidden)
             return {"hidden_old": bool(record.hidden), "hidden_new": hidden}
     raise OperationFailure(f"cannot find index {dict(spec)} for ns {db_name}.{coll_name}", code=27)
+
+
+MAX_RESULT_SIZE = MAX_BSON_SIZE + 16 * 1024
+"""MongoDB's internal document limit (16 MiB + 16 KiB): an aggregation result larger than this fails."""
+
+
+def _check_result_sizes(reply: Mapping[str, Any]) -> None:
+    """Fail as MongoDB does when an aggregation produces a document over the limit (e.g. a huge $group)."""
+    from mongoeco.errors import OperationFailure
+
+    cursor = reply.get("cursor") or {}
+    for document in cursor.get("firstBatch") or cursor.get("nextBatch") or []:
+        size = bson_size(document)
+        if size > MAX_RESULT_SIZE:
+            raise OperationFailure(
+                f"BSONObjectTooLarge: an aggregation result document is {size} bytes; "
+                f"the limit is {MAX_RESULT_SIZE} (16 MiB + 16 KiB). Group into smaller documents "
+                "(e.g. $group on a finer key, or $project fewer fields before it)",
+                code=TOO_LARGE_ON_INSERT,
+            )
 
 
 def _fill_write_error_codes(reply: Mapping[str, Any]) -> None:
