@@ -110,3 +110,24 @@ def test_the_wire_answers_handshakes_while_the_engine_is_busy(offline_db):
     finally:
         offline.COMMAND_HOOKS.pop("ping", None)
     assert answered < 1.5, f"the handshake waited {answered:.1f} s for the busy engine"
+
+
+def test_a_duplicate_inserted_while_a_unique_index_builds_fails_the_build(offline_db, monkeypatch):
+    """The fast unique build checks and marks in one locked step: a write during the build cannot slip in."""
+    from workbook import engine_compat
+
+    db, server = offline_db, offline_server()
+    db.people.insert_many([{"_id": f"p{i}", "email": f"e{i}@x"} for i in range(50)])
+    memory_engine = engine_compat.memory_engine_class()
+    build = memory_engine.create_index
+
+    async def build_while_someone_inserts(self, db_name, coll_name, keys, **options):
+        await self.insert_documents(db_name, coll_name, [{"_id": "late", "email": "e7@x"}])
+        return await build(self, db_name, coll_name, keys, **options)
+
+    monkeypatch.setattr(memory_engine, "create_index", build_while_someone_inserts)
+    with pytest.raises(DuplicateKeyError):
+        db.people.create_index("email", unique=True)
+    monkeypatch.setattr(memory_engine, "create_index", build)
+    assert [i["name"] for i in db.people.list_indexes()] == ["_id_"]
+    assert server.bulk_insert(db.name, "people", [{"_id": "again", "email": "e7@x"}]) == 1
