@@ -205,3 +205,30 @@ def test_a_group_result_over_16_mib_fails_as_on_a_server(odb):
         list(odb.gg.aggregate([{"$group": {"_id": "$k", "all": {"$push": "$s"}}}]))
     assert caught.value.code == 10334
     assert len(next(odb.gg.aggregate([{"$group": {"_id": "$k", "n": {"$sum": 1}}}]))) == 2
+
+
+def test_database_level_aggregate(odb):
+    sessions = list(odb.client.admin.aggregate([{"$listLocalSessions": {}}, {"$limit": 1}, {"$project": {"_id": 1}}]))
+    assert len(sessions) == 1
+    assert [d["a"] for d in odb.aggregate([{"$documents": [{"a": 1}, {"a": 2}]}, {"$match": {"a": 2}}])] == [2]
+
+
+def test_a_hinted_find_returns_documents_in_index_order(odb):
+    odb.coll.insert_many([{"num": i} for i in range(20)])
+    odb.coll.create_index([("num", -1)])
+    assert next(odb.coll.find().hint([("num", -1)]))["num"] == 19
+    assert next(odb.coll.find().hint("num_-1"))["num"] == 19
+    assert next(odb.coll.find())["num"] == 0
+
+
+def test_rename_a_collection_to_another_database(odb):
+    other = odb.client[odb.name + "_b"]
+    odb.a.insert_many([{"k": i} for i in range(5)])
+    odb.a.create_index("k", unique=True)
+    odb.client.admin.command("renameCollection", f"{odb.name}.a", to=f"{other.name}.b")
+    try:
+        assert "a" not in odb.list_collection_names()
+        assert other.b.count_documents({}) == 5
+        assert "k_1" in [i["name"] for i in other.b.list_indexes()]
+    finally:
+        odb.client.drop_database(other.name)

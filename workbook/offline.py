@@ -251,6 +251,8 @@ def _rewrite(command: str, body: dict[str, Any]) -> dict[str, Any]:
                 body = {**body, key: int(body[key])}
     if "collation" in body:
         body = {**body, "collation": _collation(body["collation"])}
+    if command == "aggregate" and body.get("aggregate") == 1:
+        body = _database_aggregate(body)
     if command == "findAndModify" and isinstance(body.get("update"), Mapping) and not body["update"]:
         body = {**body, "update": EMPTY_REPLACEMENT}
     if command == "explain" and isinstance(body.get("explain"), dict) and body["explain"]:
@@ -260,6 +262,30 @@ def _rewrite(command: str, body: dict[str, Any]) -> dict[str, Any]:
         if isinstance(body.get(key), list):
             body = {**body, key: [_statement(item) for item in body[key]]}
     return body
+
+
+DATABASE_AGGREGATE = "$cmd.aggregate"
+"""Where a database-level ``aggregate: 1`` runs (MongoDB reports this namespace for its cursor too)."""
+
+
+def _database_aggregate(body: dict[str, Any]) -> dict[str, Any]:
+    """``db.aggregate(...)``: mongoeco needs a collection, so its first stage becomes ``$documents``.
+
+    ``$listLocalSessions`` lists the calling session (the only one a learner's code can see);
+    ``$currentOp`` lists nothing (the engine runs one command at a time).
+    """
+    import datetime
+
+    pipeline = list(body.get("pipeline") or [])
+    first = pipeline[0] if pipeline and isinstance(pipeline[0], Mapping) else {}
+    if "$listLocalSessions" in first:
+        lsid = body.get("lsid")
+        sessions = [{"_id": {"id": lsid.get("id")}, "lastUse": datetime.datetime.now(datetime.UTC)}] if isinstance(
+            lsid, Mapping) else []
+        pipeline[0] = {"$documents": sessions}
+    elif "$currentOp" in first:
+        pipeline[0] = {"$documents": []}
+    return {**body, "aggregate": DATABASE_AGGREGATE, "pipeline": pipeline}
 
 
 EMPTY_REPLACEMENT = [{"$project": {"_id": 1}}]
@@ -301,7 +327,22 @@ def _executor_class() -> type:
                 self._coll_mods[id(context)] = (str(db_name), dict(body))
                 return context
             body = _rewrite(str(command), body)
-            return super()._build_request_context(self._through_views(str(command), body, kw), **kw)
+            body = self._through_views(str(command), body, kw)
+            return super()._build_request_context(self._hinted_order(str(command), body, kw), **kw)
+
+        def _hinted_order(self, command: str, body: dict[str, Any], kw: Mapping[str, Any]) -> dict[str, Any]:
+            """A hinted ``find`` without a sort returns documents in the index's order, as MongoDB's index
+            scan does (mongoeco answers in insertion order)."""
+            hint = body.get("hint")
+            if command != "find" or not hint or body.get("sort") or self.server is None:
+                return body
+            db_name = str(kw.get("db_name") or body.get("$db"))
+            records = self.server.engine._indexes.get(db_name, {}).get(str(body.get("find")), [])
+            wanted = list(dict(hint).items()) if isinstance(hint, Mapping) else None
+            for record in records:
+                if record.name == hint or (wanted is not None and list(record.key) == wanted):
+                    return {**body, "sort": dict(record.key)}
+            return body
 
         def _through_views(self, command: str, body: dict[str, Any], kw: Mapping[str, Any]) -> dict[str, Any]:
             """Reads of a view become aggregations on its source; writes to a view are refused."""
@@ -388,6 +429,8 @@ def _executor_class() -> type:
                 return await self._coll_mod(db_name, local[1])
             if command == "insert":
                 return await self._insert(context)
+            if command == "renameCollection" and _across_databases(context.command_document):
+                return await self._rename_across_databases(context.command_document, context.session)
             if command == "aggregate" and _ends_in_out(context.command_document):
                 return await self._aggregate_out(context)
             return dict(await super().execute_prepared(context))
@@ -436,6 +479,36 @@ def _executor_class() -> type:
                 errors = [{k: v for k, v in dict(e).items() if k != "op"} for e in details.get("writeErrors", [])]
                 return {"n": int(details.get("nInserted", 0)), "writeErrors": errors, "ok": 1.0}
             return {"n": len(documents), "ok": 1.0}
+
+        async def _rename_across_databases(self, body: Mapping[str, Any], session: Any) -> dict[str, Any]:
+            """``renameCollection`` to another database: copy documents and indexes, then drop the source."""
+            from mongoeco.errors import OperationFailure
+
+            (source_db, source_name), (target_db, target_name) = (
+                str(body[key]).split(".", 1) for key in ("renameCollection", "to")
+            )
+            source_database = self._client.get_database(source_db)
+            target_database = self._client.get_database(target_db)
+            if source_name not in await source_database.list_collection_names(session=session):
+                raise OperationFailure(f"Source collection {body['renameCollection']} does not exist",
+                                       code=NAMESPACE_NOT_FOUND)
+            if target_name in await target_database.list_collection_names(session=session):
+                if not body.get("dropTarget"):
+                    raise OperationFailure("target namespace exists", code=NAMESPACE_EXISTS)
+                await target_database.drop_collection(target_name, session=session)
+            source = source_database.get_collection(source_name)
+            documents = [document async for document in source.find({}, session=session)]
+            indexes = [index async for index in await source.list_indexes(session=session)]
+            await target_database.create_collection(target_name, session=session)
+            target = target_database.get_collection(target_name)
+            if documents:
+                await target.insert_many(documents, session=session)
+            for index in indexes:
+                if index.get("name") != "_id_":
+                    options = {k: v for k, v in index.items() if k in INDEX_OPTIONS}
+                    await target.create_index(list(dict(index["key"]).items()), session=session, **options)
+            await source_database.drop_collection(source_name, session=session)
+            return {"ok": 1.0}
 
         async def _aggregate_out(self, context: Any) -> dict[str, Any]:
             """``$out``: run the pipeline before it, then replace the target collection with the result."""
@@ -495,6 +568,17 @@ COLL_MOD_OPTIONS = frozenset({"collMod", "index", "validator", "validationLevel"
                               "$db", "lsid", "$readPreference", "$clusterTime", "txnNumber", "autocommit"})
 VALIDATION_LEVELS = ("off", "strict", "moderate")
 VALIDATION_ACTIONS = ("error", "warn")
+
+
+INDEX_OPTIONS = frozenset({"name", "unique", "sparse", "hidden", "expireAfterSeconds", "collation"})
+"""Index options copied when a collection moves to another database."""
+NAMESPACE_EXISTS = 48
+
+
+def _across_databases(command: Mapping[str, Any]) -> bool:
+    """Whether a ``renameCollection`` moves a collection to another database (mongoeco refuses that)."""
+    source, target = str(command.get("renameCollection", "")), str(command.get("to", ""))
+    return "." in source and "." in target and source.split(".", 1)[0] != target.split(".", 1)[0]
 
 
 def _ends_in_out(command: Mapping[str, Any]) -> bool:
