@@ -237,16 +237,16 @@ def install_type_bracketing() -> None:
     from mongoeco.core.compiled_query import CompiledQuery
     from mongoeco.core.filtering import QueryEngine
 
-    candidate_match = QueryEngine._comparison_matches_candidate.__func__  # type: ignore[attr-defined]
-    top_level = QueryEngine._match_top_level_comparison.__func__  # type: ignore[attr-defined]
+    candidate_match = getattr(QueryEngine._comparison_matches_candidate, "__func__")  # noqa: B009 - unbound
+    top_level = getattr(QueryEngine._match_top_level_comparison, "__func__")  # noqa: B009
     comparison_code = CompiledQuery._comparison_code
 
-    def bracketed_candidate(cls: Any, candidate: Any, target: Any, operator: str, **kw: Any) -> bool:
+    def bracketed_candidate(cls: Any, /, candidate: Any, target: Any, operator: str, **kw: Any) -> bool:
         if _brackets_differ(candidate, target):
             return False
         return bool(candidate_match(cls, candidate, target, operator, **kw))
 
-    def bracketed_top_level(cls: Any, doc: Any, field: str, target: Any, operator: str, **kw: Any) -> bool:
+    def bracketed_top_level(cls: Any, /, doc: Any, field: str, target: Any, operator: str, **kw: Any) -> bool:
         if isinstance(doc, dict) and field in doc and _brackets_differ(doc[field], target):
             return False
         return bool(top_level(cls, doc, field, target, operator, **kw))
@@ -259,9 +259,11 @@ def install_type_bracketing() -> None:
         return code.replace(f" for candidate in _extract(doc, {self._field(field)})",
                             f" for candidate in _extract(doc, {self._field(field)}) if {same}(candidate)")
 
-    QueryEngine._comparison_matches_candidate = classmethod(bracketed_candidate)  # type: ignore[method-assign,assignment]
-    QueryEngine._match_top_level_comparison = classmethod(bracketed_top_level)  # type: ignore[method-assign,assignment]
-    CompiledQuery._comparison_code = bracketed_code  # type: ignore[method-assign]
+    engine: Any = QueryEngine  # patched in place: every mongoeco matcher calls these two classmethods
+    engine._comparison_matches_candidate = classmethod(bracketed_candidate)
+    engine._match_top_level_comparison = classmethod(bracketed_top_level)
+    compiled: Any = CompiledQuery
+    compiled._comparison_code = bracketed_code
     _BRACKETING_INSTALLED = True
 
 

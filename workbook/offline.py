@@ -475,7 +475,7 @@ def _executor_class() -> type:
                     session=context.session,
                 )
             except BulkWriteError as error:
-                details = dict(error.details or {})
+                details = dict(getattr(error, "details", None) or {})
                 errors = [{k: v for k, v in dict(e).items() if k != "op"} for e in details.get("writeErrors", [])]
                 return {"n": int(details.get("nInserted", 0)), "writeErrors": errors, "ok": 1.0}
             return {"n": len(documents), "ok": 1.0}
