@@ -232,3 +232,26 @@ def test_rename_a_collection_to_another_database(odb):
         assert "k_1" in [i["name"] for i in other.b.list_indexes()]
     finally:
         odb.client.drop_database(other.name)
+
+
+def test_rename_within_a_database_and_count_on_a_view(odb):
+    odb.a.insert_many([{"k": i} for i in range(5)])
+    odb.a.rename("b")
+    assert odb.list_collection_names() == ["b"]
+    odb.create_collection("big_k", viewOn="b", pipeline=[{"$match": {"k": {"$gt": 1}}}])
+    assert odb.big_k.estimated_document_count() == 3
+
+
+def test_a_write_concern_no_standalone_can_satisfy_is_refused(odb):
+    from pymongo.write_concern import WriteConcern
+
+    with pytest.raises(OperationFailure) as caught:
+        odb.create_collection("x", write_concern=WriteConcern(w=50))
+    assert caught.value.code == 2
+
+
+def test_a_dollar_prefixed_field_in_id_is_refused_by_the_server(odb):
+    with pytest.raises(BulkWriteError) as caught:
+        odb.c.insert_many([{"_id": 1}, {"_id": 1}, {"_id": {"$a": 1}}, {"_id": 2}], ordered=False)
+    assert [(e["index"], e["code"]) for e in caught.value.details["writeErrors"]] == [(1, 11000), (2, 52)]
+    assert sorted(d["_id"] for d in odb.c.find()) == [1, 2]

@@ -375,6 +375,7 @@ def _executor_class() -> type:
             open_kind = context.capability.kind in OPEN_COMMAND_KINDS
             if not open_kind and self._auth.enabled and not context.connection.authenticated_users:
                 raise OperationFailure(f"command {command} requires authentication", code=UNAUTHORIZED)
+            _check_write_concern(context.raw_body)
             transaction = _transaction_key(context.raw_body)
             if transaction is not None and transaction in self._aborted:
                 if command == "abortTransaction":
@@ -429,8 +430,12 @@ def _executor_class() -> type:
                 return await self._coll_mod(db_name, local[1])
             if command == "insert":
                 return await self._insert(context)
-            if command == "renameCollection" and _across_databases(context.command_document):
-                return await self._rename_across_databases(context.command_document, context.session)
+            if command == "renameCollection":
+                return await self._rename(context.command_document, context.session)
+            if command == "count" and self.server is not None:
+                view = self._view_of(db_name, context.command_document.get("count"))
+                if view is not None:
+                    return await self._count_view(db_name, context.command_document, view, context.session)
             if command == "aggregate" and _ends_in_out(context.command_document):
                 return await self._aggregate_out(context)
             return dict(await super().execute_prepared(context))
@@ -457,8 +462,6 @@ def _executor_class() -> type:
         async def _insert(self, context: Any) -> dict[str, Any]:
             """``insert`` as one engine batch: mongoeco's own command inserts one document at a time,
             rebuilding a set of every numeric _id per document (O(n^2) for numeric ids)."""
-            from mongoeco.errors import BulkWriteError
-
             body = context.command_document
             documents = list(body.get("documents") or [])
             too_large = any(bson_size(document) > MAX_BSON_SIZE for document in documents)
@@ -467,6 +470,33 @@ def _executor_class() -> type:
                 # write error (code 10334), as MongoDB does; the batch path would fail the command.
                 return dict(await super().execute_prepared(context))
             collection = self._client.get_database(context.db_name).get_collection(body["insert"])
+            ordered = bool(body.get("ordered", True))
+            inserted, start = 0, 0
+            errors: list[dict[str, Any]] = []
+            # Documents MongoDB refuses before storage (a $-prefixed field in _id) split the batch.
+            for index in [*(i for i, d in enumerate(documents) if _dollar_in_id(d)), len(documents)]:
+                if (errors and ordered) or start > len(documents):
+                    break
+                run_inserted, run_errors = await self._insert_run(collection, documents[start:index], start, context)
+                inserted, errors = inserted + run_inserted, errors + run_errors
+                if index < len(documents) and not (run_errors and ordered):
+                    errors.append({"index": index, "code": DOLLAR_PREFIXED_FIELD, "errmsg": (
+                        f"_id fields may not contain '$'-prefixed fields: {documents[index]['_id']!r}")})
+                start = index + 1
+            reply: dict[str, Any] = {"n": inserted, "ok": 1.0}
+            if errors:
+                reply["writeErrors"] = errors
+            return reply
+
+        async def _insert_run(
+            self, collection: Any, documents: list[Any], offset: int, context: Any
+        ) -> tuple[int, list[dict[str, Any]]]:
+            """Insert consecutive documents of one command with one engine call: (inserted, write errors)."""
+            from mongoeco.errors import BulkWriteError
+
+            if not documents:
+                return 0, []
+            body = context.command_document
             try:
                 await collection.insert_many(
                     documents,
@@ -476,9 +506,49 @@ def _executor_class() -> type:
                 )
             except BulkWriteError as error:
                 details = dict(getattr(error, "details", None) or {})
-                errors = [{k: v for k, v in dict(e).items() if k != "op"} for e in details.get("writeErrors", [])]
-                return {"n": int(details.get("nInserted", 0)), "writeErrors": errors, "ok": 1.0}
-            return {"n": len(documents), "ok": 1.0}
+                errors = [
+                    {**{k: v for k, v in dict(e).items() if k != "op"}, "index": int(dict(e)["index"]) + offset}
+                    for e in details.get("writeErrors", [])
+                ]
+                return int(details.get("nInserted", 0)), errors
+            return len(documents), []
+
+        def _view_of(self, db_name: str, name: Any) -> tuple[str, list[dict[str, Any]]] | None:
+            """``(source, pipeline)`` when ``name`` is a view in ``db_name``, else None."""
+            if not isinstance(name, str) or self.server is None:
+                return None
+            return offline_views.resolve_view(self.server.engine._collection_options.get(db_name, {}).get, name)
+
+        async def _count_view(
+            self, db_name: str, body: Mapping[str, Any], view: tuple[str, list[dict[str, Any]]], session: Any
+        ) -> dict[str, Any]:
+            """``count`` (``estimated_document_count``) on a view counts what the view returns."""
+            source, pipeline = view
+            stages = offline_views.count_pipeline(body, pipeline)
+            cursor = self._client.get_database(db_name).get_collection(source).aggregate(stages, session=session)
+            counted = [document async for document in cursor]
+            return {"n": int(counted[0]["n"]) if counted else 0, "ok": 1.0}
+
+        async def _rename(self, body: Mapping[str, Any], session: Any) -> dict[str, Any]:
+            """``renameCollection`` (sent to ``admin``): within a database by the engine, across by copying."""
+            from mongoeco.errors import OperationFailure
+
+            if _across_databases(body):
+                return await self._rename_across_databases(body, session)
+            (db_name, source_name), (_same, target_name) = (
+                str(body[key]).split(".", 1) for key in ("renameCollection", "to")
+            )
+            database = self._client.get_database(db_name)
+            names = await database.list_collection_names(session=session)
+            if source_name not in names:
+                raise OperationFailure(f"Source collection {body['renameCollection']} does not exist",
+                                       code=NAMESPACE_NOT_FOUND)
+            if target_name in names:
+                if not body.get("dropTarget"):
+                    raise OperationFailure("target namespace exists", code=NAMESPACE_EXISTS)
+                await database.drop_collection(target_name, session=session)
+            await database.get_collection(source_name).rename(target_name, session=session)
+            return {"ok": 1.0}
 
         async def _rename_across_databases(self, body: Mapping[str, Any], session: Any) -> dict[str, Any]:
             """``renameCollection`` to another database: copy documents and indexes, then drop the source."""
@@ -573,6 +643,24 @@ VALIDATION_ACTIONS = ("error", "warn")
 INDEX_OPTIONS = frozenset({"name", "unique", "sparse", "hidden", "expireAfterSeconds", "collation"})
 """Index options copied when a collection moves to another database."""
 NAMESPACE_EXISTS = 48
+DOLLAR_PREFIXED_FIELD = 52
+
+
+def _dollar_in_id(document: Any) -> bool:
+    """Whether a document's ``_id`` is a document with a ``$``-prefixed field (MongoDB refuses to store it)."""
+    identifier = document.get("_id") if isinstance(document, Mapping) else None
+    return isinstance(identifier, Mapping) and any(str(key).startswith("$") for key in identifier)
+
+
+def _check_write_concern(body: Mapping[str, Any]) -> None:
+    """A standalone server refuses ``w`` > 1, as MongoDB does (nothing can acknowledge it)."""
+    from mongoeco.errors import OperationFailure
+
+    concern = body.get("writeConcern")
+    w = concern.get("w") if isinstance(concern, Mapping) else None
+    w = getattr(w, "value", w)
+    if isinstance(w, int) and not isinstance(w, bool) and w > 1:
+        raise OperationFailure("cannot use 'w' > 1 when a host is not replicated", code=BAD_VALUE)
 
 
 def _across_databases(command: Mapping[str, Any]) -> bool:

@@ -59,6 +59,18 @@ def aggregate_on_view(body: Mapping[str, Any], source: str, view_pipeline: list[
     return {**body, "aggregate": source, "pipeline": [*view_pipeline, *list(body.get("pipeline") or [])]}
 
 
+def count_pipeline(body: Mapping[str, Any], view_pipeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The aggregation that answers ``count`` on a view: the view, the query, skip and limit, ``$count``."""
+    pipeline = list(view_pipeline)
+    if body.get("query"):
+        pipeline.append({"$match": body["query"]})
+    if body.get("skip"):
+        pipeline.append({"$skip": body["skip"]})
+    if body.get("limit"):
+        pipeline.append({"$limit": abs(int(body["limit"]))})
+    return [*pipeline, {"$count": "n"}]
+
+
 def mark_views(reply: dict[str, Any]) -> dict[str, Any]:
     """``listCollections``: report views as ``type: view``, read-only, as MongoDB does."""
     batch = (reply.get("cursor") or {}).get("firstBatch")
