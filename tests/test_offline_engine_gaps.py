@@ -255,3 +255,12 @@ def test_a_dollar_prefixed_field_in_id_is_refused_by_the_server(odb):
         odb.c.insert_many([{"_id": 1}, {"_id": 1}, {"_id": {"$a": 1}}, {"_id": 2}], ordered=False)
     assert [(e["index"], e["code"]) for e in caught.value.details["writeErrors"]] == [(1, 11000), (2, 52)]
     assert sorted(d["_id"] for d in odb.c.find()) == [1, 2]
+
+
+def test_let_values_are_evaluated_expressions(odb):
+    odb.l.insert_many([{"_id": 1}, {"_id": 2}])
+    pipeline = [{"$match": {"$expr": {"$eq": ["$_id", "$$id"]}}}, {"$project": {"_id": 0, "y": "$$y", "r": "$$r"}}]
+    [row] = odb.l.aggregate(pipeline, let={"id": 1, "y": {"$literal": "$bar"}, "r": {"$rand": {}}})
+    assert row["y"] == "$bar" and isinstance(row["r"], float)
+    odb.l.aggregate([{"$match": {"$expr": {"$eq": ["$_id", "$$id"]}}}, {"$out": "l_out"}], let={"id": 2})
+    assert [d["_id"] for d in odb.l_out.find()] == [2]

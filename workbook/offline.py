@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import dataclasses
+import random
 import secrets
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
@@ -251,6 +252,8 @@ def _rewrite(command: str, body: dict[str, Any]) -> dict[str, Any]:
                 body = {**body, key: int(body[key])}
     if "collation" in body:
         body = {**body, "collation": _collation(body["collation"])}
+    if isinstance(body.get("let"), Mapping):  # let values are expressions: {$literal: "$x"} is the string "$x"
+        body = {**body, "let": {k: _literal(v) for k, v in body["let"].items()}}
     if command == "aggregate" and body.get("aggregate") == 1:
         body = _database_aggregate(body)
     if command == "findAndModify" and isinstance(body.get("update"), Mapping) and not body["update"]:
@@ -286,6 +289,15 @@ def _database_aggregate(body: dict[str, Any]) -> dict[str, Any]:
     elif "$currentOp" in first:
         pipeline[0] = {"$documents": []}
     return {**body, "aggregate": DATABASE_AGGREGATE, "pipeline": pipeline}
+
+
+def _literal(value: Any) -> Any:
+    """The value of a ``let`` expression mongoeco binds unevaluated: ``{"$literal": v}`` and ``{"$rand": {}}``."""
+    if isinstance(value, Mapping) and list(value) == ["$literal"]:
+        return value["$literal"]
+    if isinstance(value, Mapping) and list(value) == ["$rand"]:
+        return random.random()  # noqa: S311 - MongoDB's $rand, not a secret
+    return value
 
 
 EMPTY_REPLACEMENT = [{"$project": {"_id": 1}}]
@@ -590,7 +602,8 @@ def _executor_class() -> type:
                 if isinstance(target, Mapping) else (context.db_name, str(target))
             )
             source = self._client.get_database(context.db_name).get_collection(body["aggregate"])
-            cursor = source.aggregate(pipeline[:-1], session=context.session)
+            let = body.get("let")
+            cursor = source.aggregate(pipeline[:-1], session=context.session, let=let if isinstance(let, dict) else None)
             documents = [document async for document in cursor]
             destination = self._client.get_database(target_db)
             await destination.drop_collection(target_coll, session=context.session)
