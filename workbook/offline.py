@@ -602,8 +602,8 @@ def _executor_class() -> type:
                 if isinstance(target, Mapping) else (context.db_name, str(target))
             )
             source = self._client.get_database(context.db_name).get_collection(body["aggregate"])
-            let = body.get("let")
-            cursor = source.aggregate(pipeline[:-1], session=context.session, let=let if isinstance(let, dict) else None)
+            let = body.get("let") if isinstance(body.get("let"), dict) else None
+            cursor = source.aggregate(pipeline[:-1], session=context.session, let=let)
             documents = [document async for document in cursor]
             destination = self._client.get_database(target_db)
             await destination.drop_collection(target_coll, session=context.session)
