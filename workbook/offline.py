@@ -33,9 +33,8 @@ from urllib.parse import quote_plus
 import bson
 
 from workbook import engine_compat, offline_views
-
-MAX_BSON_SIZE = 16 * 1024 * 1024
-"""MongoDB's hard limit on one document: 16 MiB."""
+from workbook.facts import FIRST_BATCH_DOCUMENTS, MAX_BSON_SIZE
+from workbook.facts import bson_size as _plain_bson_size
 
 PACKAGE = "mongoeco"
 _T = TypeVar("_T")
@@ -65,7 +64,7 @@ def _engine_class() -> type:
     record_type, default_index_name, normalize_index_keys, duplicate_error = engine_compat.index_helpers()
     memory_engine: Any = engine_compat.memory_engine_class()
 
-    class _WorkbenchEngine(memory_engine):  # type: ignore[misc]
+    class _WorkbenchEngine(memory_engine):
         """mongoeco's memory engine with the storage-level fixes the course needs."""
 
         def _ensure_unique_indexes(self, db_name: str, coll_name: str, candidate: Any, **kw: Any) -> None:
@@ -177,7 +176,7 @@ def _engine_class() -> type:
 def bson_size(document: Mapping[str, Any]) -> int:
     """Size in bytes of ``document`` encoded as BSON, as ``$bsonSize`` reports it."""
     try:
-        return len(bson.encode(document))
+        return _plain_bson_size(document)
     except (bson.errors.InvalidDocument, TypeError, ValueError):
         # Engine-side documents hold mongoeco's own scalar types (BsonInt64, Decimal128, DBRef...):
         # convert them to pymongo's, then let pymongo's encoder count.
@@ -323,7 +322,7 @@ def _executor_class() -> type:
     _proxy_class, executor_class, _user = engine_compat.wire_classes()
     base: Any = executor_class
 
-    class _WorkbenchExecutor(base):  # type: ignore[misc]
+    class _WorkbenchExecutor(base):
         """mongoeco's wire command executor with the commands lessons need and it lacks."""
 
         server: OfflineServer | None = None
@@ -775,7 +774,7 @@ def _proxy_class() -> type:
     base: Any = proxy_class
     executor = _executor_class()
 
-    class _WorkbenchProxy(base):  # type: ignore[misc]
+    class _WorkbenchProxy(base):
         """mongoeco's wire server with the workbench's executor."""
 
         def __init__(self, *, server: OfflineServer, **kwargs: Any) -> None:
