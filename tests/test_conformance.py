@@ -40,3 +40,14 @@ def test_summary_rates_exclude_skips_and_record_names_every_failure(tmp_path):
     data = json.loads((tmp_path / "last-run.json").read_text())
     assert data["files"][0]["failures"] == ["A.t: boom"]
     assert "- a.py: A.t: boom" in (tmp_path / "last-run.md").read_text()
+
+
+def test_an_unknown_test_file_is_refused_with_the_choices(tmp_path, monkeypatch):
+    import pytest
+
+    from workbook.errors import WorkbookError
+
+    (tmp_path / "test").mkdir()
+    monkeypatch.setattr(conformance, "fetch_tests", lambda: tmp_path)
+    with pytest.raises(WorkbookError, match="test_collection.py"):
+        conformance.main(["test_nope.py"])

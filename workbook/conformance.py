@@ -149,6 +149,12 @@ def record(results: Sequence[FileResult], directory: pathlib.Path = RECORD_DIR) 
 def main(files: Sequence[str] = FILES, *, save: bool = False) -> int:
     """Fetch, run, print the table; 0 when at least 95% of the non-skipped tests pass."""
     root = fetch_tests()
+    unknown = [name for name in files if not (root / "test" / name).is_file()]
+    if unknown:
+        raise WorkbookError(
+            f"No pymongo {pymongo.version} test file named {', '.join(unknown)}. "
+            f"Choose from the CRUD-level set: {', '.join(FILES)} (or any test_*.py in {root / 'test'})."
+        )
     print(f"pymongo {pymongo.version} tests from {root}; running {len(files)} files (this takes minutes)")
     results = run_files(root, files)
     print(summary(results))
