@@ -330,6 +330,9 @@ def _executor_class() -> type:
         _coll_mods: dict[int, tuple[str, dict[str, Any]]]
 
         def _build_request_context(self, body: dict[str, Any], **kw: Any) -> Any:
+            explained = self._explain.intercept(super(), body, kw)  # explain hook: the planner model answers
+            if explained is not None:
+                return explained
             command = next(iter(body), None)
             if command in OFF_SURFACE:  # not on mongoeco's wire surface: parse as a ping, answer it here
                 db_name = kw.get("db_name") or body.get("$db")
@@ -375,6 +378,7 @@ def _executor_class() -> type:
                                    code=offline_views.VIEW_WRITE_REFUSED)
 
         _aborted: set[tuple[str, Any]]
+        _explain: Any  # workbook.explaining.native.ExplainHook, installed by _WorkbenchProxy
 
         async def execute_prepared(self, context: Any) -> dict[str, Any]:
             from mongoeco.errors import OperationFailure
@@ -425,7 +429,20 @@ def _executor_class() -> type:
         async def _answer(
             self, context: Any, command: str, db_name: str, local: tuple[str, dict[str, Any]] | None
         ) -> dict[str, Any]:
-            """The reply to one command: a registered hook's, the workbench's own, or the engine's."""
+            """The reply to one command: native explain's, a registered hook's, the workbench's own, or the engine's."""
+            explained = await self._explain.answer(context)  # explain hook
+            if explained is not None:
+                return dict(explained)
+            self._explain.note(context)  # explain hook: count writes from any client (before and after)
+            try:
+                return await self._dispatch(context, command, db_name, local)
+            finally:
+                self._explain.note(context)
+
+        async def _dispatch(
+            self, context: Any, command: str, db_name: str, local: tuple[str, dict[str, Any]] | None
+        ) -> dict[str, Any]:
+            """The reply of a registered hook, of the workbench's own handlers, or of the engine."""
             hook = COMMAND_HOOKS.get(command)
             if hook is not None and self.server is not None:
                 reply = await hook(self.server, db_name, dict(context.command_document))
@@ -785,6 +802,9 @@ def _proxy_class() -> type:
             self._executor.server = server
             self._executor._coll_mods = {}
             self._executor._aborted = set()
+            from workbook.explaining.native import hook_for
+
+            self._executor._explain = hook_for(server.engine)
 
     return _WorkbenchProxy
 
