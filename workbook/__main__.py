@@ -1,4 +1,4 @@
-"""Command line: ``python -m workbook check``, ``reset``, ``diffcheck``, ``doctor``, and the quiz's ``progress``,
+"""Command line: ``python -m workbook check``, ``reset``, ``diffcheck``, ``doctor``, ``conformance``, and the quiz's ``progress``,
 ``class-report`` and ``quiz-build``."""
 
 from __future__ import annotations
