@@ -1,5 +1,5 @@
-"""Command line: ``python -m workbook check``, ``reset``, ``diffcheck``, ``doctor``, ``conformance``, and the quiz's ``progress``,
-``class-report`` and ``quiz-build``."""
+"""Command line: ``python -m workbook check``, ``reset``, ``diffcheck``, ``doctor``, ``conformance``,
+and the quiz's ``progress``, ``class-report`` and ``quiz-build``."""
 
 from __future__ import annotations
 
