@@ -105,6 +105,7 @@ def _engine_class() -> type:
             # it unique in one step under the collection lock (no insert can slip in between); a
             # conflict drops the half-built index. Anything unusual (collation, partial, sparse, a
             # transaction, an existing index of that name) keeps mongoeco's own path.
+            _check_index_limits(self, db_name, coll_name, keys, options.get("context"))  # workbook.offline_limits
             context = options.get("context")
             plain = (
                 options.get("unique")
@@ -153,6 +154,7 @@ def _engine_class() -> type:
             return None
 
         def _encode_storage_document(self, document: Any) -> Any:
+            _check_depth(document)  # workbook.offline_limits: nesting depth 100
             size = bson_size(document)
             if size > MAX_BSON_SIZE:
                 # Raised inside the engine's rollback scope: the stored document and its index
@@ -171,6 +173,37 @@ def _engine_class() -> type:
             return super()._encode_storage_document(document)
 
     return _WorkbenchEngine
+
+
+def _check_depth(document: Any) -> None:
+    """Raise MongoDB's error for a document nested deeper than 100 levels (mongoeco accepts it)."""
+    from mongoeco.errors import WriteError
+
+    from workbook.offline_limits import depth_error
+
+    error = depth_error(document)
+    if error is not None:
+        raise WriteError(error[1], code=error[0])
+
+
+def _check_index_limits(engine: Any, db_name: str, coll_name: str, keys: Any, context: Any) -> None:
+    """Raise MongoDB's error for an index over the 64-index, 32-field or parallel-arrays limits."""
+    from mongoeco.errors import OperationFailure
+
+    from workbook.offline_limits import new_index_error, parallel_arrays_error
+
+    normalize_index_keys = engine_compat.index_helpers()[2]
+    normalized = [tuple(pair) for pair in normalize_index_keys(keys)]
+    records = engine._indexes_view(context).get(db_name, {}).get(coll_name, [])
+    keys_of = [[("_id", 1)]] + [[tuple(pair) for pair in record.key] for record in records]
+    existing = [k for i, k in enumerate(keys_of) if k not in keys_of[:i]]  # _id counts once, listed or not
+    error = new_index_error(f"{db_name}.{coll_name}", normalized, existing)
+    if error is None:
+        stored = engine._storage_view(context).get(db_name, {}).get(coll_name, {}).values()
+        documents = (engine._borrow_storage_document(data) for data in stored)
+        error = parallel_arrays_error(documents, [field for field, _ in normalized])
+    if error is not None:
+        raise OperationFailure(error[1], code=error[0])
 
 
 def bson_size(document: Mapping[str, Any]) -> int:

@@ -1,0 +1,94 @@
+"""MongoDB's hard limits that mongoeco 4.11.0 does not enforce, checked for the offline default.
+
+Notebook 05 shows each limit failing live; on the offline default the error must be MongoDB's own
+code and message, so a lesson's assertion holds on both engines. Checked here (called from two
+hooks in :mod:`workbook.offline`'s engine):
+
+- nesting depth 100: code 15 (``Overflow``), ``cannot insert document because it exceeds 100
+  levels of nesting`` (ported from ``validateDepth`` in mongodb/mongo ``src/mongo/db/ops/insert.cpp``:
+  the document itself is level 1, and descending into a 101st level fails);
+- 64 indexes per collection, ``_id`` included: code 67 (``CannotCreateIndex``), ``add index fails,
+  too many indexes for <ns> key:<key>`` (``index_catalog_impl.cpp``, ``kMaxNumIndexesAllowed``);
+- 32 fields in a compound index: code 13103, ``too many compound keys`` (the server's reason, as
+  FerretDB/FerretDB#2819 quotes it);
+- a compound index over two arrays of one document: code 171 (``CannotIndexParallelArrays``),
+  ``cannot index parallel arrays [b] [a]`` (the later field first, as the server prints it).
+
+Pure functions of their arguments: each returns the error to raise, or None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from workbook.facts import MAX_COMPOUND_INDEX_FIELDS, MAX_INDEXES_PER_COLLECTION, MAX_NESTING_DEPTH
+
+OVERFLOW = 15
+CANNOT_CREATE_INDEX = 67
+TOO_MANY_COMPOUND_KEYS = 13103
+PARALLEL_ARRAYS = 171
+
+
+def nesting_depth(document: Any) -> int:
+    """Levels of documents and arrays in ``document``, the document itself being level 1.
+
+    >>> nesting_depth({"a": 1}), nesting_depth({"a": {"b": [1]}})
+    (1, 3)
+    """
+    deepest, stack = 0, [(document, 1)]
+    while stack:
+        value, level = stack.pop()
+        deepest = max(deepest, level)
+        children = value.values() if isinstance(value, Mapping) else value
+        stack.extend((child, level + 1) for child in children if isinstance(child, Mapping | list | tuple))
+    return deepest
+
+
+def depth_error(document: Mapping[str, Any]) -> tuple[int, str] | None:
+    """MongoDB's (code, message) for a document nested deeper than 100 levels, else None."""
+    if nesting_depth(document) > MAX_NESTING_DEPTH:
+        return OVERFLOW, f"cannot insert document because it exceeds {MAX_NESTING_DEPTH} levels of nesting"
+    return None
+
+
+def _key_text(keys: Sequence[tuple[str, Any]]) -> str:
+    return "{ " + ", ".join(f"{field}: {direction}" for field, direction in keys) + " }"
+
+
+def new_index_error(
+    namespace: str, keys: Sequence[tuple[str, Any]], existing: Sequence[Sequence[tuple[str, Any]]]
+) -> tuple[int, str] | None:
+    """MongoDB's (code, message) when an index on ``keys`` cannot be added beside ``existing`` (``_id`` included)."""
+    if any(list(keys) == list(other) for other in existing):
+        return None  # creating an existing index again is a no-op on MongoDB
+    if len(keys) > MAX_COMPOUND_INDEX_FIELDS:
+        return TOO_MANY_COMPOUND_KEYS, "too many compound keys"
+    if len(existing) >= MAX_INDEXES_PER_COLLECTION:
+        return CANNOT_CREATE_INDEX, f"add index fails, too many indexes for {namespace} key:{_key_text(keys)}"
+    return None
+
+
+def _array_fields(document: Mapping[str, Any], paths: Iterable[str]) -> list[str]:
+    """The index paths along which ``document`` holds an array (at any level of the path)."""
+    found = []
+    for path in paths:
+        value: Any = document
+        for part in path.split("."):
+            if isinstance(value, list):
+                break
+            value = value.get(part) if isinstance(value, Mapping) else None
+        if isinstance(value, list):
+            found.append(path)
+    return found
+
+
+def parallel_arrays_error(documents: Iterable[Mapping[str, Any]], paths: Sequence[str]) -> tuple[int, str] | None:
+    """MongoDB's (code, message) if a document has arrays in two of a compound index's ``paths``, else None."""
+    if len(paths) < 2:
+        return None
+    for document in documents:
+        arrays = _array_fields(document, paths)
+        if len(arrays) > 1:
+            return PARALLEL_ARRAYS, f"cannot index parallel arrays [{arrays[1]}] [{arrays[0]}]"
+    return None
