@@ -1,0 +1,263 @@
+"""Two ways to bound the followers array (lesson 04): the outlier pattern and the bucket pattern.
+
+- outlier: a user holds *all* their followers in an array, newest first, while they have at most
+  ``cap`` (a few hundred: nearly every user). Past that, the user is flagged ``isOutlier``, keeps
+  only the newest ``cap`` in the array, and every one of their follows lives in ``follower_overflow``
+  (``{followedId, followerId, createdAt}``). Most pages come from one document; only the few
+  outliers pay for a second collection.
+- bucket: follows are grouped into ``follower_buckets`` documents of at most ``bucket_size``
+  entries per user (``{userId, bucket, count, followers}``, oldest bucket 0); the user keeps
+  ``followerCount``, so a newest-first page knows which (at most two) buckets hold it.
+
+Both are built from the followers dataset by pure functions and loaded into a database of their
+own; ``followers_page`` and ``follow`` work on either, with the same answers as the dataset's shapes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+from pymongo import ASCENDING, DESCENDING, ReturnDocument
+from pymongo.database import Database
+
+from workbook.errors import UnknownChoiceError, WorkbookError
+from workbook.loaded import LoadedShape
+from workbook.operations.base import bson_time
+from workbook.operations.followers import PAGE_SIZE
+from workbook.patterns.work import Work, measure_call
+from workbook.shapes.followers import follower_entry, newest
+from workbook.shapes.spec import Document
+
+OUTLIER_CAP = 300
+"""Followers a user document holds before it becomes an outlier: "a few hundred", the rule of thumb."""
+
+BUCKET_SIZE = 300
+"""Followers per bucket document."""
+
+LAYOUTS = ("outlier", "bucket")
+
+_INDEXES: dict[str, dict[str, list[tuple[str, int]]]] = {
+    "outlier": {
+        "follower_overflow": [("followedId", ASCENDING), ("createdAt", DESCENDING), ("followerId", DESCENDING)]
+    },
+    "bucket": {"follower_buckets": [("userId", ASCENDING), ("bucket", DESCENDING)]},
+}
+
+
+def _grouped(dataset: Any) -> dict[str, list[Document]]:
+    grouped: dict[str, list[Document]] = defaultdict(list)
+    for follow in dataset.collections["follows"]:
+        grouped[follow["followedId"]].append(follower_entry(follow))
+    return grouped
+
+
+def outlier_documents(dataset: Any, cap: int = OUTLIER_CAP) -> dict[str, list[Document]]:
+    """The outlier layout's collections, built from the followers dataset (pure)."""
+    grouped = _grouped(dataset)
+    users, overflow = [], []
+    for user in dataset.collections["users"]:
+        followers = newest(grouped.get(user["_id"], []))
+        outlier = len(followers) > cap
+        users.append({**user, "followerCount": len(followers), "followers": followers[:cap], "isOutlier": outlier})
+        if outlier:
+            overflow += [
+                {"followedId": user["_id"], "followerId": e["userId"], "createdAt": e["createdAt"]} for e in followers
+            ]
+    return {"users": users, "follower_overflow": overflow}
+
+
+def bucket_documents(dataset: Any, bucket_size: int = BUCKET_SIZE) -> dict[str, list[Document]]:
+    """The bucket layout's collections, built from the followers dataset (pure)."""
+    grouped = _grouped(dataset)
+    users, buckets = [], []
+    for user in dataset.collections["users"]:
+        oldest_first = list(reversed(newest(grouped.get(user["_id"], []))))
+        users.append({**user, "followerCount": len(oldest_first)})
+        for number, start in enumerate(range(0, len(oldest_first), bucket_size)):
+            chunk = oldest_first[start : start + bucket_size]
+            buckets.append(
+                {
+                    "_id": f"{user['_id']}:{number}",
+                    "userId": user["_id"],
+                    "bucket": number,
+                    "count": len(chunk),
+                    "followers": chunk,
+                }
+            )
+    return {"users": users, "follower_buckets": buckets}
+
+
+@dataclass
+class Layout:
+    """The followers dataset in the outlier or bucket layout, loaded into ``db``."""
+
+    name: str
+    db: Database
+    size: int
+    """The cap (outlier) or the bucket size (bucket)."""
+
+    @property
+    def shape(self) -> str:
+        """The layout's name, as a shape's name is shown in tables."""
+        return self.name
+
+    def followers_page(self, user_id: str, page: int = 0, page_size: int = PAGE_SIZE) -> list[str]:
+        """One page of the user's follower ids, newest first."""
+        if self.name == "outlier":
+            return _outlier_page(self, user_id, page, page_size)
+        return _bucket_page(self, user_id, page, page_size)
+
+    def follow(self, follower_id: str, followed_id: str, *, now: datetime | None = None) -> None:
+        """Record that ``follower_id`` follows ``followed_id`` (no duplicate check: a sketch of the write path)."""
+        entry = {"userId": follower_id, "createdAt": bson_time(now)}
+        if self.name == "outlier":
+            _outlier_follow(self, followed_id, entry)
+        else:
+            _bucket_follow(self, followed_id, entry)
+
+    def __repr__(self) -> str:
+        return f"<followers in the {self.name} layout (size {self.size}) in {self.db.name}>"
+
+
+def load_layout(dataset: Any, name: str, db: Database | None = None, *, size: int | None = None) -> Layout:
+    """Load the followers dataset in the ``outlier`` or ``bucket`` layout (default database:
+    ``workbench_<learner>_followers_<name>``); returns the :class:`Layout`."""
+    from workbook.connection import connect
+    from workbook.namespace import require_own_database
+
+    if name not in LAYOUTS:
+        raise UnknownChoiceError("layout", name, LAYOUTS)
+    if getattr(dataset, "name", None) != "followers":
+        raise WorkbookError(
+            "The outlier and bucket layouts are built from the followers dataset.",
+            fix='Pass workbook.generate("followers", scale=workbook.course_scale(), seed=7).',
+        )
+    size = size or (OUTLIER_CAP if name == "outlier" else BUCKET_SIZE)
+    db = db if db is not None else connect(database=f"followers_{name}", quiet=True)
+    require_own_database(db.name)
+    documents = outlier_documents(dataset, size) if name == "outlier" else bucket_documents(dataset, size)
+    for collection, rows in documents.items():
+        db.drop_collection(collection)
+        for start in range(0, len(rows), 1000):
+            db[collection].insert_many(rows[start : start + 1000], ordered=False)
+        for index_collection, keys in _INDEXES[name].items():
+            if index_collection == collection:
+                db[collection].create_index(keys)
+    return Layout(name, db, size)
+
+
+def _outlier_page(layout: Layout, user_id: str, page: int, page_size: int) -> list[str]:
+    start = page * page_size
+    user = layout.db.users.find_one({"_id": user_id}, {"isOutlier": 1, "followers": 1})  # bounded: <= cap entries
+    if user is None:
+        return []
+    if not user["isOutlier"] or start + page_size <= layout.size:
+        return [e["userId"] for e in user["followers"][start : start + page_size]]
+    cursor = (
+        layout.db.follower_overflow.find({"followedId": user_id}, {"_id": 0, "followerId": 1})
+        .sort([("createdAt", -1), ("followerId", -1)])
+        .skip(start)
+        .limit(page_size)
+    )
+    return [e["followerId"] for e in cursor]
+
+
+def _outlier_follow(layout: Layout, followed_id: str, entry: Document) -> None:
+    users = layout.db.users
+    push = {"$each": [entry], "$position": 0}
+    done = users.update_one(
+        {"_id": followed_id, "isOutlier": False, "followerCount": {"$lt": layout.size}},
+        {"$push": {"followers": push}, "$inc": {"followerCount": 1}},
+    )
+    if done.modified_count:
+        return
+    before = users.find_one_and_update(
+        {"_id": followed_id},
+        {
+            "$push": {"followers": {**push, "$slice": layout.size}},
+            "$inc": {"followerCount": 1},
+            "$set": {"isOutlier": True},
+        },
+        projection={"isOutlier": 1, "followers": 1},
+        return_document=ReturnDocument.BEFORE,
+    )
+    edges = [entry] if before is None or before["isOutlier"] else [entry, *before["followers"]]
+    layout.db.follower_overflow.insert_many(
+        [{"followedId": followed_id, "followerId": e["userId"], "createdAt": e["createdAt"]} for e in edges]
+    )
+
+
+def _bucket_page(layout: Layout, user_id: str, page: int, page_size: int) -> list[str]:
+    user = layout.db.users.find_one({"_id": user_id}, {"followerCount": 1})
+    total = user["followerCount"] if user else 0
+    high, low = total - 1 - page * page_size, max(total - (page + 1) * page_size, 0)  # oldest-first positions
+    if high < 0:
+        return []
+    buckets = layout.db.follower_buckets.find(
+        {"userId": user_id, "bucket": {"$gte": low // layout.size, "$lte": high // layout.size}}
+    ).sort([("bucket", -1)])
+    by_position = {b["bucket"] * layout.size + i: entry for b in buckets for i, entry in enumerate(b["followers"])}
+    return [by_position[position]["userId"] for position in range(high, low - 1, -1) if position in by_position]
+
+
+def _bucket_follow(layout: Layout, followed_id: str, entry: Document) -> None:
+    user = layout.db.users.find_one_and_update(
+        {"_id": followed_id},
+        {"$inc": {"followerCount": 1}},
+        projection={"followerCount": 1},
+        return_document=ReturnDocument.AFTER,
+    )
+    if user is None:
+        raise WorkbookError(f"No user {followed_id!r} in {layout.db.name}.", fix="Pick an _id from users.")
+    number = (user["followerCount"] - 1) // layout.size
+    layout.db.follower_buckets.update_one(
+        {"_id": f"{followed_id}:{number}"},
+        {
+            "$push": {"followers": entry},
+            "$inc": {"count": 1},
+            "$setOnInsert": {"userId": followed_id, "bucket": number},
+        },
+        upsert=True,
+    )
+
+
+def largest_document_bytes(db: Database, collection: str) -> int:
+    """The largest document's BSON size in ``collection`` (``$bsonSize``, measured by the server)."""
+    pipeline = [{"$group": {"_id": None, "max": {"$max": {"$bsonSize": "$$ROOT"}}}}]
+    row = next(db[collection].aggregate(pipeline), None)
+    return int(row["max"]) if row else 0
+
+
+def layout_table(
+    shapes: list[LoadedShape | Layout], top_user: str, typical_user: str, deep_page: int = 10
+) -> pd.DataFrame:
+    """Per shape or layout: the largest document, and the work of three followers pages (the most
+    followed user's first and ``deep_page``-th, a typical user's first)."""
+    rows = []
+    for target in shapes:
+        ops = target.ops if isinstance(target, LoadedShape) else target
+        big = max(
+            largest_document_bytes(target.db, name)
+            for name in target.db.list_collection_names()
+            if not name.startswith("_")
+        )
+        reads: dict[str, Work] = {
+            "top user, page 0": measure_call(target.db, ops.followers_page, top_user, 0),
+            f"top user, page {deep_page}": measure_call(target.db, ops.followers_page, top_user, deep_page),
+            "typical user, page 0": measure_call(target.db, ops.followers_page, typical_user, 0),
+        }
+        for read, work in reads.items():
+            rows.append(
+                {
+                    "shape": target.shape,
+                    "read": read,
+                    "largest_doc_bytes": big,
+                    **work.row(),
+                    "answer": tuple(work.result),
+                }
+            )
+    return pd.DataFrame(rows).convert_dtypes()

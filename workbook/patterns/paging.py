@@ -1,0 +1,127 @@
+"""Paging a user's followers (lesson 04): index order against newest first, ``skip()`` against keyset.
+
+The ``follows`` collection's unique index ``{followedId, followerId}`` returns a user's followers in
+follower-id order, which is not the order they followed in; newest first needs ``createdAt`` in the
+index (``followed_newest``). Deep pages with ``skip()`` walk every skipped key again; keyset paging
+(``$gt`` on the last key of the previous page) starts each page where the last one ended.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+from pymongo.collection import Collection
+
+from workbook.loaded import Loadable, LoadedShape, loaded_shapes
+from workbook.operations.followers import FOLLOWS_NEWEST_FIRST, PAGE_SIZE
+from workbook.patterns.work import measure_call
+
+BY_FOLLOWER = [("followerId", 1)]
+"""The unique index's order within one followed user: follower ids, ascending."""
+
+_FIELDS = {"_id": 0, "followerId": 1}
+
+
+def most_followed_user(loaded: LoadedShape) -> str:
+    """The ``_id`` of the user with the most followers, in any followers shape."""
+    if "follows" in loaded.collection_names:
+        pipeline: list[dict[str, Any]] = [{"$group": {"_id": "$followedId", "n": {"$sum": 1}}}]
+        source = loaded["follows"]
+    else:
+        pipeline = [{"$project": {"n": {"$size": {"$ifNull": ["$followers", []]}}}}]
+        source = loaded["users"]
+    return str(next(source.aggregate([*pipeline, {"$sort": {"n": -1, "_id": 1}}, {"$limit": 1}]))["_id"])
+
+
+def index_order_vs_newest(follows: Collection, user_id: str, n: int = 5) -> pd.DataFrame:
+    """The first ``n`` followers in the unique index's order beside the first ``n`` newest first."""
+    fields = {"_id": 0, "followerId": 1, "createdAt": 1}
+    by_id = list(follows.find({"followedId": user_id}, fields).sort(BY_FOLLOWER).limit(n))
+    newest = list(follows.find({"followedId": user_id}, fields).sort(FOLLOWS_NEWEST_FIRST).limit(n))
+    return pd.DataFrame(
+        {
+            "by followerId (unique index)": [e["followerId"] for e in by_id],
+            "followed at": [e["createdAt"] for e in by_id],
+            "newest first (followed_newest)": [e["followerId"] for e in newest],
+            "followed at ": [e["createdAt"] for e in newest],
+        }
+    )
+
+
+def newest_first_plans(follows: Collection, user_id: str) -> pd.DataFrame:
+    """Newest-first page planned with each index: which index, whether it sorts in memory, keys examined."""
+    from workbook.explain import explain
+
+    rows = {}
+    for label, hint in (("planner's choice", None), ("hint: followed_follower", "followed_follower")):
+        s = explain(
+            follows, {"followedId": user_id}, projection=_FIELDS, sort=FOLLOWS_NEWEST_FIRST, limit=PAGE_SIZE, hint=hint
+        ).summary()
+        rows[label] = {
+            "index": s["index"],
+            "in-memory sort": s["inMemorySort"],
+            "keys_examined": s["keysExamined"],
+            "docs_examined": s["docsExamined"],
+        }
+    return pd.DataFrame(rows).T.rename_axis("plan")
+
+
+def page_with_skip(follows: Collection, user_id: str, page: int, page_size: int = PAGE_SIZE) -> list[str]:
+    """Page ``page`` (0-based) of a user's follower ids in index order, reached with ``skip()``."""
+    cursor = follows.find({"followedId": user_id}, _FIELDS).sort(BY_FOLLOWER).skip(page * page_size).limit(page_size)
+    return [edge["followerId"] for edge in cursor]
+
+
+def page_after(follows: Collection, user_id: str, after: str | None, page_size: int = PAGE_SIZE) -> list[str]:
+    """The page of follower ids that follows ``after`` (the last id of the previous page; None: the first page)."""
+    query: dict[str, Any] = {"followedId": user_id}
+    if after is not None:
+        query["followerId"] = {"$gt": after}
+    return [edge["followerId"] for edge in follows.find(query, _FIELDS).sort(BY_FOLLOWER).limit(page_size)]
+
+
+def last_key_before(follows: Collection, user_id: str, page: int, page_size: int = PAGE_SIZE) -> str | None:
+    """The key a reader holds when asking for ``page``: the last id of page ``page - 1`` (walked page by page)."""
+    after: str | None = None
+    for _ in range(page):
+        ids = page_after(follows, user_id, after, page_size)
+        if not ids:
+            break
+        after = ids[-1]
+    return after
+
+
+def paging_work(follows: Collection, user_id: str, pages: list[int], page_size: int = PAGE_SIZE) -> pd.DataFrame:
+    """Per page number: keys and documents examined reaching it with ``skip()`` and with keyset paging."""
+    rows = []
+    for page in pages:
+        after = last_key_before(follows, user_id, page, page_size)
+        skip = measure_call(follows.database, page_with_skip, follows, user_id, page, page_size)
+        keyset = measure_call(follows.database, page_after, follows, user_id, after, page_size)
+        for method, work in (("skip()", skip), ("keyset ($gt)", keyset)):
+            rows.append({"page": page, "method": method, **work.row(), "same_ids": skip.result == keyset.result})
+    return pd.DataFrame(rows).convert_dtypes()
+
+
+def whom_follows_plans(shapes: Loadable, user_id: str) -> pd.DataFrame:
+    """ "Whom does ``user_id`` follow?" in each shape: the query, the index that answers it, the work."""
+    from workbook.explain import explain
+
+    rows = {}
+    for loaded in loaded_shapes(shapes):
+        if "follows" in loaded.collection_names:
+            collection, query = loaded["follows"], {"followerId": user_id}
+        else:
+            collection, query = loaded["users"], {"followers.userId": user_id}
+        s = explain(collection, query, projection={"_id": 1}).summary()
+        rows[loaded.shape] = {
+            "collection": collection.name,
+            "filter": str(query),
+            "index": s["index"],
+            "multikey": s["multikey"],
+            "keys_examined": s["keysExamined"],
+            "docs_examined": s["docsExamined"],
+            "returned": s["nReturned"],
+        }
+    return pd.DataFrame(rows).T.rename_axis("shape")
