@@ -118,3 +118,51 @@ def write_cache(path: str) -> pd.DataFrame:
     frame = compute_scaling()
     frame.to_csv(path, index=False)
     return frame
+
+
+METRICS = {
+    "bytes_returned": "bytes returned for the first page",
+    "keys_examined": "index keys examined for the first page",
+    "largest_user_bytes": "largest user document (bytes)",
+}
+
+
+def scaling_chart(frame: pd.DataFrame, metrics: tuple[str, ...] = ("bytes_returned", "largest_user_bytes")) -> Any:
+    """Work against data size, one line per shape and one panel per metric, on log-log axes."""
+    import plotly.express as px
+
+    from workbook.charts import SHAPE_COLORS
+
+    long = frame.melt(
+        id_vars=["scale", "follows", "shape", "top_user_followers"], value_vars=list(metrics), var_name="metric"
+    )
+    long["metric"] = long["metric"].map(METRICS)
+    figure = px.line(
+        long,
+        x="follows",
+        y="value",
+        color="shape",
+        facet_col="metric",
+        markers=True,
+        facet_col_spacing=0.08,
+        log_x=True,
+        log_y=True,
+        color_discrete_map=SHAPE_COLORS,
+        category_orders={"shape": list(SHAPES)},
+        labels={"follows": "follow edges in the dataset (log scale)", "value": "bytes (log scale)"},
+        hover_data=["scale", "top_user_followers"],
+    )
+    figure.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    # Label powers of ten only, written out, so no minor tick reads as a bare "2" or "5".
+    figure.update_xaxes(dtick=1, tickformat=",")
+    figure.update_yaxes(dtick=1, tickformat=",", matches=None, showticklabels=True)
+    figure.update_layout(
+        title={
+            "text": "A followers page of the most-followed user, as the data grows",
+            "subtitle": {"text": "computed from the generated documents with the planner model (tiny, small, medium)"},
+        },
+        legend_title_text="shape",
+        margin={"t": 100},
+        template="plotly_white",
+    )
+    return figure
