@@ -55,10 +55,10 @@ def test_most_followed_user_in_every_shape(shapes, top):
 
 def test_index_order_is_follower_ids_not_newest_first(shapes, top):
     frame = paging.index_order_vs_newest(shapes["referenced"]["follows"], top, n=5)
-    by_id = list(frame["by followerId (unique index)"])
+    by_id = list(frame["unique index order: followerId"])
     assert by_id == sorted(by_id)
-    assert list(frame["followed at "]) == sorted(frame["followed at "], reverse=True)
-    assert by_id != list(frame["newest first (followed_newest)"])
+    assert list(frame["newest first: followed at"]) == sorted(frame["newest first: followed at"], reverse=True)
+    assert by_id != list(frame["newest first: followerId"])
 
 
 def test_newest_first_needs_created_at_in_the_index(shapes, top):

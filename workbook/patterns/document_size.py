@@ -86,7 +86,7 @@ def split_table(loaded: LoadedShape, split: dict[str, Collection], category_id: 
             }
             for label, c in rows
         ]
-    ).set_index("collection")
+    ).set_index("collection").convert_dtypes()
 
 
 def binary_table(db: Database, image_bytes: int = 200_000, products: int = 50) -> pd.DataFrame:

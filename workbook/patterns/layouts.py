@@ -261,3 +261,13 @@ def layout_table(
                 }
             )
     return pd.DataFrame(rows).convert_dtypes()
+
+
+def users_over_cap(dataset: Any, cap: int = OUTLIER_CAP) -> dict[str, float]:
+    """How many users have more than ``cap`` followers (the outliers), of how many, and the share."""
+    counts: dict[str, int] = defaultdict(int)
+    for follow in dataset.collections["follows"]:
+        counts[follow["followedId"]] += 1
+    users = len(dataset.collections["users"])
+    over = sum(1 for n in counts.values() if n > cap)
+    return {"cap": cap, "users": users, "outliers": over, "share_outliers_pct": round(100 * over / users, 2)}

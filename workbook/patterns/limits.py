@@ -120,7 +120,7 @@ def indexes_per_collection(db: Database) -> LimitHit:
         f"{count} indexes",
         f"index number {count + 1}",
         error.code,
-        _message(error),
+        _message(error).replace(db.name, "<your database>"),  # the same table for every learner
     )
 
 

@@ -41,10 +41,10 @@ def index_order_vs_newest(follows: Collection, user_id: str, n: int = 5) -> pd.D
     newest = list(follows.find({"followedId": user_id}, fields).sort(FOLLOWS_NEWEST_FIRST).limit(n))
     return pd.DataFrame(
         {
-            "by followerId (unique index)": [e["followerId"] for e in by_id],
-            "followed at": [e["createdAt"] for e in by_id],
-            "newest first (followed_newest)": [e["followerId"] for e in newest],
-            "followed at ": [e["createdAt"] for e in newest],
+            "unique index order: followerId": [e["followerId"] for e in by_id],
+            "unique index order: followed at": [e["createdAt"] for e in by_id],
+            "newest first: followerId": [e["followerId"] for e in newest],
+            "newest first: followed at": [e["createdAt"] for e in newest],
         }
     )
 
@@ -125,3 +125,28 @@ def whom_follows_plans(shapes: Loadable, user_id: str) -> pd.DataFrame:
             "returned": s["nReturned"],
         }
     return pd.DataFrame(rows).T.rename_axis("shape")
+
+
+def median_followed_user(loaded: LoadedShape) -> str:
+    """A typical user: the first (by ``_id``) of those with the median follower count."""
+    counts: dict[str, int] = {u["_id"]: 0 for u in loaded["users"].find({}, {"_id": 1})}
+    if "follows" in loaded.collection_names:
+        for row in loaded["follows"].aggregate([{"$group": {"_id": "$followedId", "n": {"$sum": 1}}}]):
+            counts[row["_id"]] = row["n"]
+    else:
+        for row in loaded["users"].aggregate([{"$project": {"n": {"$size": {"$ifNull": ["$followers", []]}}}}]):
+            counts[row["_id"]] = row["n"]
+    ordered = sorted(counts.values())
+    median = ordered[len(ordered) // 2]
+    return min(user for user, n in counts.items() if n == median)
+
+
+def indexes_frame(loaded: LoadedShape, collection: str) -> pd.DataFrame:
+    """The indexes a shape declares on ``collection``: keys, uniqueness, and why each exists."""
+    spec = loaded.spec.collection(collection)
+    return pd.DataFrame(
+        [
+            {"index": i.name, "keys": ", ".join(f"{f}: {d}" for f, d in i.keys), "unique": i.unique, "why": i.why}
+            for i in spec.indexes
+        ]
+    ).set_index("index")

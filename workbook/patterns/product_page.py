@@ -77,7 +77,7 @@ def add_review_commands(
                 "$slice": slices[0] if slices else None,
             }
         )
-    return pd.DataFrame(rows, columns=["command", "collection", "operators", "$slice"])
+    return pd.DataFrame(rows, columns=["command", "collection", "operators", "$slice"]).convert_dtypes()
 
 
 def listing_with_rating(loaded: LoadedShape, category_id: str, page_size: int = PAGE_SIZE) -> list[dict[str, Any]]:
@@ -166,11 +166,12 @@ def stock_write_cost(shapes: Loadable, product_id: str) -> pd.DataFrame:
 
 
 def _write(collection: Collection, product_id: str) -> dict[str, Any]:
-    """One stock decrement, undone after: the size of the document it wrote and the work it took."""
+    """One stock change, undone after: the size of the document it wrote and the work it took."""
     pipeline = [{"$match": {"_id": product_id}}, {"$project": {"b": {"$bsonSize": "$$ROOT"}}}]
     size = next(collection.aggregate(pipeline), None)
     if size is None:
         raise WorkbookError(f"No product {product_id!r} in {collection.full_name}.", fix="Pick an _id from products.")
-    work = measure_call(collection.database, collection.update_one, {"_id": product_id}, {"$inc": {"stock": -1}})
-    collection.update_one({"_id": product_id}, {"$inc": {"stock": 1}})
+    # A restock of one, undone after: a sale's decrement would be refused when the stock is already 0.
+    work = measure_call(collection.database, collection.update_one, {"_id": product_id}, {"$inc": {"stock": 1}})
+    collection.update_one({"_id": product_id}, {"$inc": {"stock": -1}})
     return {"document_bytes": int(size["b"]), "round_trips": work.round_trips, "docs_examined": work.docs_examined}
