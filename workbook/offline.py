@@ -193,9 +193,10 @@ def _check_index_limits(engine: Any, db_name: str, coll_name: str, keys: Any, co
     from workbook.offline_limits import new_index_error, parallel_arrays_error
 
     normalize_index_keys = engine_compat.index_helpers()[2]
-    normalized = [tuple(pair) for pair in normalize_index_keys(keys)]
+    normalized: list[tuple[str, Any]] = [(str(field), way) for field, way in normalize_index_keys(keys)]
     records = engine._indexes_view(context).get(db_name, {}).get(coll_name, [])
-    keys_of = [[("_id", 1)]] + [[tuple(pair) for pair in record.key] for record in records]
+    keys_of: list[list[tuple[str, Any]]] = [[("_id", 1)]]
+    keys_of += [[(str(field), way) for field, way in record.key] for record in records]
     existing = [k for i, k in enumerate(keys_of) if k not in keys_of[:i]]  # _id counts once, listed or not
     error = new_index_error(f"{db_name}.{coll_name}", normalized, existing)
     if error is None:

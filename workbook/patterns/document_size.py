@@ -76,17 +76,21 @@ def split_hot_cold(
 def split_table(loaded: LoadedShape, split: dict[str, Collection], category_id: str) -> pd.DataFrame:
     """Average document size of the products before and after the split, against what the listing needs."""
     rows = [("products (" + loaded.shape + ")", loaded["products"]), *split.items()]
-    return pd.DataFrame(
-        [
-            {
-                "collection": label,
-                "documents": c.estimated_document_count(),
-                "avg_obj_bytes": round(avg_obj_bytes(c)),
-                "listing_bytes_per_product": round(_listing_bytes(c, category_id)) if "cold" not in label else None,
-            }
-            for label, c in rows
-        ]
-    ).set_index("collection").convert_dtypes()
+    return (
+        pd.DataFrame(
+            [
+                {
+                    "collection": label,
+                    "documents": c.estimated_document_count(),
+                    "avg_obj_bytes": round(avg_obj_bytes(c)),
+                    "listing_bytes_per_product": round(_listing_bytes(c, category_id)) if "cold" not in label else None,
+                }
+                for label, c in rows
+            ]
+        )
+        .set_index("collection")
+        .convert_dtypes()
+    )
 
 
 def binary_table(db: Database, image_bytes: int = 200_000, products: int = 50) -> pd.DataFrame:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -239,16 +240,16 @@ def layout_table(
     followed user's first and ``deep_page``-th, a typical user's first)."""
     rows = []
     for target in shapes:
-        ops = target.ops if isinstance(target, LoadedShape) else target
+        page = partial(target.ops.run, "followers_page") if isinstance(target, LoadedShape) else target.followers_page
         big = max(
             largest_document_bytes(target.db, name)
             for name in target.db.list_collection_names()
             if not name.startswith("_")
         )
         reads: dict[str, Work] = {
-            "top user, page 0": measure_call(target.db, ops.followers_page, top_user, 0),
-            f"top user, page {deep_page}": measure_call(target.db, ops.followers_page, top_user, deep_page),
-            "typical user, page 0": measure_call(target.db, ops.followers_page, typical_user, 0),
+            "top user, page 0": measure_call(target.db, page, top_user, 0),
+            f"top user, page {deep_page}": measure_call(target.db, page, top_user, deep_page),
+            "typical user, page 0": measure_call(target.db, page, typical_user, 0),
         }
         for read, work in reads.items():
             rows.append(

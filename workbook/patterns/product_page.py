@@ -46,7 +46,7 @@ def most_reviewed_product(loaded: LoadedShape) -> str:
 
 def product_page_work(shapes: Loadable, product_id: str) -> pd.DataFrame:
     """The product page of ``product_id`` in each shape: round trips, documents and keys examined, bytes."""
-    rows = {s.shape: measure_call(s.db, s.ops.product_page, product_id) for s in loaded_shapes(shapes)}
+    rows = {s.shape: measure_call(s.db, s.ops.run, "product_page", product_id) for s in loaded_shapes(shapes)}
     return work_table(rows)
 
 
@@ -55,7 +55,7 @@ def add_review_commands(
 ) -> pd.DataFrame:
     """Add a review and list the commands it sent: command, collection, and the update operators used."""
     with capture() as sent:
-        loaded.ops.add_review(product_id, customer_id, rating, text, now=now)
+        loaded.ops.run("add_review", product_id, customer_id, rating, text, now=now)
     rows = []
     for command in sent.commands:
         name, body = command["name"], command["command"]
@@ -85,11 +85,12 @@ def listing_with_rating(loaded: LoadedShape, category_id: str, page_size: int = 
     products = loaded["products"]
     match = {"category._id": category_id}
     if loaded.shape == "hybrid":  # the computed pattern: the summary is in the product
-        page = products.find(match, {"name": 1, "price": 1, "rating": 1}).sort(LISTING_SORT).limit(page_size)
-        return [_row(p, p["rating"]["sum"] / p["rating"]["count"] if p["rating"]["count"] else None) for p in page]
+        hybrid = products.find(match, {"name": 1, "price": 1, "rating": 1}).sort(LISTING_SORT).limit(page_size)
+        return [_row(p, p["rating"]["sum"] / p["rating"]["count"] if p["rating"]["count"] else None) for p in hybrid]
     if loaded.shape == "embedded":  # every rating of every product on the page comes back to be averaged
-        page = products.find(match, {"name": 1, "price": 1, "reviews.rating": 1}).sort(LISTING_SORT).limit(page_size)
-        return [_row(p, _mean([r["rating"] for r in p.get("reviews", [])])) for p in page]
+        fields = {"name": 1, "price": 1, "reviews.rating": 1}
+        embedded = products.find(match, fields).sort(LISTING_SORT).limit(page_size)
+        return [_row(p, _mean([r["rating"] for r in p.get("reviews", [])])) for p in embedded]
     page = list(products.find(match, {"name": 1, "price": 1}).sort(LISTING_SORT).limit(page_size))
     averages = {
         row["_id"]: row["average"]
@@ -129,14 +130,15 @@ def projection_work(products: Collection, category_id: str, page_size: int = PAG
 
     rows: dict[str, Work] = {}
     covered: dict[str, bool] = {}
+    match = {"category._id": category_id}
     for label, projection in PROJECTIONS.items():
-        query = {"filter": {"category._id": category_id}, "sort": LISTING_SORT, "limit": page_size}
 
-        def read(projection: dict[str, int] | None = projection, query: dict[str, Any] = query) -> list[Any]:
-            return list(products.find(query["filter"], projection).sort(query["sort"]).limit(query["limit"]))
+        def read(projection: dict[str, int] | None = projection) -> list[Any]:
+            return list(products.find(match, projection).sort(LISTING_SORT).limit(page_size))
 
         rows[label] = measure_call(products.database, read)
-        covered[label] = bool(explain(products, projection=projection, **query).summary()["covered"])
+        plan = explain(products, match, projection=projection, sort=LISTING_SORT, limit=page_size)
+        covered[label] = bool(plan.summary()["covered"])
     frame = work_table(rows, "projection")
     frame["covered"] = pd.Series(covered)
     return frame
@@ -167,7 +169,7 @@ def stock_write_cost(shapes: Loadable, product_id: str) -> pd.DataFrame:
 
 def _write(collection: Collection, product_id: str) -> dict[str, Any]:
     """One stock change, undone after: the size of the document it wrote and the work it took."""
-    pipeline = [{"$match": {"_id": product_id}}, {"$project": {"b": {"$bsonSize": "$$ROOT"}}}]
+    pipeline: list[dict[str, Any]] = [{"$match": {"_id": product_id}}, {"$project": {"b": {"$bsonSize": "$$ROOT"}}}]
     size = next(collection.aggregate(pipeline), None)
     if size is None:
         raise WorkbookError(f"No product {product_id!r} in {collection.full_name}.", fix="Pick an _id from products.")
