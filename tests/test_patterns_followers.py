@@ -79,6 +79,13 @@ def test_keyset_pages_walk_every_follower_once_in_order(shapes, top, counts):
     assert paging.last_key_before(follows, top, 2, 6) == seen[11]
 
 
+def test_newest_first_keyset_pages_match_the_followers_page_operation(shapes, top, counts):
+    follows = shapes["referenced"]["follows"]
+    pages = paging.newest_pages(follows, top, pages=counts[top], page_size=4)
+    assert pages == [shapes["referenced"].ops.followers_page(top, n, 4) for n in range(len(pages))]
+    assert sum(len(page) for page in pages) == counts[top]
+
+
 def test_skip_examines_every_skipped_key_keyset_only_the_page(shapes, top):
     frame = paging.paging_work(shapes["referenced"]["follows"], top, [0, 2, 4], page_size=5)
     skip = frame[frame["method"] == "skip()"].set_index("page")["keys_examined"]

@@ -8,6 +8,7 @@ index (``followed_newest``). Deep pages with ``skip()`` walk every skipped key a
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import pandas as pd
@@ -79,6 +80,35 @@ def page_after(follows: Collection, user_id: str, after: str | None, page_size: 
     if after is not None:
         query["followerId"] = {"$gt": after}
     return [edge["followerId"] for edge in follows.find(query, _FIELDS).sort(BY_FOLLOWER).limit(page_size)]
+
+
+def newest_page_before(
+    follows: Collection, user_id: str, before: tuple[datetime, str] | None, page_size: int = PAGE_SIZE
+) -> list[dict[str, Any]]:
+    """The page of follows older than ``before`` (the last ``(createdAt, followerId)`` shown), newest first.
+
+    Keyset paging in time order: ``$lt`` on the time, the follower id breaking ties, read from
+    ``followed_newest`` in index order.
+    """
+    query: dict[str, Any] = {"followedId": user_id}
+    if before is not None:
+        created, follower = before
+        query["$or"] = [{"createdAt": {"$lt": created}}, {"createdAt": created, "followerId": {"$lt": follower}}]
+    fields = {"_id": 0, "followerId": 1, "createdAt": 1}
+    return list(follows.find(query, fields).sort(FOLLOWS_NEWEST_FIRST).limit(page_size))
+
+
+def newest_pages(follows: Collection, user_id: str, pages: int, page_size: int = PAGE_SIZE) -> list[list[str]]:
+    """The first ``pages`` pages of follower ids, newest first, each asked for with the previous page's last key."""
+    out: list[list[str]] = []
+    before: tuple[datetime, str] | None = None
+    for _ in range(pages):
+        rows = newest_page_before(follows, user_id, before, page_size)
+        if not rows:
+            break
+        out.append([row["followerId"] for row in rows])
+        before = (rows[-1]["createdAt"], rows[-1]["followerId"])
+    return out
 
 
 def last_key_before(follows: Collection, user_id: str, page: int, page_size: int = PAGE_SIZE) -> str | None:
