@@ -52,7 +52,7 @@ def index_order_vs_newest(follows: Collection, user_id: str, n: int = 5) -> pd.D
 
 def newest_first_plans(follows: Collection, user_id: str) -> pd.DataFrame:
     """Newest-first page planned with each index: which index, whether it sorts in memory, keys examined."""
-    from workbook.explain import explain
+    from workbook.explaining import explain
 
     rows = {}
     for label, hint in (("planner's choice", None), ("hint: followed_follower", "followed_follower")):
@@ -136,7 +136,7 @@ def paging_work(follows: Collection, user_id: str, pages: list[int], page_size: 
 
 def whom_follows_plans(shapes: Loadable, user_id: str) -> pd.DataFrame:
     """ "Whom does ``user_id`` follow?" in each shape: the query, the index that answers it, the work."""
-    from workbook.explain import explain
+    from workbook.explaining import explain
 
     rows = {}
     for loaded in loaded_shapes(shapes):

@@ -126,7 +126,7 @@ def listing_answers(shapes: Loadable, category_id: str) -> dict[str, list[dict[s
 
 def projection_work(products: Collection, category_id: str, page_size: int = PAGE_SIZE) -> pd.DataFrame:
     """One listing page read three ways (:data:`PROJECTIONS`): bytes returned against documents examined."""
-    from workbook.explain import explain
+    from workbook.explaining import explain
 
     rows: dict[str, Work] = {}
     covered: dict[str, bool] = {}

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 from pymongo.database import Database
 
-from workbook.measure import work_examined
+from workbook.explaining.work import work_examined
 from workbook.monitor import capture
 
 
