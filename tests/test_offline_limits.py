@@ -44,6 +44,8 @@ def test_parallel_arrays_names_the_later_field_first_and_follows_paths():
         "cannot index parallel arrays [b.c] [a]",
     )
     assert offline_limits.parallel_arrays_error(documents, ["a"]) is None
+    # Two paths through one array of subdocuments are not parallel arrays (MongoDB indexes them)
+    assert offline_limits.parallel_arrays_error([{"o": [{"x": 1, "y": 2}]}], ["o.x", "o.y"]) is None
 
 
 @pytest.mark.parametrize(

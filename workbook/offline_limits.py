@@ -69,18 +69,16 @@ def new_index_error(
     return None
 
 
-def _array_fields(document: Mapping[str, Any], paths: Iterable[str]) -> list[str]:
-    """The index paths along which ``document`` holds an array (at any level of the path)."""
-    found = []
-    for path in paths:
-        value: Any = document
-        for part in path.split("."):
-            if isinstance(value, list):
-                break
-            value = value.get(part) if isinstance(value, Mapping) else None
+def _first_array(document: Mapping[str, Any], path: str) -> str | None:
+    """The prefix of ``path`` at which ``document`` first holds an array (``"o"`` for ``o.x``), or None."""
+    value: Any = document
+    walked = []
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+        walked.append(part)
         if isinstance(value, list):
-            found.append(path)
-    return found
+            return ".".join(walked)
+    return None
 
 
 def parallel_arrays_error(documents: Iterable[Mapping[str, Any]], paths: Sequence[str]) -> tuple[int, str] | None:
@@ -88,7 +86,8 @@ def parallel_arrays_error(documents: Iterable[Mapping[str, Any]], paths: Sequenc
     if len(paths) < 2:
         return None
     for document in documents:
-        arrays = _array_fields(document, paths)
+        # Paths through the same array ({o.x, o.y} over o: [{x, y}]) are fine; two different arrays are not.
+        arrays = list(dict.fromkeys(a for a in (_first_array(document, path) for path in paths) if a is not None))
         if len(arrays) > 1:
             return PARALLEL_ARRAYS, f"cannot index parallel arrays [{arrays[1]}] [{arrays[0]}]"
     return None
