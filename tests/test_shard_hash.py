@@ -51,7 +51,7 @@ VECTORS = [
     (ObjectId("000000000000000000000000"), -4293118519463489418),
     (True, 6405873908747105701),
     (False, 6289544573401934092),
-    (datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc), -1178696894582842035),
+    (datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC), -1178696894582842035),
 ]
 
 

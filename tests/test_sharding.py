@@ -1,0 +1,122 @@
+"""The shard-key what-if: the simulation's placement, targeting and the unique-index rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbook.errors import WorkbookError
+from workbook.shard_hash import hash64
+from workbook.sharding import (
+    SIMULATION,
+    ShardKey,
+    compare_keys,
+    follow_burst,
+    is_sharded_cluster,
+    most_common_value,
+    place,
+    simulate,
+    unique_index_allowed,
+)
+
+
+def follows(counts: dict[str, int]) -> list[dict]:
+    """Follow documents: counts[followed] followers each, follower ids distinct across the data."""
+    documents = []
+    for followed, count in counts.items():
+        for number in range(count):
+            documents.append({"followedId": followed, "followerId": f"f-{followed}-{number:04d}"})
+    return documents
+
+
+EVEN = follows({f"u{number:02d}": 10 for number in range(20)})  # 200 documents
+CELEBRITY = follows({"a": 10, "b": 10, "c": 300, "d": 10, "e": 10})
+
+
+def test_a_ranged_key_splits_even_data_evenly():
+    placement = simulate(EVEN, {"followedId": 1}, shards=4)
+    assert list(placement.documents.values()) == [50, 50, 50, 50]
+    assert placement.largest_group == 10 and placement.source == SIMULATION
+
+
+def test_one_key_value_never_splits_so_a_celebrity_unbalances_the_shards():
+    placement = simulate(CELEBRITY, {"followedId": 1}, shards=2)
+    assert placement.largest_group == 300
+    assert placement.busiest_share >= 300 / 340
+    assert placement.shards_for({"followedId": "c"}) == [placement.shard_of({"followedId": "c"})]
+
+
+def test_the_compound_key_splits_the_celebrity_across_shards():
+    placement = simulate(CELEBRITY, {"followedId": 1, "followerId": 1}, shards=2)
+    assert placement.largest_group == 1
+    assert list(placement.documents.values()) == [170, 170]
+    assert len(placement.shards_for({"followedId": "c"})) == 2  # its followers now live on both
+    assert len(placement.shards_for({"followedId": "a"})) == 1
+    assert len(placement.shards_for({"followedId": "c", "followerId": "f-c-0001"})) == 1
+
+
+def test_a_bound_at_a_bare_value_does_not_send_queries_to_the_shard_before_it():
+    placement = simulate(follows({"a": 5, "b": 5}), {"followedId": 1}, shards=2)
+    assert placement.bounds == [("b",)]
+    assert placement.shards_for({"followedId": "b"}) == ["shard01"]
+    assert placement.shards_for({"followedId": "a"}) == ["shard00"]
+
+
+def test_a_hashed_key_uses_mongodbs_hash_and_broadcasts_queries_without_it():
+    placement = simulate(CELEBRITY, {"followerId": "hashed"}, shards=2)
+    negatives = sum(hash64(document["followerId"]) < 0 for document in CELEBRITY)
+    assert placement.documents == {"shard00": negatives, "shard01": len(CELEBRITY) - negatives}
+    assert len(placement.shards_for({"followedId": "c"})) == 2
+    assert len(placement.shards_for({"followerId": "f-c-0001", "followedId": "c"})) == 1
+
+
+def test_a_burst_for_one_account_lands_on_one_shard_unless_the_key_is_hashed():
+    burst = follow_burst("c", 400)
+    assert len({document["_id"] for document in burst}) == 400
+    ranged = simulate(CELEBRITY, {"followedId": 1}, shards=2).spread(burst)
+    hashed = simulate(CELEBRITY, {"followerId": "hashed"}, shards=2).spread(burst)
+    assert sorted(ranged.values()) == [0, 400]
+    assert min(hashed.values()) > 150
+
+
+def test_unsplittable_data_leaves_shards_empty():
+    placement = simulate(follows({"only": 50}), {"followedId": 1}, shards=3)
+    assert sorted(placement.documents.values()) == [0, 0, 50]
+
+
+def test_a_unique_index_must_start_with_the_shard_key_or_id():
+    assert unique_index_allowed({"followedId": 1}, {"followedId": 1, "followerId": 1})
+    assert not unique_index_allowed({"followedId": 1, "followerId": 1}, {"followerId": 1, "followedId": 1})
+    assert not unique_index_allowed({"followerId": "hashed"}, {"followedId": 1, "followerId": 1})
+    assert unique_index_allowed({"followerId": "hashed"}, {"followerId": 1, "followedId": 1})
+    assert unique_index_allowed({"followedId": 1}, {"_id": 1, "handle": 1})
+
+
+@pytest.mark.parametrize(
+    ("pattern", "message"),
+    [({}, "non-empty"), ({"a": -1}, "choose from: 1, 'hashed'"), ({"a": "hashed", "b": 1}, "single-field hashed")],
+)
+def test_bad_shard_keys_say_what_works(pattern, message):
+    with pytest.raises(WorkbookError, match=message):
+        ShardKey.parse(pattern)
+
+
+def test_a_document_without_the_key_is_refused():
+    with pytest.raises(WorkbookError, match="lacks shard key field"):
+        simulate([{"followerId": "x"}], {"followedId": 1})
+
+
+def test_place_and_compare_on_the_offline_default_simulate(db):
+    db.follows.insert_many([dict(document) for document in CELEBRITY])
+    assert not is_sharded_cluster(db.follows)
+    assert most_common_value(db.follows, "followedId") == ("c", 300)
+    placement = place(db.follows, {"followedId": 1})
+    assert placement.documents == simulate(CELEBRITY, {"followedId": 1}).documents
+    table = compare_keys(
+        db.follows,
+        queries={"c's followers": {"followedId": "c"}},
+        burst=follow_burst("c", 100),
+    )
+    assert list(table["shards for c's followers"]) == [1, 2, 2]
+    assert list(table["largest unsplittable group"]) == [300, 1, 1]
+    assert table["burst on one shard"].iloc[0] == "100%"
+    assert "{followerId: hashed}" in placement._repr_html_() or "{followedId: 1}" in placement._repr_html_()
