@@ -16,6 +16,7 @@ from workbook.sharding import (
     place,
     simulate,
     unique_index_allowed,
+    unique_index_check,
 )
 
 
@@ -118,5 +119,6 @@ def test_place_and_compare_on_the_offline_default_simulate(db):
     )
     assert list(table["shards for c's followers"]) == [1, 2, 2]
     assert list(table["largest unsplittable group"]) == [300, 1, 1]
-    assert table["burst on one shard"].iloc[0] == "100%"
+    assert table["burst on busiest shard (%)"].iloc[0] == 100.0
+    assert list(unique_index_check({"followedId": 1, "followerId": 1})["unique index allowed"]) == [True, True, False]
     assert "{followerId: hashed}" in placement._repr_html_() or "{followedId: 1}" in placement._repr_html_()

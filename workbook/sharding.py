@@ -143,6 +143,9 @@ class Placement:
     bounds: list[KeyTuple] = field(default_factory=list)
     """Chunk boundaries (simulation): shard ``i`` owns keys from ``bounds[i-1]`` (inclusive) to ``bounds[i]``."""
     targeting: Any = None
+    """On a cluster: a function from a query to the shards the server's explain names."""
+    receiving: Any = None
+    """On a cluster: a function that inserts documents and returns how many each shard gained."""
 
     @property
     def total(self) -> int:
@@ -173,6 +176,8 @@ class Placement:
 
     def spread(self, documents: Iterable[Mapping[str, Any]]) -> dict[str, int]:
         """How many of these (new) documents each shard would receive."""
+        if self.receiving is not None:
+            return self.receiving(documents)
         counts = Counter(self.shard_of(document) for document in documents)
         return {shard: counts.get(shard, 0) for shard in self.shards}
 
@@ -261,6 +266,15 @@ def follow_burst(followed_id: str, count: int, *, first_user: int = 1_000_001) -
     ]
 
 
+def unique_index_check(index: Mapping[str, Any], keys: Iterable[Mapping[str, Any]] = CANDIDATE_KEYS) -> pd.DataFrame:
+    """One row per shard key: may a sharded collection keep this unique index?"""
+    rows = [
+        {"shard key": ShardKey.parse(key).label, "unique index allowed": unique_index_allowed(key, index)}
+        for key in keys
+    ]
+    return pd.DataFrame(rows).set_index("shard key")
+
+
 def is_sharded_cluster(collection: Collection) -> bool:
     """Whether the collection's client is connected to a mongos router."""
     hello = collection.database.client.admin.command("hello")
@@ -294,14 +308,14 @@ def compare_keys(
         placement = place(collection, key, shards=shards)
         row: dict[str, Any] = {
             "shard key": placement.key.label,
-            "busiest shard": f"{placement.busiest_share:.1%}",
+            "busiest shard (%)": round(100 * placement.busiest_share, 1),
             "largest unsplittable group": placement.largest_group,
         }
         for name, query in queries.items():
             row[f"shards for {name}"] = len(placement.shards_for(query))
         if burst:
             received = placement.spread(burst)
-            row["burst on one shard"] = f"{max(received.values()) / len(burst):.0%}"
+            row["burst on busiest shard (%)"] = round(100 * max(received.values()) / len(burst), 1)
         rows.append(row)
     return pd.DataFrame(rows).set_index("shard key")
 
@@ -327,15 +341,25 @@ def _place_on_cluster(collection: Collection, documents: list[Document], key: Sh
     full = list(collection.find({}))
     if full:
         target.insert_many(full, ordered=False)
-    counts = {shard: 0 for shard in shard_names}
-    pipeline = [{"$shardedDataDistribution": {}}, {"$match": {"ns": namespace}}]
-    for row in client.admin.aggregate(pipeline):
-        for shard in row["shards"]:
-            counts[shard["shardName"]] = shard["numOwnedDocuments"]
     largest = max(Counter(key.key_of(document) for document in documents).values(), default=0)
+
+    def owned() -> dict[str, int]:
+        counts = dict.fromkeys(shard_names, 0)
+        pipeline = [{"$shardedDataDistribution": {}}, {"$match": {"ns": namespace}}]
+        for row in client.admin.aggregate(pipeline):
+            for shard in row["shards"]:
+                counts[shard["shardName"]] = shard["numOwnedDocuments"]
+        return counts
+
+    def receiving(new: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+        before = owned()
+        target.insert_many([dict(document) for document in new], ordered=False)
+        after = owned()
+        target.delete_many({"_id": {"$in": [document["_id"] for document in new]}})
+        return {shard: after[shard] - before[shard] for shard in shard_names}
 
     def targeting(query: Mapping[str, Any]) -> list[str]:
         plan = target.find(dict(query)).explain()["queryPlanner"]["winningPlan"]
         return sorted(shard["shardName"] for shard in plan.get("shards", []))
 
-    return Placement(key, shard_names, counts, largest, SERVER, targeting=targeting)
+    return Placement(key, shard_names, owned(), largest, SERVER, targeting=targeting, receiving=receiving)
