@@ -121,4 +121,7 @@ def test_place_and_compare_on_the_offline_default_simulate(db):
     assert list(table["largest unsplittable group"]) == [300, 1, 1]
     assert table["burst on busiest shard (%)"].iloc[0] == 100.0
     assert list(unique_index_check({"followedId": 1, "followerId": 1})["unique index allowed"]) == [True, True, False]
+    grown = place(db.follows, {"followedId": 1, "followerId": 1}, grown_by=follow_burst("a", 400))
+    assert grown.total == 740 and grown.busiest_share == 0.5
+    assert db.follows.count_documents({}) == 340  # the collection itself is unchanged
     assert "{followerId: hashed}" in placement._repr_html_() or "{followedId: 1}" in placement._repr_html_()

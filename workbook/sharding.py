@@ -28,6 +28,7 @@ from typing import Any
 import pandas as pd
 from pymongo.collection import Collection
 
+from workbook.datasets.timeline import YEAR, moment
 from workbook.errors import WorkbookError
 from workbook.shard_hash import hash64
 
@@ -259,9 +260,14 @@ def most_common_value(collection: Collection, field: str) -> tuple[Any, int]:
 
 
 def follow_burst(followed_id: str, count: int, *, first_user: int = 1_000_001) -> list[Document]:
-    """``count`` new follow documents for one account, from brand-new users (a celebrity going viral)."""
+    """``count`` new follow documents for one account, from brand-new users, one second apart (going viral)."""
     return [
-        {"_id": f"burst-{number:07d}", "followerId": f"user-{first_user + number:07d}", "followedId": followed_id}
+        {
+            "_id": f"burst-{number:07d}",
+            "followerId": f"user-{first_user + number:07d}",
+            "followedId": followed_id,
+            "createdAt": moment(YEAR + number),
+        }
         for number in range(count)
     ]
 
@@ -281,13 +287,23 @@ def is_sharded_cluster(collection: Collection) -> bool:
     return hello.get("msg") == "isdbgrid"
 
 
-def place(collection: Collection, key: Mapping[str, Any] | ShardKey, *, shards: int = 2) -> Placement:
-    """Place a collection's documents under a shard key: sharded for real on a mongos, simulated otherwise."""
+def place(
+    collection: Collection,
+    key: Mapping[str, Any] | ShardKey,
+    *,
+    shards: int = 2,
+    grown_by: Sequence[Mapping[str, Any]] = (),
+) -> Placement:
+    """Place a collection's documents under a shard key: sharded for real on a mongos, simulated otherwise.
+
+    ``grown_by``: documents to add first (a burst of new ones), so the placement shows where the
+    balancer would take the grown collection; the collection itself is left unchanged.
+    """
     shard_key = ShardKey.parse(key)
     projection = {name: 1 for name in shard_key.names}
-    documents = list(collection.find({}, projection))
+    documents = [*collection.find({}, projection), *grown_by]
     if is_sharded_cluster(collection):
-        return _place_on_cluster(collection, documents, shard_key)
+        return _place_on_cluster(collection, documents, shard_key, list(grown_by))
     return simulate(documents, shard_key, shards)
 
 
@@ -298,14 +314,16 @@ def compare_keys(
     queries: Mapping[str, Mapping[str, Any]],
     shards: int = 2,
     burst: Sequence[Mapping[str, Any]] = (),
+    grown_by: Sequence[Mapping[str, Any]] = (),
 ) -> pd.DataFrame:
     """One row per candidate key: document spread, the largest unsplittable group, shards each query visits.
 
-    With ``burst`` (new documents), also the share of them the busiest shard would receive.
+    With ``burst`` (new documents), also the share of them the busiest shard would receive; with
+    ``grown_by``, the placement of the collection grown by those documents (see :func:`place`).
     """
     rows = []
     for key in keys:
-        placement = place(collection, key, shards=shards)
+        placement = place(collection, key, shards=shards, grown_by=grown_by)
         row: dict[str, Any] = {
             "shard key": placement.key.label,
             "busiest shard (%)": round(100 * placement.busiest_share, 1),
@@ -323,7 +341,9 @@ def compare_keys(
 # --- a real cluster (mongos): the same questions answered by the server -------------------------
 
 
-def _place_on_cluster(collection: Collection, documents: list[Document], key: ShardKey) -> Placement:
+def _place_on_cluster(
+    collection: Collection, documents: list[Document], key: ShardKey, grown_by: list[Mapping[str, Any]]
+) -> Placement:
     """Shard a copy of the collection for real and read the distribution from the server."""
     client = collection.database.client
     shard_names = tuple(sorted(shard["_id"] for shard in client.admin.command("listShards")["shards"]))
@@ -338,7 +358,7 @@ def _place_on_cluster(collection: Collection, documents: list[Document], key: Sh
             middle = dict(zip(key.names, bound, strict=True))
             client.admin.command("split", namespace, middle=middle)
             client.admin.command("moveChunk", namespace, find=middle, to=shard)
-    full = list(collection.find({}))
+    full = [*collection.find({}), *(dict(document) for document in grown_by)]
     if full:
         target.insert_many(full, ordered=False)
     largest = max(Counter(key.key_of(document) for document in documents).values(), default=0)

@@ -1,0 +1,197 @@
+"""Atomicity, shown live: one-document updates, transactions, and what is not atomic.
+
+Each function runs one small experiment on the learner's own database and returns what happened,
+counted from the driver's side (round trips, commands, attempts), so notebook 08 can assert it on
+the offline default and on a real replica set alike. Nothing here measures time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pymongo.client_session import ClientSession
+from pymongo.collection import Collection
+from pymongo.database import Database
+from pymongo.errors import OperationFailure, PyMongoError
+from pymongo.read_concern import ReadConcern
+from pymongo.write_concern import WriteConcern
+
+from workbook.errors import OperationRejectedError, WorkbookError
+from workbook.monitor import capture
+
+Document = dict[str, Any]
+
+TRANSACTION_LIFETIME_SECONDS = 60
+"""MongoDB's default ``transactionLifetimeLimitSeconds``: a transaction still open after it is aborted."""
+
+WRITE_CONFLICT = 112
+"""The server's error code for a write that collided with another transaction's (WriteConflict)."""
+
+
+@dataclass
+class Work:
+    """What one experiment sent to the server and got back."""
+
+    round_trips: int
+    commands: list[str]
+    result: Any = None
+
+    @property
+    def transactions(self) -> int:
+        """How many transactions were committed."""
+        return self.commands.count("commitTransaction")
+
+
+def measured(action: Callable[[], Any]) -> Work:
+    """Run ``action`` and count its round trips and the commands it sent."""
+    with capture() as work:
+        result = action()
+    return Work(work.round_trips, [command["name"] for command in work.commands], result)
+
+
+# --- one document: stock and the order together -------------------------------------------------------
+
+
+def flash_sale(db: Database, product: Document, *, name: str = "flash_sale") -> Collection:
+    """A collection holding one sale document: a product's stock with the orders taken against it, embedded."""
+    sale = db[name]
+    sale.drop()
+    sale.insert_one(
+        {
+            "_id": product["_id"],
+            "name": product["name"],
+            "price": product["price"],
+            "stock": product["stock"],
+            "orders": [],
+        }
+    )
+    return sale
+
+
+def order_in_one_document(sale: Collection, product_id: str, customer_id: str, quantity: int) -> bool:
+    """Take stock and record the order in one update of one document; False when stock is short."""
+    if quantity < 1:
+        raise OperationRejectedError(f"Cannot order {quantity}: a quantity is at least 1.", fix="Pass quantity=1.")
+    result = sale.update_one(
+        {"_id": product_id, "stock": {"$gte": quantity}},
+        {"$inc": {"stock": -quantity}, "$push": {"orders": {"customerId": customer_id, "quantity": quantity}}},
+    )
+    return result.modified_count == 1
+
+
+# --- update_many is atomic per document only ------------------------------------------------------------
+
+
+@dataclass
+class PartialUpdate:
+    """What an update_many that failed midway left behind."""
+
+    error_code: int | None
+    failing_id: Any
+    changed: list[Any] = field(default_factory=list)
+    unchanged: list[Any] = field(default_factory=list)
+
+
+def update_many_midway_failure(db: Database, *, count: int = 6, empty: int = 4, name: str = "shelf") -> PartialUpdate:
+    """Take one unit from ``count`` shelves whose validator forbids negative stock; shelf ``empty`` has none.
+
+    ``update_many`` updates documents one by one: those before the failing one stay changed.
+    """
+    if not 1 <= empty <= count:
+        raise WorkbookError(f"empty must be between 1 and {count}, not {empty}.", fix="Pass empty=4.")
+    db.drop_collection(name)
+    shelves = db.create_collection(
+        name, validator={"$jsonSchema": {"properties": {"stock": {"bsonType": "int", "minimum": 0}}}}
+    )
+    shelves.insert_many([{"_id": number, "stock": 0 if number == empty else 5} for number in range(1, count + 1)])
+    code, failing = None, None
+    try:
+        shelves.update_many({}, {"$inc": {"stock": -1}})
+    except OperationFailure as error:
+        code = error.code
+        failing = (error.details or {}).get("errInfo", {}).get("failingDocumentId")
+    after = {document["_id"]: document["stock"] for document in shelves.find()}
+    changed = sorted(key for key, stock in after.items() if stock == 4)
+    unchanged = sorted(key for key, stock in after.items() if stock in (0, 5))
+    return PartialUpdate(code, failing, changed, unchanged)
+
+
+# --- with_transaction retries a write conflict -----------------------------------------------------------
+
+
+@dataclass
+class RetryReport:
+    """What ``with_transaction`` did when a concurrent write collided with its transaction."""
+
+    attempts: int
+    counter: int
+    errors: list[tuple[int | None, list[str]]]
+
+    @property
+    def retries(self) -> int:
+        """How many times the callback ran again after the first attempt."""
+        return self.attempts - 1
+
+
+def increment_with_conflict(collection: Collection, *, key: str = "likes") -> RetryReport:
+    """Increment a counter in a transaction while another client changes it once; return the attempts.
+
+    On the first attempt, a write outside the transaction changes the same document after the
+    transaction read it. The server answers the transaction's write (or its commit) with a write
+    conflict (code 112) labelled ``TransientTransactionError``; ``with_transaction`` then aborts and
+    runs the callback again, which succeeds. Both increments survive: no update is lost.
+    """
+    client = collection.database.client
+    collection.replace_one({"_id": key}, {"_id": key, "count": 0}, upsert=True)
+    attempts = 0
+    errors: list[tuple[int | None, list[str]]] = []
+
+    def callback(session: ClientSession) -> None:
+        nonlocal attempts
+        attempts += 1
+        collection.find_one({"_id": key}, session=session)  # the transaction's snapshot starts here
+        if attempts == 1:
+            collection.update_one({"_id": key}, {"$inc": {"count": 1}})  # someone else, outside it
+        try:
+            collection.update_one({"_id": key}, {"$inc": {"count": 1}}, session=session)
+        except PyMongoError as error:
+            errors.append(_labels(error))
+            raise
+
+    with client.start_session() as session:
+        commit = session.commit_transaction
+
+        def recorded_commit() -> None:
+            # An engine may find the conflict at commit instead of at the write: record it there too.
+            try:
+                commit()
+            except PyMongoError as error:
+                errors.append(_labels(error))
+                raise
+
+        session.commit_transaction = recorded_commit  # type: ignore[method-assign]
+        session.with_transaction(callback, read_concern=ReadConcern("snapshot"), write_concern=WriteConcern("majority"))
+    document = collection.find_one({"_id": key}) or {}
+    return RetryReport(attempts, int(document.get("count", 0)), errors)
+
+
+def _labels(error: PyMongoError) -> tuple[int | None, list[str]]:
+    """An error's code and its error labels."""
+    code = getattr(error, "code", None)
+    details = getattr(error, "details", None) or {}
+    return code, list(details.get("errorLabels", []))
+
+
+# --- the transaction lifetime ---------------------------------------------------------------------------
+
+
+def transaction_lifetime(db: Database) -> int | None:
+    """The server's ``transactionLifetimeLimitSeconds``, or None when the engine does not report one."""
+    try:
+        reply = db.client.admin.command("getParameter", 1, transactionLifetimeLimitSeconds=1)
+    except OperationFailure:
+        return None
+    value = reply.get("transactionLifetimeLimitSeconds")
+    return int(value) if value is not None else None
