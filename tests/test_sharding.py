@@ -37,6 +37,7 @@ def test_a_ranged_key_splits_even_data_evenly():
     placement = simulate(EVEN, {"followedId": 1}, shards=4)
     assert list(placement.documents.values()) == [50, 50, 50, 50]
     assert placement.largest_group == 10 and placement.source == SIMULATION
+    assert repr(placement).startswith("Placement by {followedId: 1}, simulation") and "25.0%" in repr(placement)
 
 
 def test_one_key_value_never_splits_so_a_celebrity_unbalances_the_shards():

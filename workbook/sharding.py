@@ -202,6 +202,9 @@ class Placement:
             }
         ).set_index("shard")
 
+    def __repr__(self) -> str:
+        return f"Placement by {self.key.label}, {self.source}:\n{self.to_frame().to_string()}"
+
     def _repr_html_(self) -> str:
         caption = f"<p><b>{self.key.label}</b> · {self.source}</p>"
         return caption + self.to_frame().to_html()
