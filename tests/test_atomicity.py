@@ -12,6 +12,8 @@ def test_an_order_in_one_document_takes_stock_and_records_it_in_one_round_trip(d
     sale = atomicity.flash_sale(db, {"_id": "p1", "name": "Lamp", "price": 20.0, "stock": 2})
     work = atomicity.measured(lambda: atomicity.order_in_one_document(sale, "p1", "c1", 2))
     assert work.result is True and work.round_trips == 1 and work.commands == ["update"] and work.transactions == 0
+    table = atomicity.compare_work({"one document": work})
+    assert table.loc["one document", "round trips"] == 1 and table.loc["one document", "commands"] == "update"
     document = sale.find_one({"_id": "p1"})
     assert document["stock"] == 0 and document["orders"] == [{"customerId": "c1", "quantity": 2}]
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
 from pymongo.client_session import ClientSession
 from pymongo.collection import Collection
 from pymongo.database import Database
@@ -42,6 +43,20 @@ class Work:
     def transactions(self) -> int:
         """How many transactions were committed."""
         return self.commands.count("commitTransaction")
+
+
+def compare_work(runs: dict[str, Work]) -> pd.DataFrame:
+    """One row per named run: round trips, transactions committed, and the commands in order."""
+    rows = [
+        {
+            "write": name,
+            "round trips": work.round_trips,
+            "transactions": work.transactions,
+            "commands": ", ".join(work.commands),
+        }
+        for name, work in runs.items()
+    ]
+    return pd.DataFrame(rows).set_index("write")
 
 
 def measured(action: Callable[[], Any]) -> Work:
