@@ -126,3 +126,65 @@ def test_place_and_compare_on_the_offline_default_simulate(db):
     assert grown.total == 740 and grown.busiest_share == 0.5
     assert db.follows.count_documents({}) == 340  # the collection itself is unchanged
     assert "{followerId: hashed}" in placement._repr_html_() or "{followedId: 1}" in placement._repr_html_()
+
+
+class FakeCluster:
+    """Just enough of a mongos for the cluster path: records commands, owns documents by the split points."""
+
+    def __init__(self, documents):
+        self.commands = []
+        self.inserted = []
+        self.documents = documents
+        self.split_at = None
+
+    # client.admin.command / client.admin.aggregate
+    def command(self, name, *args, **kwargs):
+        self.commands.append((name, args, kwargs))
+        if name == "hello":
+            return {"msg": "isdbgrid"}
+        if name == "listShards":
+            return {"shards": [{"_id": "shard2rs"}, {"_id": "shard1rs"}]}
+        if name == "split":
+            self.split_at = kwargs["middle"]["followedId"]
+        return {"ok": 1}
+
+    def aggregate(self, pipeline):
+        assert pipeline[0] == {"$shardedDataDistribution": {}}
+        low = sum(document["followedId"] < self.split_at for document in self.inserted)
+        return [
+            {
+                "ns": pipeline[1]["$match"]["ns"],
+                "shards": [
+                    {"shardName": "shard1rs", "numOwnedDocuments": low},
+                    {"shardName": "shard2rs", "numOwnedDocuments": len(self.inserted) - low},
+                ],
+            }
+        ]
+
+
+def test_on_a_mongos_place_shards_a_copy_for_real_and_reads_the_servers_counts():
+    from unittest.mock import MagicMock
+
+    documents = [{"_id": index, **document} for index, document in enumerate(CELEBRITY)]
+    cluster = FakeCluster(documents)
+    collection = MagicMock()
+    collection.name = "follows"
+    collection.database.client.admin = cluster
+    collection.find.side_effect = lambda *args, **kwargs: iter(documents)
+    target = collection.database.__getitem__.return_value
+    target.full_name = "workbench_x.follows_by_followedId_1"
+    target.insert_many.side_effect = lambda docs, ordered: cluster.inserted.extend(docs)
+    target.find.return_value.explain.return_value = {
+        "queryPlanner": {"winningPlan": {"stage": "SINGLE_SHARD", "shards": [{"shardName": "shard2rs"}]}}
+    }
+
+    placement = place(collection, {"followedId": 1})
+
+    names = [name for name, _, _ in cluster.commands]
+    assert names == ["hello", "listShards", "shardCollection", "split", "moveChunk"]
+    assert cluster.commands[2][2] == {"key": {"followedId": 1}}
+    assert cluster.commands[4][2] == {"find": {"followedId": "c"}, "to": "shard2rs"}
+    assert placement.source.startswith("server") and placement.shards == ("shard1rs", "shard2rs")
+    assert placement.documents == {"shard1rs": 20, "shard2rs": 320} and placement.largest_group == 300
+    assert placement.shards_for({"followedId": "c"}) == ["shard2rs"]
+    collection.database.__getitem__.assert_called_with("follows_by_followedId_1")

@@ -357,7 +357,10 @@ def _place_on_cluster(
     client.admin.command("shardCollection", namespace, key=key.pattern)
     if not key.hashed:
         keys = sorted(key.key_of(document) for document in documents)
-        for bound, shard in zip(_balanced_bounds(keys, len(shard_names)), shard_names[1:], strict=False):
+        bounds = _balanced_bounds(keys, len(shard_names))
+        for number, (bound, shard) in enumerate(zip(bounds, shard_names[1:], strict=False)):
+            if number and bound == bounds[number - 1]:
+                continue  # unsplittable data: nothing more to split here
             middle = dict(zip(key.names, bound, strict=True))
             client.admin.command("split", namespace, middle=middle)
             client.admin.command("moveChunk", namespace, find=middle, to=shard)
