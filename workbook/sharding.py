@@ -251,7 +251,7 @@ def _balanced_bounds(keys: list[KeyTuple], shards: int) -> list[KeyTuple]:
 
 def most_common_value(collection: Collection, field: str) -> tuple[Any, int]:
     """The value of ``field`` shared by the most documents, and how many share it (counted by the server)."""
-    pipeline = [
+    pipeline: list[Document] = [
         {"$group": {"_id": f"${field}", "count": {"$sum": 1}}},
         {"$sort": {"count": -1, "_id": 1}},
         {"$limit": 1},
@@ -371,7 +371,7 @@ def _place_on_cluster(
 
     def owned() -> dict[str, int]:
         counts = dict.fromkeys(shard_names, 0)
-        pipeline = [{"$shardedDataDistribution": {}}, {"$match": {"ns": namespace}}]
+        pipeline: list[Document] = [{"$shardedDataDistribution": {}}, {"$match": {"ns": namespace}}]
         for row in client.admin.aggregate(pipeline):
             for shard in row["shards"]:
                 counts[shard["shardName"]] = shard["numOwnedDocuments"]
