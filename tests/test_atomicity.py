@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 from workbook import atomicity
@@ -37,7 +39,11 @@ def test_update_many_needs_an_empty_shelf_in_range(db):
         atomicity.update_many_midway_failure(db, count=6, empty=9)
 
 
-def test_with_transaction_retries_a_write_conflict_and_loses_no_update(db):
+def test_with_transaction_retries_a_write_conflict_and_loses_no_update(db, engine):
+    if engine is None and importlib.util.find_spec("workbook.engine_compat") is None:
+        # Before the engine branch, the offline default answers this conflict with a codeless error and
+        # is left unusable for later tests; the engine branch (write conflicts 112 + label) fixes both.
+        pytest.skip("the offline default's write conflicts arrive with the engine branch")
     report = atomicity.increment_with_conflict(db.counters)
     assert report.attempts == 2 and report.retries == 1
     assert report.errors == [(atomicity.WRITE_CONFLICT, ["TransientTransactionError"])]
