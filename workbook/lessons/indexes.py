@@ -1,0 +1,258 @@
+"""Notebook 06: index design measured on the data: ESR, blocking sorts, covered queries, index upkeep.
+
+Every number here comes from an explain (the server's, or the planner model's on the offline
+default) or from counting documents, so the same calls hold on both engines.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+from pymongo.collection import Collection
+
+from workbook.errors import ArgumentTypeError, WorkbookError
+from workbook.facts import bson_size
+
+BLOCKING_SORT_LIMIT_BYTES = 100 * 1024 * 1024
+"""Memory a blocking (in-memory) sort may use before it must spill to disk or fail: 100 MB
+(``internalQueryMaxBlockingSortMemoryUsageBytes``); beyond it the server fails with code 292
+(QueryExceededMemoryLimitNoDiskUseAllowed) unless ``allowDiskUse`` is on (the default since 6.0)."""
+
+Keys = Sequence[tuple[str, int]]
+
+
+def _keys(keys: Keys | Mapping[str, int]) -> list[tuple[str, int]]:
+    return list(keys.items()) if isinstance(keys, Mapping) else [(str(f), int(d)) for f, d in keys]
+
+
+def copy_collection(source: Collection, name: str, *, with_indexes: bool = False) -> Collection:
+    """A fresh copy of ``source``'s documents beside it, to experiment on (its indexes too if ``with_indexes``)."""
+    if not isinstance(source, Collection):
+        raise ArgumentTypeError("source", source, "a pymongo Collection such as loaded['products']")
+    if name == source.name:
+        raise WorkbookError(f"The copy cannot replace {name!r} itself.", fix="Pass another name, e.g. 'products_lab'.")
+    target = source.database[name]
+    target.drop()
+    documents = list(source.find())
+    for start in range(0, len(documents), 1000):
+        target.insert_many(documents[start : start + 1000])
+    if with_indexes:
+        for index in source.list_indexes():
+            options = {k: v for k, v in index.items() if k not in ("key", "v", "ns")}
+            if index["name"] != "_id_":
+                target.create_index(list(index["key"].items()), **options)
+    return target
+
+
+def plan_row(explained: Any, label: str) -> dict[str, Any]:
+    """One table row from an explain: plan, index, keys and documents examined, blocking sort, covered."""
+    s = explained.summary()
+    return {
+        "index": label,
+        "plan": s["plan"],
+        "used": s["index"] or "-",
+        "nReturned": s["nReturned"],
+        "keysExamined": s["keysExamined"],
+        "docsExamined": s["docsExamined"],
+        "blockingSort": s["inMemorySort"],
+        "covered": s["covered"],
+    }
+
+
+def compare_indexes(
+    collection: Collection,
+    candidates: Mapping[str, Keys | Mapping[str, int]],
+    filter: Mapping[str, Any],
+    *,
+    sort: Keys | None = None,
+    projection: Any = None,
+    limit: int | None = None,
+) -> pd.DataFrame:
+    """The same query forced onto each candidate index (created if missing): one row of work per index."""
+    from workbook.explain import explain
+
+    existing = {ix["name"]: list(ix["key"].items()) for ix in collection.list_indexes()}
+    rows = []
+    for name, keys in candidates.items():
+        wanted = _keys(keys)
+        if name not in existing:
+            collection.create_index(wanted, name=name)
+        elif existing[name] != wanted:
+            raise WorkbookError(
+                f"An index called {name!r} already exists with keys {existing[name]}.",
+                fix=f"Drop it first: collection.drop_index({name!r}), or pick another name.",
+            )
+        shown = ", ".join(f"{f}: {d}" for f, d in wanted)
+        explained = explain(collection, filter, sort=sort, projection=projection, limit=limit, hint=name)
+        rows.append(plan_row(explained, f"{name} {{{shown}}}"))
+    return pd.DataFrame(rows).set_index("index")
+
+
+@dataclass(frozen=True)
+class SortMemory:
+    """What a blocking sort holds in memory: the matching documents' bytes against the 100 MB limit."""
+
+    documents: int
+    bytes: int
+    limit: int = BLOCKING_SORT_LIMIT_BYTES
+
+    @property
+    def share_of_limit(self) -> float:
+        """The bytes as a fraction of the limit (1.0 = at the limit)."""
+        return self.bytes / self.limit
+
+    @property
+    def needs_disk(self) -> bool:
+        """True when the sort is over the limit: it needs allowDiskUse or it fails (code 292)."""
+        return self.bytes > self.limit
+
+    @property
+    def documents_to_limit(self) -> int:
+        """How many documents of this average size fill the limit."""
+        average = self.bytes / self.documents if self.documents else 0
+        return int(self.limit // average) if average else 0
+
+    def __repr__(self) -> str:
+        verdict = "over it: needs allowDiskUse or fails" if self.needs_disk else "under it: sorts in memory"
+        return (
+            f"blocking sort of {self.documents:,} documents holding {self.bytes / 1e6:.2f} MB "
+            f"= {self.share_of_limit:.2%} of the {self.limit / 2**20:.0f} MiB limit ({verdict}); "
+            f"about {self.documents_to_limit:,} such documents would fill it"
+        )
+
+
+def sort_memory(collection: Collection, filter: Mapping[str, Any] | None = None, projection: Any = None) -> SortMemory:
+    """Bytes a blocking sort of ``find(filter, projection)`` holds: the BSON size of every matching document."""
+    sizes = [bson_size(d) for d in collection.find(dict(filter or {}), projection)]
+    return SortMemory(len(sizes), sum(sizes))
+
+
+def pipeline_sort_in_memory(explained: Any) -> bool:
+    """True when an aggregate's sort is done in memory: a SORT in the plan or a $sort after the cursor stage."""
+    later = [next(iter(stage), "") for stage in explained.raw.get("stages", [])[1:]]
+    return explained.summary()["inMemorySort"] or "$sort" in later
+
+
+def redundant_indexes(indexes: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(redundant, covered_by) pairs: an index whose keys are a leading prefix of another's.
+
+    >>> redundant_indexes([{"name": "a_1", "key": {"a": 1}}, {"name": "a_1_b_-1", "key": {"a": 1, "b": -1}}])
+    [('a_1', 'a_1_b_-1')]
+    """
+    listed = [(ix["name"], list(dict(ix["key"]).items()), ix) for ix in indexes]
+    pairs = []
+    for name, keys, index in listed:
+        if name == "_id_" or index.get("unique") or index.get("collation") or index.get("partialFilterExpression"):
+            continue  # these do more than speed up reads: they are not redundant just by their keys
+        for other, other_keys, other_index in listed:
+            if other != name and len(other_keys) > len(keys) and other_keys[: len(keys)] == keys:
+                if not other_index.get("partialFilterExpression") and not other_index.get("sparse"):
+                    pairs.append((name, other))
+                    break
+    return pairs
+
+
+def index_stats(collection: Collection) -> pd.DataFrame:
+    """``$indexStats`` as a table: each index's keys and the accesses the server counted."""
+    rows = [
+        {"index": s["name"], "key": dict(s["key"]), "accesses": int(s.get("accesses", {}).get("ops", 0))}
+        for s in collection.aggregate([{"$indexStats": {}}])
+    ]
+    return pd.DataFrame(rows).sort_values("index").set_index("index")
+
+
+def _explain_command(collection: Collection, name: str, command: Mapping[str, Any]) -> list[Any]:
+    """Explains of what one captured command read from ``collection`` (writes as the finds they start with)."""
+    from workbook.explain import explain, explain_aggregate
+
+    if name == "find":
+        return [
+            explain(
+                collection,
+                command.get("filter", {}),
+                sort=command.get("sort"),
+                projection=command.get("projection"),
+                limit=command.get("limit"),
+                hint=command.get("hint"),
+            )
+        ]
+    if name == "aggregate":
+        return [explain_aggregate(collection, command["pipeline"])]
+    if name == "findAndModify":
+        return [explain(collection, command.get("query", {}), sort=command.get("sort"), limit=1)]
+    if name in ("update", "delete"):
+        statements = command.get("updates") or command.get("deletes") or []
+        return [
+            explain(collection, s.get("q", {}), limit=None if s.get("multi") or s.get("limit") == 0 else 1)
+            for s in statements
+        ]
+    return []
+
+
+def index_usage(collection: Collection, captured: Any, *, sent_to: str | None = None) -> pd.DataFrame:
+    """Accesses per index of ``collection`` by the commands in ``captured`` (from ``workbook.monitor.capture``).
+
+    Each captured read (and the query part of each update/delete) is explained and its winning
+    index counted, so the tally is the same on every engine; ``$indexStats`` counts the same thing
+    on a server, but the offline default does not count index accesses. ``sent_to`` replays the
+    commands sent to another collection of the same database (say, the original of a copy).
+    """
+    names = [ix["name"] for ix in collection.list_indexes() if not ix.get("hidden")]
+    tally: Counter[str] = Counter({name: 0 for name in names})
+    database, target = collection.database.name, sent_to or collection.name
+    for entry in captured.commands:
+        command = entry["command"]
+        if entry["database"] != database or command.get(entry["name"]) != target:
+            continue
+        for explained in _explain_command(collection, entry["name"], command):
+            for name in explained.summary()["indexes"]:
+                tally[name] += 1
+    rows = [{"index": name, "accesses": tally[name]} for name in names]
+    return pd.DataFrame(rows).set_index("index")
+
+
+def index_entries(collection: Collection) -> dict[str, int]:
+    """Entries in each index (a full scan of it, hinted: keys examined), ``_id_`` included."""
+    from workbook.explain import explain
+
+    return {
+        ix["name"]: explain(collection, {}, hint=ix["name"]).summary()["keysExamined"]
+        for ix in collection.list_indexes()
+        if not ix.get("hidden")
+    }
+
+
+def write_cost(
+    documents: Sequence[Mapping[str, Any]],
+    index_sets: Mapping[int, Sequence[Keys]],
+    collection: Collection,
+) -> pd.DataFrame:
+    """Insert the same documents under each set of secondary indexes; index entries and time per run.
+
+    ``collection`` is dropped and rebuilt for each set: pass a scratch collection.
+    """
+    rows = []
+    for label, index_keys in index_sets.items():
+        collection.drop()
+        for keys in index_keys:
+            collection.create_index(_keys(keys))
+        started = time.perf_counter()
+        for start in range(0, len(documents), 1000):
+            collection.insert_many([dict(d) for d in documents[start : start + 1000]])
+        seconds = time.perf_counter() - started
+        entries = index_entries(collection)
+        rows.append(
+            {
+                "secondary indexes": label,
+                "documents": len(documents),
+                "index entries": sum(entries.values()),
+                "entries per document": sum(entries.values()) / len(documents) if documents else 0.0,
+                "insert seconds": round(seconds, 3),
+            }
+        )
+    return pd.DataFrame(rows).set_index("secondary indexes")
