@@ -41,10 +41,10 @@ def _walk(node: Any, path: str) -> Iterator[str]:
     for key in nested:
         yield from _walk(node[key], path)
     if "reason" in node and not nested:
-        rule = node.get("operatorName", "")
+        rule = "" if node.get("operatorName") == "$jsonSchema" else node.get("operatorName", "")
         shown = f" {dict(node['specifiedAs'])}" if isinstance(node.get("specifiedAs"), Mapping) else ""
         got = f" (got {node['consideredValue']!r})" if "consideredValue" in node else ""
-        yield f"{path or '(document)'}: {rule}{shown} {node['reason']}{got}".replace("  ", " ")
+        yield " ".join(f"{path or '(document)'}: {rule}{shown} {node['reason']}{got}".split())
 
 
 def validation_reasons(error: OperationFailure | Mapping[str, Any]) -> list[str]:
@@ -162,3 +162,95 @@ def array_bounds(spec: Any) -> dict[str, int | None]:
 def invalid_count(collection: Collection, validator: Mapping[str, Any]) -> int:
     """Documents of ``collection`` that ``validator`` would refuse (a query: the validator under ``$nor``)."""
     return collection.count_documents({"$nor": [dict(validator)]})
+
+
+def copy_with_validator(source: Collection, name: str, *, limit: int = 20) -> Collection:
+    """A new collection ``name`` with ``source``'s validator and its first ``limit`` documents (by ``_id``)."""
+    if not isinstance(source, Collection):
+        raise ArgumentTypeError("source", source, "a pymongo Collection such as loaded['products']")
+    database = source.database
+    database.drop_collection(name)
+    options = validator_of(source)
+    if options["validator"]:
+        database.create_collection(name, **options)
+    else:
+        database.create_collection(name)
+    documents = list(source.find().sort("_id", 1).limit(limit))
+    if documents:
+        database[name].insert_many(documents)
+    return database[name]
+
+
+def with_item_string_limit(validator: Mapping[str, Any], array_field: str, item_field: str, max_length: int) -> dict:
+    """``validator`` with a ``maxLength`` on one string field of each element of ``array_field``.
+
+    >>> v = {"$jsonSchema": {"properties": {"tags": {"bsonType": "array", "items": {"bsonType": "object"}}}}}
+    >>> with_item_string_limit(v, "tags", "label", 20)["$jsonSchema"]["properties"]["tags"]["items"]["properties"]
+    {'label': {'bsonType': 'string', 'maxLength': 20}}
+    """
+    import copy
+
+    changed = copy.deepcopy(dict(validator))
+    properties = changed.get("$jsonSchema", {}).get("properties", {})
+    if array_field not in properties or properties[array_field].get("bsonType") != "array":
+        from workbook.errors import UnknownChoiceError
+
+        arrays = [name for name, rule in properties.items() if rule.get("bsonType") == "array"]
+        raise UnknownChoiceError("array field of this validator", array_field, arrays)
+    items = properties[array_field].setdefault("items", {"bsonType": "object"})
+    items.setdefault("properties", {})[item_field] = {"bsonType": "string", "maxLength": int(max_length)}
+    return changed
+
+
+def requiring(validator: Mapping[str, Any], field: str, rule: Mapping[str, Any]) -> dict:
+    """``validator`` with one more required field and its rule (a new rule for existing data).
+
+    >>> requiring({"$jsonSchema": {"required": ["a"], "properties": {}}}, "sku", {"bsonType": "string"})
+    {'$jsonSchema': {'required': ['a', 'sku'], 'properties': {'sku': {'bsonType': 'string'}}}}
+    """
+    import copy
+
+    changed = copy.deepcopy(dict(validator))
+    schema = changed.setdefault("$jsonSchema", {"bsonType": "object"})
+    schema["required"] = [*schema.get("required", []), field]
+    schema.setdefault("properties", {})[field] = dict(rule)
+    return changed
+
+
+def versioned(versions: Mapping[int, Mapping[str, Any]], *, field: str = "schemaVersion") -> dict:
+    """One validator accepting each version's ``$jsonSchema``: version 1 also when ``field`` is absent.
+
+    >>> versioned({1: {"required": ["a"]}, 2: {"required": ["b"]}})["$jsonSchema"]["anyOf"][1]["required"]
+    ['b', 'schemaVersion']
+    """
+    alternatives = []
+    for version, schema in sorted(versions.items()):
+        branch = {**dict(schema), "properties": {**dict(schema.get("properties", {})), field: {"enum": [version]}}}
+        if version != 1:
+            branch["required"] = [*schema.get("required", []), field]
+        alternatives.append(branch)
+    return {"$jsonSchema": {"bsonType": "object", "anyOf": alternatives}}
+
+
+def version_counts(collection: Collection, field: str = "schemaVersion") -> dict[int, int]:
+    """Documents per schema version (a missing version counts as 1)."""
+    counts: dict[int, int] = {}
+    for row in collection.aggregate([{"$group": {"_id": {"$ifNull": [f"${field}", 1]}, "n": {"$sum": 1}}}]):
+        counts[int(row["_id"])] = row["n"]
+    return dict(sorted(counts.items()))
+
+
+def oversized_review(text_bytes: int, *, review_id: str = "rev-oversized") -> dict[str, Any]:
+    """A review entry that satisfies the hybrid shape's item rules but carries ``text_bytes`` of text.
+
+    Dated in 2030 so a ``$sort``/``$slice`` by newest keeps it among a product's recent reviews.
+    """
+    from datetime import UTC, datetime
+
+    return {
+        "_id": review_id,
+        "customerId": "cust-000001",
+        "rating": 5,
+        "createdAt": datetime(2030, 1, 1, tzinfo=UTC),
+        "text": "x" * int(text_bytes),
+    }
