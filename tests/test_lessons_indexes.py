@@ -11,7 +11,10 @@ from workbook.monitor import capture
 
 def _items(db, n=60):  # type: ignore[no-untyped-def]
     db.items.insert_many(
-        [{"_id": i, "group": f"g{i % 3}", "price": (i * 7) % 50, "name": f"item {i:03d}", "tags": ["a", "b"]} for i in range(n)]
+        [
+            {"_id": i, "group": f"g{i % 3}", "price": (i * 7) % 50, "name": f"item {i:03d}", "tags": ["a", "b"]}
+            for i in range(n)
+        ]
     )
     return db.items
 
@@ -67,8 +70,12 @@ def test_pipeline_sort_in_memory_depends_on_stage_order(db) -> None:  # type: ig
 
     items = _items(db)
     items.create_index([("group", 1), ("price", 1)], name="esr")
-    early = workbook.explain_aggregate(items, [{"$match": {"group": "g1"}}, {"$sort": {"price": 1}}, {"$unwind": "$tags"}])
-    late = workbook.explain_aggregate(items, [{"$match": {"group": "g1"}}, {"$unwind": "$tags"}, {"$sort": {"price": 1}}])
+    early = workbook.explain_aggregate(
+        items, [{"$match": {"group": "g1"}}, {"$sort": {"price": 1}}, {"$unwind": "$tags"}]
+    )
+    late = workbook.explain_aggregate(
+        items, [{"$match": {"group": "g1"}}, {"$unwind": "$tags"}, {"$sort": {"price": 1}}]
+    )
     assert not indexes.pipeline_sort_in_memory(early)
     assert indexes.pipeline_sort_in_memory(late)
 
@@ -123,7 +130,23 @@ def test_index_stats_lists_every_index(db) -> None:  # type: ignore[no-untyped-d
 
 def test_write_cost_counts_one_entry_per_index_per_document_and_more_for_arrays(db) -> None:  # type: ignore[no-untyped-def]
     documents = [{"_id": i, "a": i, "b": -i, "tags": ["x", "y", "z"]} for i in range(40)]
-    cost = indexes.write_cost(documents, {1: [[("a", 1)]], 2: [[("a", 1)], [("b", 1)]], 3: [[("a", 1)], [("b", 1)], [("tags", 1)]]}, db.scratch)
+    cost = indexes.write_cost(
+        documents,
+        {1: [[("a", 1)]], 2: [[("a", 1)], [("b", 1)]], 3: [[("a", 1)], [("b", 1)], [("tags", 1)]]},
+        db.scratch,
+    )
     assert list(cost["index entries"]) == [80, 120, 120 + 40 * 3]
     assert cost.loc[2, "entries per document"] == 3.0
     assert indexes.index_entries(db.scratch)["tags_1"] == 120
+
+
+def test_hide_and_unhide_change_what_the_planner_may_use(db) -> None:  # type: ignore[no-untyped-def]
+    import workbook
+
+    items = _items(db, 30)
+    items.create_index([("group", 1)], name="group")
+    items.create_index([("name", 1)], name="by_name")
+    assert indexes.hide(items, "group", "by_name") == ["by_name", "group"]
+    assert workbook.explain(items, {"group": "g1"}).summary()["plan"] == "COLLSCAN"
+    assert indexes.unhide(items, "group") == ["by_name"]
+    assert workbook.explain(items, {"group": "g1"}).summary()["index"] == "group"

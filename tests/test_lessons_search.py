@@ -12,7 +12,9 @@ NAMES = ["Ann Lee", "ann lee", "Bob Stone", "Cleo Park", "Dan Ray", "Eve Moss", 
 
 @pytest.fixture
 def people(db):  # type: ignore[no-untyped-def]
-    db.people.insert_many([{"_id": i, "name": name, "email": f"{name.replace(' ', '.')}{i}@Example.org"} for i, name in enumerate(NAMES)])
+    db.people.insert_many(
+        [{"_id": i, "name": name, "email": f"{name.replace(' ', '.')}{i}@Example.org"} for i, name in enumerate(NAMES)]
+    )
     db.people.create_index([("email", 1)], name="email_1", unique=True)
     return db.people
 

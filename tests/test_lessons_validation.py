@@ -33,7 +33,12 @@ SERVER_DETAILS = {  # hand-written in the shape MongoDB 5.0+ documents for errIn
                     {
                         "propertyName": "price",
                         "details": [
-                            {"operatorName": "minimum", "specifiedAs": {"minimum": 0}, "reason": "comparison failed", "consideredValue": -5}
+                            {
+                                "operatorName": "minimum",
+                                "specifiedAs": {"minimum": 0},
+                                "reason": "comparison failed",
+                                "consideredValue": -5,
+                            }
                         ],
                     },
                     {
@@ -43,7 +48,14 @@ SERVER_DETAILS = {  # hand-written in the shape MongoDB 5.0+ documents for errIn
                                 "operatorName": "items",
                                 "reason": "At least one item did not match the sub-schema",
                                 "itemIndex": 1,
-                                "details": [{"operatorName": "bsonType", "specifiedAs": {"bsonType": "object"}, "reason": "type did not match", "consideredValue": 3}],
+                                "details": [
+                                    {
+                                        "operatorName": "bsonType",
+                                        "specifiedAs": {"bsonType": "object"},
+                                        "reason": "type did not match",
+                                        "consideredValue": 3,
+                                    }
+                                ],
                             }
                         ],
                     },
@@ -72,7 +84,9 @@ def test_try_write_returns_the_reasons_of_a_live_rejection(db) -> None:  # type:
     assert not refused.accepted and refused.code == validation.VALIDATION_FAILED and refused.rejected_by_validator
     assert any("price" in reason for reason in refused.reasons)
     assert "REJECTED (code 121" in repr(refused) and "rejected, code 121" in refused._repr_html_()
-    too_many = validation.try_write("3 tags", lambda: db.things.insert_one({"name": "x", "price": 1, "tags": [{}, {}, {}]}))
+    too_many = validation.try_write(
+        "3 tags", lambda: db.things.insert_one({"name": "x", "price": 1, "tags": [{}, {}, {}]})
+    )
     assert any(reason.startswith("tags") for reason in too_many.reasons)
     ok = validation.try_write("fine", lambda: db.things.insert_one({"name": "x", "price": 1}))
     assert ok.accepted and repr(ok) == "fine: accepted"
@@ -103,8 +117,15 @@ def test_item_string_limit_refuses_long_text(db) -> None:  # type: ignore[no-unt
     limited = validation.with_item_string_limit(SCHEMA, "tags", "label", 3)
     assert "properties" not in SCHEMA["$jsonSchema"]["properties"]["tags"]["items"]  # the original is untouched
     db.create_collection("things", validator=limited)
-    assert validation.try_write("ok", lambda: db.things.insert_one({"name": "a", "price": 1, "tags": [{"label": "abc"}]})).accepted
-    assert validation.try_write("long", lambda: db.things.insert_one({"name": "a", "price": 1, "tags": [{"label": "abcd"}]})).code == 121
+    assert validation.try_write(
+        "ok", lambda: db.things.insert_one({"name": "a", "price": 1, "tags": [{"label": "abc"}]})
+    ).accepted
+    assert (
+        validation.try_write(
+            "long", lambda: db.things.insert_one({"name": "a", "price": 1, "tags": [{"label": "abcd"}]})
+        ).code
+        == 121
+    )
     with pytest.raises(UnknownChoiceError):
         validation.with_item_string_limit(SCHEMA, "name", "x", 3)
 
@@ -128,7 +149,9 @@ def test_versioned_validator_accepts_each_version_by_its_own_rules(db) -> None: 
     v2 = {"required": ["price"], "properties": {"price": {"bsonType": "object"}}}
     db.create_collection("things", validator=validation.versioned({1: v1, 2: v2}))
     assert validation.try_write("v1", lambda: db.things.insert_one({"price": 3})).accepted
-    assert validation.try_write("v2", lambda: db.things.insert_one({"schemaVersion": 2, "price": {"amount": 3}})).accepted
+    assert validation.try_write(
+        "v2", lambda: db.things.insert_one({"schemaVersion": 2, "price": {"amount": 3}})
+    ).accepted
     assert validation.try_write("v2 bad", lambda: db.things.insert_one({"schemaVersion": 2, "price": 3})).code == 121
     assert validation.try_write("v1 bad", lambda: db.things.insert_one({"price": {"amount": 3}})).code == 121
     assert validation.version_counts(db.things) == {1: 1, 2: 1}

@@ -49,6 +49,18 @@ def copy_collection(source: Collection, name: str, *, with_indexes: bool = False
     return target
 
 
+def hide(collection: Collection, *names: str, hidden: bool = True) -> list[str]:
+    """Hide (or, with ``hidden=False``, unhide) indexes by name; returns the names of the hidden indexes after."""
+    for name in names:
+        collection.database.command("collMod", collection.name, index={"name": name, "hidden": hidden})
+    return sorted(ix["name"] for ix in collection.list_indexes() if ix.get("hidden"))
+
+
+def unhide(collection: Collection, *names: str) -> list[str]:
+    """Make hidden indexes visible to the planner again; returns the names still hidden."""
+    return hide(collection, *names, hidden=False)
+
+
 def plan_row(explained: Any, label: str) -> dict[str, Any]:
     """One table row from an explain: plan, index, keys and documents examined, blocking sort, covered."""
     s = explained.summary()
@@ -150,10 +162,10 @@ def redundant_indexes(indexes: Iterable[Mapping[str, Any]]) -> list[tuple[str, s
         if name == "_id_" or index.get("unique") or index.get("collation") or index.get("partialFilterExpression"):
             continue  # these do more than speed up reads: they are not redundant just by their keys
         for other, other_keys, other_index in listed:
-            if other != name and len(other_keys) > len(keys) and other_keys[: len(keys)] == keys:
-                if not other_index.get("partialFilterExpression") and not other_index.get("sparse"):
-                    pairs.append((name, other))
-                    break
+            extends = other != name and len(other_keys) > len(keys) and other_keys[: len(keys)] == keys
+            if extends and not other_index.get("partialFilterExpression") and not other_index.get("sparse"):
+                pairs.append((name, other))
+                break
     return pairs
 
 
