@@ -86,7 +86,7 @@ def compare_indexes(
     limit: int | None = None,
 ) -> pd.DataFrame:
     """The same query forced onto each candidate index (created if missing): one row of work per index."""
-    from workbook.explain import explain
+    from workbook.explaining import explain
 
     existing = {ix["name"]: list(ix["key"].items()) for ix in collection.list_indexes()}
     rows = []
@@ -178,34 +178,6 @@ def index_stats(collection: Collection) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values("index").set_index("index")
 
 
-def _explain_command(collection: Collection, name: str, command: Mapping[str, Any]) -> list[Any]:
-    """Explains of what one captured command read from ``collection`` (writes as the finds they start with)."""
-    from workbook.explain import explain, explain_aggregate
-
-    if name == "find":
-        return [
-            explain(
-                collection,
-                command.get("filter", {}),
-                sort=command.get("sort"),
-                projection=command.get("projection"),
-                limit=command.get("limit"),
-                hint=command.get("hint"),
-            )
-        ]
-    if name == "aggregate":
-        return [explain_aggregate(collection, command["pipeline"])]
-    if name == "findAndModify":
-        return [explain(collection, command.get("query", {}), sort=command.get("sort"), limit=1)]
-    if name in ("update", "delete"):
-        statements = command.get("updates") or command.get("deletes") or []
-        return [
-            explain(collection, s.get("q", {}), limit=None if s.get("multi") or s.get("limit") == 0 else 1)
-            for s in statements
-        ]
-    return []
-
-
 def index_usage(collection: Collection, captured: Any, *, sent_to: str | None = None) -> pd.DataFrame:
     """Accesses per index of ``collection`` by the commands in ``captured`` (from ``workbook.monitor.capture``).
 
@@ -214,6 +186,9 @@ def index_usage(collection: Collection, captured: Any, *, sent_to: str | None = 
     on a server, but the offline default does not count index accesses. ``sent_to`` replays the
     commands sent to another collection of the same database (say, the original of a copy).
     """
+    from workbook.explaining.view import explain_command
+    from workbook.explaining.work import reads_of
+
     names = [ix["name"] for ix in collection.list_indexes() if not ix.get("hidden")]
     tally: Counter[str] = Counter({name: 0 for name in names})
     database, target = collection.database.name, sent_to or collection.name
@@ -221,8 +196,9 @@ def index_usage(collection: Collection, captured: Any, *, sent_to: str | None = 
         command = entry["command"]
         if entry["database"] != database or command.get(entry["name"]) != target:
             continue
-        for explained in _explain_command(collection, entry["name"], command):
-            for name in explained.summary()["indexes"]:
+        for read in reads_of(entry["name"], command):
+            verb = next(iter(read))  # "find" or "aggregate": aimed at this collection (it may be a copy)
+            for name in explain_command(collection, {**read, verb: collection.name}).summary()["indexes"]:
                 tally[name] += 1
     rows = [{"index": name, "accesses": tally[name]} for name in names]
     return pd.DataFrame(rows).set_index("index")
@@ -230,7 +206,7 @@ def index_usage(collection: Collection, captured: Any, *, sent_to: str | None = 
 
 def index_entries(collection: Collection) -> dict[str, int]:
     """Entries in each index (a full scan of it, hinted: keys examined), ``_id_`` included."""
-    from workbook.explain import explain
+    from workbook.explaining import explain
 
     return {
         ix["name"]: explain(collection, {}, hint=ix["name"]).summary()["keysExamined"]

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
-from bson.regex import Regex
 from pymongo.collection import Collection
 
 from workbook.errors import ArgumentTypeError, WorkbookError
@@ -22,15 +21,15 @@ CASE_INSENSITIVE = {"locale": "en", "strength": 2}
 """A collation that compares letters without their case (strength 2: base letters and accents)."""
 
 
-def exact_regex(text: str) -> Regex:
-    """A case-insensitive regex matching exactly ``text`` (anchored, special characters escaped).
+def exact_regex(text: str) -> dict[str, str]:
+    """A case-insensitive ``$regex`` condition matching exactly ``text`` (anchored, special characters escaped).
 
-    >>> exact_regex("Ann.Lee@Example.org").pattern
-    '^Ann\\\\.Lee@Example\\\\.org$'
+    >>> exact_regex("Ann.Lee@Example.org")
+    {'$regex': '^Ann\\\\.Lee@Example\\\\.org$', '$options': 'i'}
     """
     if not isinstance(text, str) or not text:
         raise ArgumentTypeError("text", text, "the non-empty text a learner types, e.g. 'Ann.Lee@Example.org'")
-    return Regex(f"^{re.escape(text)}$", "i")
+    return {"$regex": f"^{re.escape(text)}$", "$options": "i"}
 
 
 def normalised_name(field: str) -> str:
@@ -80,7 +79,7 @@ def compare_lookups(collection: Collection, field: str, typed: str) -> pd.DataFr
     Needs the collation index and the normalised field (``add_collation_index``, ``add_normalised_field``);
     methods whose index is missing are measured anyway, on whatever plan the server picks.
     """
-    from workbook.explain import explain
+    from workbook.explaining import explain
 
     if not isinstance(collection, Collection):
         raise ArgumentTypeError("collection", collection, "a pymongo Collection such as loaded['customers']")
@@ -100,7 +99,7 @@ def compare_lookups(collection: Collection, field: str, typed: str) -> pd.DataFr
 
 def collation_matters(collection: Collection, field: str, typed: str) -> pd.DataFrame:
     """The same equality on ``field`` with no collation, the index's collation, and another one."""
-    from workbook.explain import explain
+    from workbook.explaining import explain
 
     variants: dict[str, Mapping[str, Any] | None] = {
         "no collation (simple, binary)": None,
