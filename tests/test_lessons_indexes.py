@@ -150,3 +150,13 @@ def test_hide_and_unhide_change_what_the_planner_may_use(db) -> None:  # type: i
     assert workbook.explain(items, {"group": "g1"}).summary()["plan"] == "COLLSCAN"
     assert indexes.unhide(items, "group") == ["by_name"]
     assert workbook.explain(items, {"group": "g1"}).summary()["index"] == "group"
+
+
+def test_largest_group_is_the_most_frequent_value_ties_to_the_smallest(db) -> None:  # type: ignore[no-untyped-def]
+    db.things.insert_many([{"g": "b"}, {"g": "a"}, {"g": "b"}, {"g": "a"}, {"g": "c"}])
+    assert indexes.largest_group(db.things, "g") == "a"
+    db.things.insert_one({"g": "c"})
+    db.things.insert_one({"g": "c"})
+    assert indexes.largest_group(db.things, "g") == "c"
+    with pytest.raises(WorkbookError, match="empty"):
+        indexes.largest_group(db.empty, "g")

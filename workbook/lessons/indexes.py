@@ -49,6 +49,18 @@ def copy_collection(source: Collection, name: str, *, with_indexes: bool = False
     return target
 
 
+def largest_group(collection: Collection, field: str) -> Any:
+    """The most frequent value of ``field`` (the smallest value among equally frequent ones)."""
+    rows = list(
+        collection.aggregate(
+            [{"$group": {"_id": f"${field}", "n": {"$sum": 1}}}, {"$sort": {"n": -1, "_id": 1}}, {"$limit": 1}]
+        )
+    )
+    if not rows:
+        raise WorkbookError(f"{collection.name} is empty: no value of {field!r} to pick.", fix="Load the data first.")
+    return rows[0]["_id"]
+
+
 def hide(collection: Collection, *names: str, hidden: bool = True) -> list[str]:
     """Hide (or, with ``hidden=False``, unhide) indexes by name; returns the names of the hidden indexes after."""
     for name in names:
