@@ -44,6 +44,20 @@ class EngineInfo:
     uri: str  # redacted
     package: str | None = None  # e.g. "mongoeco 4.11.0" for the offline default
 
+    def _repr_html_(self) -> str:
+        rows = [
+            ("engine", self.label),
+            ("server version", self.server_version),
+            ("where", self.topology),
+            ("multi-document transactions", "yes" if self.transactions else "no (standalone server)"),
+            ("URI", self.uri),
+        ]
+        cells = "".join(
+            f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{_escape(v)}</td></tr>"
+            for k, v in rows
+        )
+        return f"<table>{cells}</table>"
+
     @property
     def label(self) -> str:
         """A short label for chart subtitles: 'MongoDB 8.0.4' or 'offline default (mongoeco 4.11.0)'."""
@@ -106,6 +120,12 @@ def _redacted_value(key: str, value: str) -> str:
         properties = (item.partition(":") for item in value.split(","))
         return ",".join(f"{name}:{_HIDDEN}" if sep else _HIDDEN for name, sep, _ in properties)
     return _HIDDEN if _secret_option(key) else value
+
+
+def _escape(value: object) -> str:
+    import html
+
+    return html.escape(str(value))
 
 
 def redact_uri(uri: str) -> str:
@@ -184,10 +204,19 @@ def connect(uri: str | None = None, *, database: str | None = None, quiet: bool 
     ``database`` is a short name inside the namespace (``"store_hybrid"`` becomes
     ``workbench_<learner>_store_hybrid``); None gives the learner's base database.
     """
+    from workbook import display
+
     client = client_for(uri)
     db = client[namespace.database_name(database)]
+    display.install()  # in a notebook: a validator's rejection shows its reason, not a long traceback
     if not quiet:
-        print(banner(db))
+        shown = display.Banner(banner(db))
+        if display.in_notebook():
+            from IPython.display import display as show
+
+            show(shown)
+        else:
+            print(shown.wrapped())
     return db
 
 

@@ -1,0 +1,149 @@
+"""What a learner sees in a notebook: the connection banner as a box that wraps between words, and a
+document-validation rejection as its reason (which rule, which field) instead of a long traceback.
+
+:func:`install` is called by ``workbook.connect()``; it does something only inside an IPython kernel.
+"""
+
+from __future__ import annotations
+
+import html
+import textwrap
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from pymongo.errors import BulkWriteError, WriteError
+
+VALIDATION_FAILED = 121
+"""MongoDB's error code for "Document failed validation"."""
+
+WIDTH = 88
+"""Banner lines are wrapped to this many characters, between words."""
+
+_installed: set[int] = set()
+
+
+class Banner:
+    """The connection banner: plain text wrapped between words, and a small HTML box in notebooks."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def wrapped(self) -> str:
+        """The banner wrapped to :data:`WIDTH` characters, never inside a word or a URI."""
+        lines = []
+        for line in self.text.splitlines():
+            indent = line[: len(line) - len(line.lstrip())]
+            lines += textwrap.wrap(
+                line, WIDTH, subsequent_indent=indent + "  ", break_long_words=False, break_on_hyphens=False
+            )
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.wrapped()
+
+    def _repr_html_(self) -> str:
+        first, *rest = self.text.splitlines()
+        more = "".join(f"<div style='color:#555'>{html.escape(line.strip())}</div>" for line in rest)
+        return (
+            "<div style='border-left:4px solid #00684a;padding:4px 10px;white-space:normal;word-break:normal;"
+            f"overflow-wrap:anywhere'><div>{html.escape(first)}</div>{more}</div>"
+        )
+
+
+def _rules(details: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, str]]:
+    """(field path, reason) for every unsatisfied rule in a validation error's ``errInfo.details``."""
+    if isinstance(details, list):
+        for item in details:
+            yield from _rules(item, path)
+        return
+    if not isinstance(details, Mapping):
+        return
+    nested = False
+    for key in ("schemaRulesNotSatisfied", "propertiesNotSatisfied", "details", "itemsNotSatisfied"):
+        if key in details:
+            nested = True
+            name = details.get("propertyName")
+            yield from _rules(details[key], (*path, name) if name and key == "details" else path)
+    if "missingProperties" in details:
+        for missing in details["missingProperties"]:
+            yield ".".join((*path, str(missing))), "required field is missing"
+        return
+    if nested:
+        return
+    operator = details.get("operatorName", "rule")
+    reason = details.get("reason") or operator
+    specified = details.get("specifiedAs")
+    rule = f"{operator} {specified[operator]!r}" if isinstance(specified, Mapping) and operator in specified else ""
+    text = reason if not rule or rule in reason else f"{reason} ({rule})"
+    yield ".".join(path) or "(document)", text
+
+
+def validation_reasons(error: WriteError | BulkWriteError | Mapping[str, Any]) -> list[str]:
+    """Each rule a rejected document broke, as "field: reason" (duplicates collapsed, in order).
+
+    >>> validation_reasons({"errInfo": {"details": {"schemaRulesNotSatisfied": [{"operatorName": "properties",
+    ...     "propertiesNotSatisfied": [{"propertyName": "name", "details": [{"operatorName": "minLength",
+    ...     "specifiedAs": {"minLength": 1}, "reason": "specified string length was not satisfied"}]}]}]}}})
+    ['name: specified string length was not satisfied (minLength 1)']
+    """
+    details: Any = error.details if isinstance(error, WriteError | BulkWriteError) else error
+    if isinstance(error, BulkWriteError):
+        details = (details or {}).get("writeErrors", [{}])[0]
+    info = (details or {}).get("errInfo", {}).get("details", {})
+    seen: dict[str, None] = {}
+    for field, reason in _rules(info):
+        seen.setdefault(f"{field}: {reason}", None)
+    return list(seen)
+
+
+def is_validation_error(error: BaseException) -> bool:
+    """True for a write rejected by a collection's validator (code 121)."""
+    if isinstance(error, BulkWriteError):
+        return any(e.get("code") == VALIDATION_FAILED for e in (error.details or {}).get("writeErrors", []))
+    return isinstance(error, WriteError) and error.code == VALIDATION_FAILED
+
+
+def rejection_text(error: WriteError | BulkWriteError) -> str:
+    """The reason first: which rule on which field, then the document and how to see everything."""
+    details = error.details or {}
+    if isinstance(error, BulkWriteError):
+        details = details.get("writeErrors", [{}])[0]
+    document = details.get("errInfo", {}).get("failingDocumentId")
+    reasons = validation_reasons(error) or ["(the server gave no details)"]
+    shown = reasons[:5] + ([f"... and {len(reasons) - 5} more"] if len(reasons) > 5 else [])
+    lines = [f"Rejected by the collection's validator (code 121) for document {document!r}:"]
+    lines += [f"  • {reason}" for reason in shown]
+    lines.append("The write did not happen. The full error is in the exception's .details (run %tb for the traceback).")
+    return "\n".join(lines)
+
+
+def _show_rejection(shell: Any, kind: type, value: BaseException, tb: Any, tb_offset: int | None = None) -> Any:
+    """IPython's handler for write errors: validation rejections as their reason, anything else as usual."""
+    if is_validation_error(value):
+        print(rejection_text(value))  # type: ignore[arg-type]
+        return None
+    return shell.showtraceback((kind, value, tb), tb_offset=tb_offset)
+
+
+def install() -> bool:
+    """Show validation rejections as their reason in this IPython kernel; False outside IPython."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    if shell is None or id(shell) in _installed:
+        return shell is not None
+    shell.set_custom_exc((WriteError, BulkWriteError), _show_rejection)
+    _installed.add(id(shell))
+    return True
+
+
+def in_notebook() -> bool:
+    """True inside an IPython kernel (where rich displays render)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"

@@ -1,0 +1,274 @@
+"""Embed, reference or hybrid, measured on the parts dataset: the ways to read a product's parts,
+what a rename costs in each shape, what the foreign-field index does to ``$lookup``, and the
+cardinality ladder that decides between them.
+
+Every function takes what ``workbook.load()`` returned. The reads return the same answer as
+``ops.product_detail``; what differs, and what :func:`compare_reads` measures, is the work: round
+trips and reply bytes (pymongo command monitoring), keys and documents examined (explain of every
+command sent: the server's on MongoDB, the workbench's model offline) and latency.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+
+from workbook.errors import UnknownChoiceError, WorkbookError
+from workbook.loaded import Loadable, LoadedShape, loaded_shapes
+from workbook.monitor import capture
+from workbook.shapes.parts import DUPLICATION_POLICY, PART_FACTS
+from workbook.shapes.spec import Document
+
+READS = {
+    "embedded": ("one read",),
+    "referenced": ("$lookup", "application join"),
+    "hybrid": ("names from the copies", "$lookup"),
+}
+"""Each shape's ways of reading a product with its parts, as :func:`read_parts` names them."""
+
+
+def application_join(loaded: LoadedShape, product_id: str) -> Document | None:
+    """A product and its parts by two queries from the application: the product, then its parts by ``$in``."""
+    db = loaded.db
+    product = db.products.find_one({"_id": product_id})
+    if product is None:
+        return None
+    ids = [line["partId"] for line in product["parts"]]
+    parts = {part["_id"]: part for part in db.parts.find({"_id": {"$in": ids}})}
+    lines = [
+        {
+            "partId": line["partId"],
+            **{f: parts.get(line["partId"], {}).get(f) for f in PART_FACTS},
+            "quantity": line["quantity"],
+        }
+        for line in product["parts"]
+    ]
+    return {**product, "parts": lines}
+
+
+def part_names(loaded: LoadedShape, product_id: str) -> list[str] | None:
+    """The names of a product's parts, from the product document alone (the hybrid shape's copies)."""
+    if loaded.shape == "referenced":
+        raise WorkbookError(
+            "The referenced shape's products hold part ids only: their names need a second read.",
+            fix="Use the hybrid or embedded shape, or read_parts(loaded, product_id, '$lookup').",
+        )
+    product = loaded.db.products.find_one({"_id": product_id}, {"parts.name": 1})
+    return None if product is None else [line["name"] for line in product["parts"]]
+
+
+def read_parts(loaded: LoadedShape, product_id: str, how: str) -> Any:
+    """Read a product's parts one of the ways its shape allows (see :data:`READS`)."""
+    ways = READS[loaded.shape]
+    if how not in ways:
+        raise UnknownChoiceError(f"way to read parts in the {loaded.shape} shape", how, ways)
+    if how == "application join":
+        return application_join(loaded, product_id)
+    if how == "names from the copies":
+        return part_names(loaded, product_id)
+    return loaded.ops.product_detail(product_id)
+
+
+def measure_call(loaded: LoadedShape, call: Callable[[], Any], *, repeat: int = 5) -> dict[str, Any]:
+    """Round trips, reply bytes, keys and documents examined of one call, and its median latency."""
+    from workbook.measure import work_examined
+
+    with capture() as work:
+        call()
+    latencies = []
+    for _ in range(repeat):
+        started = time.perf_counter_ns()
+        call()
+        latencies.append((time.perf_counter_ns() - started) / 1e6)
+    examined = work_examined(loaded.db, work.commands)
+    return {
+        "round_trips": work.round_trips,
+        "docs_examined": examined["docs_examined"],
+        "keys_examined": examined["keys_examined"],
+        "bytes_returned": work.bytes_returned,
+        "latency_ms": statistics.median(latencies) if latencies else float("nan"),
+    }
+
+
+def compare_reads(shapes: Loadable, product_id: str, *, repeat: int = 5) -> pd.DataFrame:
+    """Every way each shape reads one product's parts, measured side by side (one row per way)."""
+    rows = []
+    for loaded in loaded_shapes(shapes):
+        for how in READS[loaded.shape]:
+            measured = measure_call(
+                loaded, lambda loaded=loaded, how=how: read_parts(loaded, product_id, how), repeat=repeat
+            )
+            rows.append({"shape": loaded.shape, "read": how, **measured})
+    frame = pd.DataFrame(rows).set_index(["shape", "read"])
+    return frame.astype({"round_trips": int, "docs_examined": "Int64", "keys_examined": "Int64", "bytes_returned": int})
+
+
+def users_of_part(loaded: LoadedShape, part_id: str) -> list[Document]:
+    """The pipeline "a part and every product that uses it": ``$lookup`` on ``products.parts.partId``."""
+    return [
+        {"$match": {"_id": part_id}},
+        {"$lookup": {"from": "products", "localField": "_id", "foreignField": "parts.partId", "as": "usedIn"}},
+    ]
+
+
+def foreign_index_effect(loaded: LoadedShape, part_id: str, *, index: str = "part_products") -> pd.DataFrame:
+    """The ``$lookup`` from a part to the products using it, explained with the foreign-field index
+    and again with it hidden (then unhidden): the foreign side's index, scans, documents and keys examined."""
+    from workbook.explain import explain_aggregate
+
+    if "parts" not in loaded.collection_names:
+        raise WorkbookError(
+            f"The {loaded.shape} shape has no parts collection to look up from.",
+            fix="Use the referenced or hybrid shape.",
+        )
+    pipeline = users_of_part(loaded, part_id)
+    rows = []
+    for hidden in (False, True):
+        loaded.db.command("collMod", "products", index={"name": index, "hidden": hidden})
+        try:
+            summary = explain_aggregate(loaded["parts"], pipeline).summary()
+        finally:
+            loaded.db.command("collMod", "products", index={"name": index, "hidden": False})
+        lookup = (summary.get("lookups") or [{}])[0]
+        rows.append(
+            {
+                "foreign index": f"{index} hidden" if hidden else f"{index} used",
+                "index used": ", ".join(lookup.get("indexesUsed") or []) or "none",
+                "collection scans": lookup.get("collectionScans"),
+                "products examined": lookup.get("totalDocsExamined"),
+                "keys examined": lookup.get("totalKeysExamined"),
+            }
+        )
+    return pd.DataFrame(rows).set_index("foreign index")
+
+
+def rename_cost(shapes: Loadable, part_id: str, new_name: str, *, restore: bool = True) -> pd.DataFrame:
+    """Rename one part in each shape: documents rewritten, round trips and bytes sent back.
+
+    With ``restore`` the old name is put back afterwards (not counted), so the data stays as loaded.
+    """
+    rows = []
+    for loaded in loaded_shapes(shapes):
+        old = loaded.ops._current_name(part_id)
+        with capture() as work:
+            rewritten = loaded.ops.rename_part(part_id, new_name)
+        rows.append(
+            {
+                "shape": loaded.shape,
+                "documents_rewritten": rewritten,
+                "write_commands": sum(1 for c in work.commands if c["name"] in ("update", "insert")),
+                "round_trips": work.round_trips,
+            }
+        )
+        if restore and old is not None:
+            loaded.ops.rename_part(part_id, old)
+    return pd.DataFrame(rows).set_index("shape")
+
+
+def stale_copies(loaded: LoadedShape) -> int:
+    """How many product lines carry a part name that differs from ``parts.name`` (hybrid shape)."""
+    names = {part["_id"]: part["name"] for part in loaded.db.parts.find({}, {"name": 1})}
+    return sum(
+        1
+        for product in loaded.db.products.find({}, {"parts.partId": 1, "parts.name": 1})
+        for line in product["parts"]
+        if line["partId"] in names and line.get("name") != names[line["partId"]]
+    )
+
+
+def duplication_policy() -> pd.DataFrame:
+    """The hybrid parts shape's written duplication policy, one row per rule."""
+    policy = DUPLICATION_POLICY
+    rows = [
+        ("copied", ", ".join(policy["copied"])),
+        ("into", policy["into"]),
+        ("source of truth", policy["source_of_truth"]),
+        *((f"not copied: {field}", why) for field, why in policy["not_copied"].items()),
+        ("refreshed", policy["refreshed"]),
+        ("staleness", policy["staleness"]),
+    ]
+    return pd.DataFrame(rows, columns=["rule", "policy"]).set_index("rule")
+
+
+LADDER: tuple[dict[str, str], ...] = (
+    {
+        "rung": "one-to-one",
+        "example": "a customer and their loyalty settings",
+        "how many": "1",
+        "decision": "embed (as fields or a sub-document)",
+        "why": "read together, one document, no growth",
+    },
+    {
+        "rung": "one-to-few",
+        "example": "a customer's addresses",
+        "how many": "a handful",
+        "decision": "embed an array",
+        "why": "small and bounded; shown on the same page",
+    },
+    {
+        "rung": "bounded one-to-many",
+        "example": "a product's parts (up to ~20 lines)",
+        "how many": "tens, with a known limit",
+        "decision": "embed ids (with copied names: hybrid) and enforce the limit (maxItems)",
+        "why": "one read per product stays bounded; shared facts stay in one place",
+    },
+    {
+        "rung": "large one-to-many",
+        "example": "a product's reviews",
+        "how many": "hundreds to thousands",
+        "decision": "reference from the many side (productId), keep a subset and a summary in the one",
+        "why": "an array this long makes every read and write of the parent pay for it",
+    },
+    {
+        "rung": "one-to-squillions",
+        "example": "a popular user's followers, a device's log lines",
+        "how many": "millions, unbounded",
+        "decision": "reference from the many side only; never an array in the parent",
+        "why": "the parent would pass 16 MiB; an index on the child's parent id does the work",
+    },
+    {
+        "rung": "many-to-many",
+        "example": "products and parts (a part in thousands of products)",
+        "how many": "many on both sides",
+        "decision": "ids where they are read (multikey index on products.parts.partId), facts in one place",
+        "why": "embedding full copies multiplies every change by the number of users of the part",
+    },
+)
+"""The cardinality ladder: each kind of relationship, an example from the course's datasets, and the decision."""
+
+
+def cardinality_ladder() -> pd.DataFrame:
+    """The cardinality ladder as a table, one row per rung (see :data:`LADDER`)."""
+    return pd.DataFrame(list(LADDER)).set_index("rung")
+
+
+def ladder_decision(rung: str) -> str:
+    """The decision for one rung of the ladder.
+
+    >>> ladder_decision("one-to-few")
+    'embed an array'
+    """
+    for row in LADDER:
+        if row["rung"] == rung:
+            return row["decision"]
+    raise UnknownChoiceError("rung of the cardinality ladder", rung, [row["rung"] for row in LADDER])
+
+
+def most_used_part(loaded: LoadedShape) -> tuple[str, int]:
+    """The part used by the most products, and how many (ties broken by id)."""
+    rows = loaded.db.products.aggregate(
+        [
+            {"$unwind": "$parts"},
+            {"$group": {"_id": "$parts.partId", "n": {"$sum": 1}}},
+            {"$sort": {"n": -1, "_id": 1}},
+            {"$limit": 1},
+        ]
+    )
+    top = next(rows, None)
+    if top is None:
+        raise WorkbookError(f"{loaded.db.name} holds no products with parts.", fix="Load the parts dataset first.")
+    return str(top["_id"]), int(top["n"])
