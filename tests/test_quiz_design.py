@@ -28,8 +28,12 @@ def test_index_task_fails_on_a_scan_and_passes_with_an_index(products, tmp_path)
     before = grade(question, None, products)
     assert not before.correct and "COLLSCAN" in before.feedback and before.facts["docsExamined"] == 30
     products.products.create_index([("category._id", 1)])
+    filtered_only = grade(question, None, products)  # narrows the search, but sorts in memory: not ESR
+    assert not filtered_only.correct and filtered_only.facts["inMemorySort"] and "ESR" in filtered_only.feedback
+    products.products.create_index([("category._id", 1), ("price", 1), ("_id", 1)])
     after = grade(question, None, products)
     assert after.correct and after.facts["docsExamined"] <= after.facts["nReturned"] == 3
+    assert not after.facts["inMemorySort"]
 
 
 def test_an_index_that_does_not_narrow_the_search_fails(products):

@@ -97,3 +97,25 @@ def test_committed_closed_questions_have_exactly_one_right_answer():
         elif question["type"] == "many":
             subsets = [list(c) for n in range(1, len(ids) + 1) for c in combinations(ids, n)]
             assert sum(grade(question, s).correct for s in subsets) == 1, question["id"]
+
+
+def test_capital_option_letters_are_accepted(tmp_path):
+    question = build_fixture(tmp_path)["fx-choice"]
+    ids = [option["id"] for option in question["options"]]
+    assert grade(question, ids[1].upper()).correct
+    assert grade(question, f" {ids[1].upper()} ").answer == ids[1]
+
+
+def test_megabytes_for_mebibytes_are_accepted_with_a_note(tmp_path):
+    question = build_fixture(tmp_path)["fx-num"]  # unit MiB, answer 2.5
+    result = grade(question, "2.5MB")
+    assert result.correct and "1 MiB = 1,048,576 bytes" in result.feedback
+    assert "Note" not in grade(question, "2.5 MiB").feedback
+    assert not grade(question, "9 MB").correct
+
+
+def test_the_outlier_answer_to_the_subset_question_gets_specific_feedback():
+    from workbook.quiz.bank import question
+
+    result = grade(question("reading-6"), "the Outlier pattern")
+    assert not result.correct and "subset pattern" in result.feedback and "Not yet" not in result.feedback

@@ -149,3 +149,14 @@ def test_class_report_of_an_empty_folder(tmp_path):
     (tmp_path / "empty").mkdir()
     report, skipped = write_class_report(tmp_path / "empty")
     assert report.empty and skipped == []
+
+
+def test_progress_counts_against_the_whole_bank(tmp_path):
+    from workbook.quiz.bank import all_questions
+
+    progress = Progress("ada", tmp_path / "ada.json")
+    progress.record("reading-1", True)
+    in_bank = sum(1 for q in all_questions().values() if q["bank"] == "reading")
+    assert in_bank > 1
+    assert f"1 of {in_bank} questions solved" in progress.summary()
+    assert f"1 of {in_bank} questions solved" in progress._repr_html_()

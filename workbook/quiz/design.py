@@ -101,12 +101,20 @@ def _nothing_returned(summary: Mapping[str, Any], question_id: str | None) -> Ou
 def examines_no_more_than_returns(
     db: Database, answer: Any = None, *, question_id: str | None = None, **params: Any
 ) -> Outcome:
-    """Pass when the query examines no more documents than it returns (docsExamined <= nReturned)."""
+    """Pass when the query examines no more documents than it returns (docsExamined <= nReturned) and
+    needs no in-memory sort (the ESR rule: an index that filters but does not order is not enough)."""
     summary = _explain_summary(_query_collection(db, params), **_find_arguments(params))
     empty = _nothing_returned(summary, question_id)
     if empty:
         return empty
     facts = _plan_facts(summary)
+    if summary["docsExamined"] <= summary["nReturned"] and summary.get("inMemorySort"):
+        return Outcome(
+            False,
+            f"Almost: {facts}. The index finds the documents, but their order comes from an in-memory sort. "
+            "Follow ESR: the equality field first, then the sort fields in the sort's order, then any range.",
+            dict(summary),
+        )
     if summary["docsExamined"] <= summary["nReturned"]:
         return Outcome(True, f"Yes: {facts}. Every document read is one the query returns.", dict(summary))
     hint = (

@@ -60,7 +60,7 @@ def option_id(question: Mapping[str, Any], answer: Any) -> str:
     """The option an answer names: its id, or its text (compared normalised)."""
     options = question["options"]
     for option in options:
-        if answer == option["id"]:
+        if answer == option["id"] or (isinstance(answer, str) and answer.strip().lower() == option["id"].lower()):
             return option["id"]
     wanted = hashing.normalise_text(str(answer))
     for option in options:
@@ -118,16 +118,47 @@ def _shown(answer: Any) -> str:
     return text if len(text) <= 40 else f"{text[:30]}... ({len(str(answer))} characters)"
 
 
+UNIT_ALIASES = {"MiB": ("MB",), "KiB": ("KB", "kB"), "GiB": ("GB",)}
+"""Units learners write for the binary one a question asks for; accepted, with :func:`unit_note`."""
+
+
+def _written_unit(question: Mapping[str, Any], answer: Any) -> tuple[str, str]:
+    """The number part of an answer and the unit it was written with ("" if none)."""
+    text = str(answer).strip()
+    unit = question.get("unit", "")
+    for written in (unit, *UNIT_ALIASES.get(unit, ())):
+        if written and text.lower().endswith(written.lower()):
+            return text[: -len(written)].strip(), text[-len(written) :]
+    return text, ""
+
+
+def unit_note(question: Mapping[str, Any], answer: Any) -> str:
+    """A note when an answer used a decimal unit for the binary one asked for ("16MB" for MiB), else "".
+
+    >>> unit_note({"unit": "MiB"}, "16MB")
+    'Note: you wrote MB; the question is in MiB (1 MiB = 1,048,576 bytes, 1 MB = 1,000,000 bytes).'
+    """
+    unit = question.get("unit", "")
+    _, written = _written_unit(question, answer)
+    if not written or written.lower() == unit.lower():
+        return ""
+    power = {"KiB": 1, "MiB": 2, "GiB": 3}[unit]
+    return (
+        f"Note: you wrote {written}; the question is in {unit} "
+        f"(1 {unit} = {1024**power:,} bytes, 1 {written} = {1000**power:,} bytes)."
+    )
+
+
 def parse_number(question: Mapping[str, Any], answer: Any) -> str:
-    """A numeric answer as a decimal string; a trailing unit (the question's) is allowed.
+    """A numeric answer as a decimal string; a trailing unit (the question's, or "MB" for MiB) is allowed.
 
     >>> parse_number({"id": "q", "unit": "MiB", "step": 0.1}, " 2.5 MiB")
     '2.5'
+    >>> parse_number({"id": "q", "unit": "MiB", "step": 0.1}, "16MB")
+    '16'
     """
-    text = str(answer).strip()
     unit = question.get("unit", "")
-    if unit and text.lower().endswith(unit.lower()):
-        text = text[: -len(unit)].strip()
+    text, _ = _written_unit(question, answer)
     shown = f" in {unit}" if unit else ""
     try:
         value = hashing.to_decimal(text) if len(text) <= MAX_ANSWER_CHARS else None
@@ -155,10 +186,12 @@ def grade_numeric(question: Mapping[str, Any], answer: Any) -> Result:
     value = parse_number(question, answer)
     salt, step, tolerance = question["salt"], question["step"], question["tolerance"]
     cell = hashing.matching_cell(salt, question["answer_hash"], value, step, tolerance)
+    note = unit_note(question, answer)
     if cell is not None:
-        return Result(question["id"], True, _sealed(question, hashing.cell_key(cell)) or RIGHT, value)
-    mistake = _sealed(question, hashing.cell_key(hashing.grid_cell(value, step)))
-    return Result(question["id"], False, mistake or NOT_YET, value)
+        feedback = _sealed(question, hashing.cell_key(cell)) or RIGHT
+        return Result(question["id"], True, f"{feedback}\n{note}" if note else feedback, value)
+    mistake = _sealed(question, hashing.cell_key(hashing.grid_cell(value, step))) or NOT_YET
+    return Result(question["id"], False, f"{mistake}\n{note}" if note else mistake, value)
 
 
 def grade_text(question: Mapping[str, Any], answer: Any) -> Result:

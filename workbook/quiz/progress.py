@@ -246,14 +246,24 @@ class Progress:
         frame = pd.DataFrame(rows, columns=["question", *columns]).set_index("question")
         return frame.astype({"solved_at_attempt": "Int64"})
 
+    def banks_total(self) -> set[str]:
+        """Every question in the banks this learner has answered from (what "of N" counts)."""
+        from workbook.quiz.bank import all_questions
+
+        questions = all_questions()
+        banks = {questions[q].get("bank") for q in self.questions if q in questions}
+        return {q for q, question in questions.items() if question.get("bank") in banks}
+
     def summary(self) -> str:
         """A few lines for the terminal: totals, then one line per question."""
         if not self.questions:
             return f"{self.learner}: no answers recorded yet ({self.file})."
         solved = sum(e["solved"] for e in self.questions.values())
         attempts = sum(e["attempts"] for e in self.questions.values())
+        asked = len(self.questions)
+        total = len(self.banks_total()) or asked
         lines = [
-            f"{self.learner}: {solved} of {len(self.questions)} questions solved, {attempts} attempts ({self.file})",
+            f"{self.learner}: {solved} of {total} questions solved, {attempts} attempts on {asked} ({self.file})",
             "",
             self.to_frame().fillna("").to_string(),
         ]
@@ -261,3 +271,16 @@ class Progress:
 
     def __repr__(self) -> str:
         return self.summary()
+
+    def _repr_html_(self) -> str:
+        import html
+
+        if not self.questions:
+            return f"<p>{html.escape(self.learner)}: no answers recorded yet.</p>"
+        solved = sum(e["solved"] for e in self.questions.values())
+        total = len(self.banks_total()) or len(self.questions)
+        frame = self.to_frame()[["attempts", "solved", "solved_at_attempt"]]
+        return (
+            f"<p><b>{html.escape(self.learner)}</b>: {solved} of {total} questions solved "
+            f"({len(self.questions)} tried)</p>" + frame.to_html(na_rep="")
+        )
