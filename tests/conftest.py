@@ -18,7 +18,8 @@ from pymongo import MongoClient
 from pymongo.database import Database
 
 os.environ.setdefault("WORKBOOK_LEARNER", "pytest")
-os.environ.setdefault("WORKBOOK_SCALE", "tiny")  # notebooks load this scale: fast enough for every run
+# Notebooks run at the learners' scale: their stored outputs were made at `small`, and nbval compares them.
+os.environ["WORKBOOK_SCALE"] = "small"
 os.environ.setdefault("WORKBOOK_PROGRESS_DIR", tempfile.mkdtemp(prefix="workbook-progress-"))  # never ~/.workbook
 
 FOREIGN_DB = "course_foreign_guard"

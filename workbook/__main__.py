@@ -1,5 +1,5 @@
-"""Command line: ``python -m workbook check``, ``reset``, ``diffcheck``, ``doctor``, ``conformance``,
-and the quiz's ``progress``, ``class-report`` and ``quiz-build``."""
+"""Command line: ``python -m workbook check``, ``reset``, ``diffcheck``, ``doctor``, ``conformance``, ``lab``,
+``test``, and the quiz's ``progress``, ``class-report`` and ``quiz-build``."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands.add_parser("check", help="check Python, packages, the engine and transactions")
     commands.add_parser("reset", help="drop this learner's workbench databases (and nothing else)")
+    commands.add_parser("lab", help="check, then open the course in JupyterLab (what `make lab` does, without make)")
+    commands.add_parser("test", help="check, then run every test and notebook (what `make test` does, without make)")
     diffcheck = commands.add_parser("diffcheck", help="compare the planner model with a real server's explain")
     diffcheck.add_argument("--seed", type=int, default=0, help="seed of the generated cases (default 0)")
     diffcheck.add_argument("--cases", type=int, default=50, help="how many cases to generate (default 50)")
@@ -61,6 +63,10 @@ def main(argv: list[str] | None = None) -> int:
             from workbook.schema_doctor.cli import run_doctor_command
 
             return run_doctor_command(args)
+        if args.command in ("lab", "test"):
+            from workbook.launch import run_course_command
+
+            return run_course_command(args.command, args.uri)
         if args.command in QUIZ_COMMANDS:
             from workbook.quiz.cli import run_quiz_command
 

@@ -7,6 +7,7 @@ document-validation rejection as its reason (which rule, which field) instead of
 from __future__ import annotations
 
 import html
+import re
 import textwrap
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -18,6 +19,8 @@ VALIDATION_FAILED = 121
 
 WIDTH = 88
 """Banner lines are wrapped to this many characters, between words."""
+
+NBSP = "\u00a0"
 
 _installed: set[int] = set()
 
@@ -33,10 +36,12 @@ class Banner:
         lines = []
         for line in self.text.splitlines():
             indent = line[: len(line) - len(line.lstrip())]
+            # `code spans` stay on one line: their spaces become no-break spaces while wrapping
+            kept = re.sub(r"`[^`]*`", lambda m: m.group(0).replace(" ", NBSP), line)
             lines += textwrap.wrap(
-                line, WIDTH, subsequent_indent=indent + "  ", break_long_words=False, break_on_hyphens=False
+                kept, WIDTH, subsequent_indent=indent + "  ", break_long_words=False, break_on_hyphens=False
             )
-        return "\n".join(lines)
+        return "\n".join(lines).replace(NBSP, " ")
 
     def __repr__(self) -> str:
         return self.wrapped()
@@ -147,3 +152,65 @@ def in_notebook() -> bool:
         return False
     shell = get_ipython()
     return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, float) and value.is_integer()
+
+
+def _cell(value: Any) -> str:
+    """One table cell: whole numbers without '.0' and with thousands separators, others to 3 significant places."""
+    import pandas as pd
+
+    if value is None or (not isinstance(value, str | list | dict | tuple) and pd.isna(value)):
+        return ""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int) or _whole(value):
+        return f"{int(value):,}"
+    if isinstance(value, float):
+        if abs(value) >= 1000:
+            return f"{value:,.0f}"
+        return f"{value:,.2f}" if abs(value) >= 10 else f"{value:.3g}"
+    return str(value)
+
+
+class Table:
+    """A DataFrame shown for reading: counts as integers (30, not 30.0), thousands separated, long
+    text wrapped between words instead of the table running off the right edge."""
+
+    def __init__(self, frame: Any, *, caption: str = "") -> None:
+        self.frame = frame
+        self.caption = caption
+
+    def _formatted(self) -> Any:
+        frame = self.frame.copy()
+        for column in frame.columns:
+            frame[column] = frame[column].map(_cell)
+        return frame
+
+    def __repr__(self) -> str:
+        text = self._formatted().to_string()
+        return f"{self.caption}\n{text}" if self.caption else text
+
+    def _repr_html_(self) -> str:
+        body = self._formatted().to_html(escape=True, border=0)
+        caption = f"<div style='color:#555;margin-bottom:4px'>{html.escape(self.caption)}</div>" if self.caption else ""
+        style = (
+            "<style>.wb-table table{table-layout:auto;max-width:100%} .wb-table td,.wb-table th"
+            "{white-space:normal;word-break:normal;overflow-wrap:anywhere;max-width:28em;text-align:right}"
+            " .wb-table td:last-child{text-align:left}</style>"
+        )
+        return f"{style}<div class='wb-table'>{caption}{body}</div>"
+
+
+def table(frame: Any, caption: str = "") -> Table:
+    """Show a DataFrame for reading (see :class:`Table`); the frame itself is ``.frame``.
+
+    >>> import pandas as pd
+    >>> table(pd.DataFrame({"documents": [30.0, 2000.0], "avg_bytes": [812.4567, 3.25]}))
+      documents avg_bytes
+    0        30    812.46
+    1     2,000      3.25
+    """
+    return Table(frame, caption=caption)

@@ -272,3 +272,23 @@ def most_used_part(loaded: LoadedShape) -> tuple[str, int]:
     if top is None:
         raise WorkbookError(f"{loaded.db.name} holds no products with parts.", fix="Load the parts dataset first.")
     return str(top["_id"]), int(top["n"])
+
+
+def lines_per_product(loaded: LoadedShape) -> dict[str, float]:
+    """How many part lines the products hold: the smallest, median and largest count."""
+    rows = loaded.db.products.aggregate([{"$project": {"n": {"$size": "$parts"}}}])
+    counts = sorted(row["n"] for row in rows)
+    if not counts:
+        raise WorkbookError(f"{loaded.db.name} holds no products.", fix="Load the parts dataset first.")
+    return {"min": counts[0], "median": statistics.median(counts), "max": counts[-1]}
+
+
+def refresh_copies(loaded: LoadedShape) -> int:
+    """Repair every stale copy of a part name in a hybrid shape; returns the products rewritten."""
+    from workbook.operations.parts import refresh_part_names
+
+    if loaded.shape != "hybrid":
+        raise WorkbookError(
+            f"Only the hybrid shape keeps copies to refresh (this is {loaded.shape}).", fix="Pass the hybrid shape."
+        )
+    return refresh_part_names(loaded.db)
