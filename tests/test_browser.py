@@ -34,12 +34,18 @@ if (reason := skip_reason()) is not None:
 from playwright.sync_api import Locator, Page, expect, sync_playwright  # noqa: E402  (after the skip)
 
 NOTEBOOK = "explorer.ipynb"
+DATASETS = ("store", "followers", "parts")
 CELLS = [
     "import workbook",
-    'store = workbook.generate("store", scale="tiny", seed=7)\n'
-    'loaded = [workbook.load(store, s) for s in ("embedded", "referenced", "hybrid")]\nloaded',
+    "loaded = [\n"
+    "    workbook.load(workbook.generate(name, scale='tiny', seed=7), shape)\n"
+    f"    for name in {DATASETS!r} for shape in ('embedded', 'referenced', 'hybrid')\n"
+    "]\nloaded",
     "workbook.explore(loaded, repeat=2, warmup=0)",
 ]
+COURSE_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+COURSE_NOTEBOOKS = ("00_start_here.ipynb", "01_workload.ipynb", "02_embed_reference_hybrid.ipynb")
+"""Real course notebooks the browser opens; it runs the first and answers one of its questions."""
 QUIZ_NOTEBOOK = "quiz.ipynb"
 QUIZ_QUESTION = "reading-3"
 """The BSON document size limit, a numeric question in MiB (answer 16)."""
@@ -61,6 +67,18 @@ def lab(tmp_path: Path) -> Iterator[LabServer]:
     root.mkdir()
     write_notebook(root / NOTEBOOK, CELLS)
     env = {"WORKBOOK_LEARNER": LEARNER, "WORKBOOK_SCALE": "tiny"}
+    with lab_server(root, env, home=tmp_path / "jupyter") as server:
+        yield server
+
+
+@pytest.fixture
+def course_lab(tmp_path: Path, progress_dir: Path) -> Iterator[LabServer]:
+    """A JupyterLab server over a copy of the real course notebooks (as committed, outputs included)."""
+    root = tmp_path / "root"
+    root.mkdir()
+    for name in COURSE_NOTEBOOKS:
+        (root / name).write_bytes((COURSE_DIR / name).read_bytes())
+    env = {"WORKBOOK_LEARNER": LEARNER, "WORKBOOK_PROGRESS_DIR": str(progress_dir)}
     with lab_server(root, env, home=tmp_path / "jupyter") as server:
         yield server
 
@@ -175,6 +193,20 @@ def test_explorer_toggle_reaches_the_kernel_and_redraws(lab: LabServer, page: Pa
         expect(notebook.locator(".widget-output .js-plotly-plot")).to_have_count(1)
         no_dialog(page)
 
+        # (d) Every dataset: the dropdown switches dataset, shapes and operations, and the chart follows
+        # (followers and parts once raised a TraitError that only the log console showed).
+        first_operation = {"store": "product_page", "followers": "profile", "parts": "product_detail"}
+        dropdown = notebook.locator(".widget-dropdown select").first
+        for dataset in ("followers", "parts", "store"):
+            dropdown.select_option(dataset)
+            operation = first_operation[dataset]
+            expect(status_line).to_contain_text(
+                f"{dataset} · shape hybrid · operation {operation}", timeout=RUN_TIMEOUT_MS
+            )
+            expect(title).to_have_text(f"Latency of {operation}: hybrid highlighted", timeout=REDRAW_TIMEOUT_MS)
+            expect(notebook.locator(".widget-output .js-plotly-plot")).to_have_count(1)
+            no_dialog(page)
+
         # The picture: the explorer's cell (its code and the whole widget) at the top of the notebook.
         notebook.locator(".jp-Cell").last.evaluate("element => element.scrollIntoView({block: 'start'})")
         page.wait_for_timeout(300)  # let plotly's transitions settle before the picture
@@ -224,4 +256,44 @@ def test_quiz_cell_grades_in_the_kernel(quiz_lab: LabServer, page: Page, progres
         # The picture: the quiz cell (its code, the question, the correct feedback) at the top.
         cell.evaluate("element => element.scrollIntoView({block: 'start'})")
         page.screenshot(path=artifacts_dir() / "quiz.png")
+    print(f"\nbrowser test: {time.monotonic() - started:.1f} s in the page, chromium {CHROMIUM}")
+
+
+def test_the_real_course_notebooks_open_run_and_grade(course_lab: LabServer, page: Page, progress_dir: Path) -> None:
+    started = time.monotonic()
+    with evidence_on_failure(page, course_lab, "course"):
+        # Each real notebook opens in JupyterLab with all its cells, no dialog in the way.
+        for name in COURSE_NOTEBOOKS[1:]:
+            cells = len(json.loads((COURSE_DIR / name).read_text(encoding="utf-8"))["cells"])
+            page.goto(course_lab.url(name), timeout=PAGE_TIMEOUT_MS)
+            expect(page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")).to_have_count(
+                cells, timeout=PAGE_TIMEOUT_MS
+            )
+            no_dialog(page)
+
+        # 00 runs top to bottom as a learner runs it: Run All stops at a failing proof, so reaching the
+        # last question means every proof held in this kernel.
+        first = COURSE_NOTEBOOKS[0]
+        cells = len(json.loads((COURSE_DIR / first).read_text(encoding="utf-8"))["cells"])
+        notebook = open_and_run_all(page, course_lab, first, cells)
+        question = notebook.locator(".jp-Cell").filter(has_text='workbook.quiz.show("nb00-2")')
+        expect(question.locator(".widget-html").first).to_have_text(
+            "Which engine, when nothing is set?", timeout=RUN_TIMEOUT_MS
+        )
+        expect(notebook).to_contain_text(f"database workbench_{LEARNER}")  # the banner, in a box
+        no_dialog(page)
+
+        # Answer it: a wrong option first, then the right one, graded in the kernel.
+        feedback = question.locator(".widget-vbox > .widget-html").last
+        check = question.get_by_role("button", name="Check")
+        question.get_by_text("To a MongoDB server on localhost:27017").click()
+        check.click()
+        expect(feedback).to_contain_text("✗ Not yet (attempt 1)", timeout=REDRAW_TIMEOUT_MS)
+        question.get_by_text("To the offline default, an engine inside this Python process").click()
+        check.click()
+        expect(feedback).to_contain_text("✓ Correct (attempt 2)", timeout=REDRAW_TIMEOUT_MS)
+        saved = json.loads((progress_dir / f"{LEARNER}.json").read_text(encoding="utf-8"))
+        assert saved["questions"]["nb00-2"]["solved_at_attempt"] == 2
+        question.evaluate("element => element.scrollIntoView({block: 'start'})")
+        page.screenshot(path=artifacts_dir() / "course.png")
     print(f"\nbrowser test: {time.monotonic() - started:.1f} s in the page, chromium {CHROMIUM}")

@@ -12,6 +12,7 @@ from pymongo.errors import WriteError
 import workbook
 from workbook import applications, daily, display, relations
 from workbook.errors import UnknownChoiceError, WorkbookError
+from workbook.explorer import ShapeExplorer
 
 
 @pytest.fixture
@@ -249,3 +250,25 @@ def test_lab_and_test_run_from_the_course_folder(monkeypatch):
     monkeypatch.setattr(launch.subprocess, "call", lambda args, cwd: calls.append((args, cwd)) or 0)
     assert launch.run_course_command("test") == 0
     assert calls == [(launch.course_command("test"), launch.course_root())]
+
+
+def test_the_explorer_switches_to_every_dataset():
+    shapes = []
+    for name in ("store", "followers", "parts"):
+        dataset = workbook.generate(name, scale="tiny", seed=7)
+        for shape in ("referenced", "hybrid"):
+            db = workbook.connect(database=f"t{uuid.uuid4().hex[:8]}", quiet=True)
+            shapes.append(workbook.load(dataset, shape, db, progress=False))
+    try:
+
+        def measure(loaded, repeat, warmup):
+            return workbook.run_workload(loaded, repeat=1, warmup=0, explain_runs=0)
+
+        explorer = ShapeExplorer(shapes, measure=measure)
+        for name, first in (("followers", "profile"), ("parts", "product_detail"), ("store", "product_page")):
+            explorer.dataset.value = name
+            assert (explorer.shape.value, explorer.operation.value) == ("hybrid", first)
+            assert f"<b>{name}</b>" in explorer.status.value and first in explorer.figure.layout.title.text
+    finally:
+        for loaded in shapes:
+            loaded.db.client.drop_database(loaded.db.name)

@@ -95,9 +95,14 @@ class ShapeExplorer(widgets.VBox):
     def _dataset_changed(self, change: dict[str, Any]) -> None:
         names = workload(change["new"]).names
         self._set_shapes(change["new"])
-        with self.operation.hold_trait_notifications():
+        # Options first, then the value, with redraws held: inside hold_trait_notifications the old
+        # value was validated against the new options and refused (TraitError for followers and parts).
+        self._switching = True
+        try:
             self.operation.options = names
             self.operation.value = names[0]
+        finally:
+            self._switching = False
         self._redraw()
 
     def _redraw(self, change: dict[str, Any] | None = None) -> None:
