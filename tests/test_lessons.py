@@ -272,3 +272,18 @@ def test_the_explorer_switches_to_every_dataset():
     finally:
         for loaded in shapes:
             loaded.db.client.drop_database(loaded.db.name)
+
+
+def test_part_usage_typical_part_and_stored_sizes(parts_shapes):
+    dataset, shapes = parts_shapes
+    usage = relations.part_usage(shapes[1])
+    assert usage.is_monotonic_decreasing
+    for part in list(usage.index[:3]) + list(usage.index[-3:]):
+        assert usage[part] == users(dataset, part)
+    typical, n = relations.typical_part(usage)
+    assert n == usage[typical] and abs(n - usage.median()) <= 1
+    assert relations.typical_part(shapes[1]) == (typical, n)  # from a loaded shape, the same answer
+    sizes = relations.stored_sizes(shapes)
+    assert list(sizes.index) == list(workbook.SHAPE_NAMES)
+    assert (sizes["documents"] == len(dataset.collections["products"])).all()
+    assert sizes.loc["embedded", "avg_bytes"] > sizes.loc["hybrid", "avg_bytes"] > sizes.loc["referenced", "avg_bytes"]

@@ -258,20 +258,52 @@ def ladder_decision(rung: str) -> str:
     raise UnknownChoiceError("rung of the cardinality ladder", rung, [row["rung"] for row in LADDER])
 
 
-def most_used_part(loaded: LoadedShape) -> tuple[str, int]:
-    """The part used by the most products, and how many (ties broken by id)."""
+def part_usage(loaded: LoadedShape) -> pd.Series:
+    """How many products use each part (a product listing a part twice counts once), most used first."""
     rows = loaded.db.products.aggregate(
         [
-            {"$unwind": "$parts"},
-            {"$group": {"_id": "$parts.partId", "n": {"$sum": 1}}},
-            {"$sort": {"n": -1, "_id": 1}},
-            {"$limit": 1},
+            {"$project": {"partIds": {"$setUnion": ["$parts.partId", []]}}},
+            {"$unwind": "$partIds"},
+            {"$group": {"_id": "$partIds", "n": {"$sum": 1}}},
         ]
     )
-    top = next(rows, None)
-    if top is None:
+    counts = {row["_id"]: int(row["n"]) for row in rows}
+    if not counts:
         raise WorkbookError(f"{loaded.db.name} holds no products with parts.", fix="Load the parts dataset first.")
-    return str(top["_id"]), int(top["n"])
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return pd.Series(dict(ordered), name="products using the part", dtype="int64").rename_axis("part")
+
+
+def _usage(source: LoadedShape | pd.Series) -> pd.Series:
+    return source if isinstance(source, pd.Series) else part_usage(source)
+
+
+def most_used_part(source: LoadedShape | pd.Series) -> tuple[str, int]:
+    """The part used by the most products, and how many (ties broken by id); ``source`` is a loaded
+    shape or what :func:`part_usage` returned."""
+    usage = _usage(source)
+    return str(usage.index[0]), int(usage.iloc[0])
+
+
+def typical_part(source: LoadedShape | pd.Series) -> tuple[str, int]:
+    """A part used by the median number of products (the first such part by id), and how many."""
+    usage = _usage(source)
+    median = int(usage.median())
+    at_median = usage[usage == median]
+    if at_median.empty:  # an even count can put the median between two counts
+        at_median = usage[usage <= median].head(1)
+    part = sorted(at_median.index)[0]
+    return str(part), int(usage[part])
+
+
+def stored_sizes(shapes: Loadable, collection: str = "products") -> pd.DataFrame:
+    """Documents, average and largest BSON size of one collection in each shape, from the load reports."""
+    rows = {}
+    for loaded in loaded_shapes(shapes):
+        frame = loaded.report.to_frame()
+        if collection in frame.index:
+            rows[loaded.shape] = frame.loc[collection, ["documents", "avg_bytes", "max_bytes", "bytes"]]
+    return pd.DataFrame(rows).T.rename_axis("shape")
 
 
 def lines_per_product(loaded: LoadedShape) -> dict[str, float]:
