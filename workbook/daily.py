@@ -125,5 +125,5 @@ def revisit(runs: pd.DataFrame, workload: Workload, shape: str) -> pd.DataFrame:
     if mine.empty:
         raise UnknownChoiceError("shape in these runs", shape, sorted(set(runs["shape"])))
     measured = mine.groupby("operation", sort=False)[["round_trips", "docs_examined", "docs_returned"]].mean()
-    table = workload.table()[["type", "rate", "needs"]]
-    return table.join(measured, how="inner")
+    table = workload.table()[["type", "rate"]].join(measured, how="inner")
+    return table.join(workload.table()["needs"])

@@ -169,6 +169,8 @@ def _cell(value: Any) -> str:
     if isinstance(value, int) or _whole(value):
         return f"{int(value):,}"
     if isinstance(value, float):
+        if 0 < abs(value) < 0.01:
+            return "< 0.01" if value > 0 else "> -0.01"
         if abs(value) >= 1000:
             return f"{value:,.0f}"
         return f"{value:,.2f}" if abs(value) >= 10 else f"{value:.3g}"
@@ -176,8 +178,8 @@ def _cell(value: Any) -> str:
 
 
 class Table:
-    """A DataFrame shown for reading: counts as integers (30, not 30.0), thousands separated, long
-    text wrapped between words instead of the table running off the right edge."""
+    """A DataFrame shown for reading: counts as integers (30, not 30.0), thousands separated, numbers
+    kept whole, and the last text column wrapped between words instead of running off the right edge."""
 
     def __init__(self, frame: Any, *, caption: str = "") -> None:
         self.frame = frame
@@ -196,10 +198,10 @@ class Table:
     def _repr_html_(self) -> str:
         body = self._formatted().to_html(escape=True, border=0)
         caption = f"<div style='color:#555;margin-bottom:4px'>{html.escape(self.caption)}</div>" if self.caption else ""
+        # numbers and headers never break inside a word; only the last (text) column wraps, between words
         style = (
-            "<style>.wb-table table{table-layout:auto;max-width:100%} .wb-table td,.wb-table th"
-            "{white-space:normal;word-break:normal;overflow-wrap:anywhere;max-width:28em;text-align:right}"
-            " .wb-table td:last-child{text-align:left}</style>"
+            "<style>.wb-table td,.wb-table th{white-space:nowrap;text-align:right}"
+            " .wb-table td:last-child{white-space:normal;overflow-wrap:normal;text-align:left;min-width:14em}</style>"
         )
         return f"{style}<div class='wb-table'>{caption}{body}</div>"
 
