@@ -81,7 +81,7 @@ class OrderApplications:
 
     def measure(self) -> pd.DataFrame:
         """Each application's read on each shape: round trips, documents examined and returned, bytes."""
-        from workbook.measure import work_examined
+        from workbook.explaining.work import work_examined
 
         customer = self.db.orders.find_one(sort=[("createdAt", -1)])["customerId"]
         reads: list[tuple[str, str, Callable[[], Any] | None]] = [

@@ -75,7 +75,7 @@ def read_parts(loaded: LoadedShape, product_id: str, how: str) -> Any:
 
 def measure_call(loaded: LoadedShape, call: Callable[[], Any], *, repeat: int = 5) -> dict[str, Any]:
     """Round trips, reply bytes, keys and documents examined of one call, and its median latency."""
-    from workbook.measure import work_examined
+    from workbook.explaining.work import work_examined
 
     with capture() as work:
         call()
@@ -118,7 +118,7 @@ def users_of_part(loaded: LoadedShape, part_id: str) -> list[Document]:
 def foreign_index_effect(loaded: LoadedShape, part_id: str, *, index: str = "part_products") -> pd.DataFrame:
     """The ``$lookup`` from a part to the products using it, explained with the foreign-field index
     and again with it hidden (then unhidden): the foreign side's index, scans, documents and keys examined."""
-    from workbook.explain import explain_aggregate
+    from workbook.explaining import explain_aggregate
 
     if "parts" not in loaded.collection_names:
         raise WorkbookError(
