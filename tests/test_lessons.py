@@ -287,3 +287,10 @@ def test_part_usage_typical_part_and_stored_sizes(parts_shapes):
     assert list(sizes.index) == list(workbook.SHAPE_NAMES)
     assert (sizes["documents"] == len(dataset.collections["products"])).all()
     assert sizes.loc["embedded", "avg_bytes"] > sizes.loc["hybrid", "avg_bytes"] > sizes.loc["referenced", "avg_bytes"]
+
+
+def test_only_a_last_column_of_text_wraps():
+    numbers = display.table(pd.DataFrame({"a": [1, 2], "bytes": [700, 900]}))._repr_html_()
+    text = display.table(pd.DataFrame({"a": [1, 2], "why": ["one reason", "another"]}))._repr_html_()
+    assert "white-space:nowrap" in numbers and "last-child" not in numbers
+    assert "last-child{white-space:normal" in text

@@ -198,12 +198,20 @@ class Table:
     def _repr_html_(self) -> str:
         body = self._formatted().to_html(escape=True, border=0)
         caption = f"<div style='color:#555;margin-bottom:4px'>{html.escape(self.caption)}</div>" if self.caption else ""
-        # numbers and headers never break inside a word; only the last (text) column wraps, between words
-        style = (
-            "<style>.wb-table td,.wb-table th{white-space:nowrap;text-align:right}"
-            " .wb-table td:last-child{white-space:normal;overflow-wrap:normal;text-align:left;min-width:14em}</style>"
-        )
-        return f"{style}<div class='wb-table'>{caption}{body}</div>"
+        # numbers and headers never break inside a word; a last column of text wraps, between words
+        style = "<style>.wb-table td,.wb-table th{white-space:nowrap;text-align:right}"
+        if self._ends_in_text():
+            style += " .wb-table td:last-child{white-space:normal;text-align:left;min-width:14em}"
+        return f"{style}</style><div class='wb-table'>{caption}{body}</div>"
+
+    def _ends_in_text(self) -> bool:
+        """True when the last column holds text (not numbers): that one may wrap."""
+        import pandas as pd
+
+        if not len(self.frame.columns):
+            return False
+        last = self.frame.iloc[:, -1]
+        return not pd.api.types.is_numeric_dtype(last) and any(isinstance(v, str) for v in last)
 
 
 def table(frame: Any, caption: str = "") -> Table:
