@@ -24,7 +24,7 @@ import pandas as pd
 from pymongo import ASCENDING, DESCENDING
 from pymongo.database import Database
 
-from workbook.errors import ArgumentTypeError
+from workbook.errors import ArgumentTypeError, WorkbookError
 from workbook.monitor import capture
 from workbook.shapes.spec import Document
 
@@ -71,7 +71,7 @@ class OrderApplications:
 
     def pick_list_from_orders(self) -> list[Document]:
         """The warehouse's read on the customer's shape: whole orders filtered, unwound and re-sorted."""
-        pipeline = [
+        pipeline: list[dict[str, Any]] = [
             {"$match": {"status": PICKABLE}},
             {"$unwind": "$items"},
             {"$project": {"productId": "$items.productId", "quantity": "$items.quantity", "orderId": "$_id"}},
@@ -83,7 +83,10 @@ class OrderApplications:
         """Each application's read on each shape: round trips, documents examined and returned, bytes."""
         from workbook.explaining.work import work_examined
 
-        customer = self.db.orders.find_one(sort=[("createdAt", -1)])["customerId"]
+        newest = self.db.orders.find_one(sort=[("createdAt", -1)])
+        if newest is None:
+            raise WorkbookError(f"{self.db.name}.orders is empty.", fix="Run load_applications(store) again.")
+        customer = newest["customerId"]
         reads: list[tuple[str, str, Callable[[], Any] | None]] = [
             ("customer: my 10 newest orders", "orders (customer's shape)", lambda: self.my_orders(customer)),
             ("customer: my 10 newest orders", "pick_lines (warehouse's shape)", None),

@@ -8,7 +8,7 @@ examines one document, two thousand times a second. :func:`daily_work` makes tha
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
@@ -52,7 +52,8 @@ def day_totals(
     runs: pd.DataFrame, workload: Workload, measure: str = "docs_examined", *, rates: dict[str, float] | None = None
 ) -> pd.Series:
     """The whole workload's ``measure`` per day, one value per shape: the number that ranks shapes."""
-    return daily_work(runs, workload, measure, rates=rates)["per day"].sum().rename(f"{measure} per day")
+    totals = cast("pd.Series", daily_work(runs, workload, measure, rates=rates)["per day"].sum())
+    return totals.rename(f"{measure} per day")
 
 
 def operation_work(runs: pd.DataFrame, operation: str) -> pd.DataFrame:

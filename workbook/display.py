@@ -25,6 +25,10 @@ NBSP = "\u00a0"
 _installed: set[int] = set()
 
 
+def _no_break(match: re.Match[str]) -> str:
+    return match.group(0).replace(" ", NBSP)
+
+
 class Banner:
     """The connection banner: plain text wrapped between words, and a small HTML box in notebooks."""
 
@@ -37,7 +41,7 @@ class Banner:
         for line in self.text.splitlines():
             indent = line[: len(line) - len(line.lstrip())]
             # `code spans` stay on one line: their spaces become no-break spaces while wrapping
-            kept = re.sub(r"`[^`]*`", lambda m: m.group(0).replace(" ", NBSP), line)
+            kept = re.sub(r"`[^`]*`", _no_break, line)
             lines += textwrap.wrap(
                 kept, WIDTH, subsequent_indent=indent + "  ", break_long_words=False, break_on_hyphens=False
             )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -20,6 +21,7 @@ import pandas as pd
 from workbook.errors import UnknownChoiceError, WorkbookError
 from workbook.loaded import Loadable, LoadedShape, loaded_shapes
 from workbook.monitor import capture
+from workbook.operations.parts import PartsOperations
 from workbook.shapes.parts import DUPLICATION_POLICY, PART_FACTS
 from workbook.shapes.spec import Document
 
@@ -61,6 +63,16 @@ def part_names(loaded: LoadedShape, product_id: str) -> list[str] | None:
     return None if product is None else [line["name"] for line in product["parts"]]
 
 
+def _parts_ops(loaded: LoadedShape) -> PartsOperations:
+    """The loaded shape's operations, which must be the parts dataset's."""
+    ops = loaded.ops
+    if not isinstance(ops, PartsOperations):
+        raise WorkbookError(
+            f"{loaded.db.name} holds the {loaded.dataset} dataset, not parts.", fix="Pass a parts shape."
+        )
+    return ops
+
+
 def read_parts(loaded: LoadedShape, product_id: str, how: str) -> Any:
     """Read a product's parts one of the ways its shape allows (see :data:`READS`)."""
     ways = READS[loaded.shape]
@@ -70,7 +82,7 @@ def read_parts(loaded: LoadedShape, product_id: str, how: str) -> Any:
         return application_join(loaded, product_id)
     if how == "names from the copies":
         return part_names(loaded, product_id)
-    return loaded.ops.product_detail(product_id)
+    return _parts_ops(loaded).product_detail(product_id)
 
 
 def measure_call(loaded: LoadedShape, call: Callable[[], Any], *, repeat: int = 5) -> dict[str, Any]:
@@ -99,9 +111,7 @@ def compare_reads(shapes: Loadable, product_id: str, *, repeat: int = 5) -> pd.D
     rows = []
     for loaded in loaded_shapes(shapes):
         for how in READS[loaded.shape]:
-            measured = measure_call(
-                loaded, lambda loaded=loaded, how=how: read_parts(loaded, product_id, how), repeat=repeat
-            )
+            measured = measure_call(loaded, partial(read_parts, loaded, product_id, how), repeat=repeat)
             rows.append({"shape": loaded.shape, "read": how, **measured})
     frame = pd.DataFrame(rows).set_index(["shape", "read"])
     return frame.astype({"round_trips": int, "docs_examined": "Int64", "keys_examined": "Int64", "bytes_returned": int})
@@ -153,9 +163,10 @@ def rename_cost(shapes: Loadable, part_id: str, new_name: str, *, restore: bool 
     """
     rows = []
     for loaded in loaded_shapes(shapes):
-        old = loaded.ops._current_name(part_id)
+        ops = _parts_ops(loaded)
+        old = ops._current_name(part_id)
         with capture() as work:
-            rewritten = loaded.ops.rename_part(part_id, new_name)
+            rewritten = ops.rename_part(part_id, new_name)
         rows.append(
             {
                 "shape": loaded.shape,
@@ -165,7 +176,7 @@ def rename_cost(shapes: Loadable, part_id: str, new_name: str, *, restore: bool 
             }
         )
         if restore and old is not None:
-            loaded.ops.rename_part(part_id, old)
+            ops.rename_part(part_id, old)
     return pd.DataFrame(rows).set_index("shape")
 
 
