@@ -21,6 +21,7 @@ os.environ.setdefault("WORKBOOK_LEARNER", "pytest")
 # Notebooks run at the learners' scale: their stored outputs were made at `small`, and nbval compares them.
 os.environ["WORKBOOK_SCALE"] = "small"
 os.environ.setdefault("WORKBOOK_PROGRESS_DIR", tempfile.mkdtemp(prefix="workbook-progress-"))  # never ~/.workbook
+os.environ.setdefault("WORKBOOK_CACHE_DIR", tempfile.mkdtemp(prefix="workbook-cache-"))  # load snapshots: not ~/.cache
 
 FOREIGN_DB = "course_foreign_guard"
 """A database outside the workbench namespace, seeded before the suite and checked after it."""

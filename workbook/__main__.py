@@ -1,5 +1,5 @@
-"""Command line: ``python -m workbook check``, ``reset``, ``diffcheck``, ``doctor``, ``conformance``, ``lab``,
-``test``, and the quiz's ``progress``, ``class-report`` and ``quiz-build``."""
+"""Command line: ``python -m workbook check``, ``reset``, ``diffcheck``, ``doctor``, ``conformance``, ``bench``,
+``lab``, ``test``, and the quiz's ``progress``, ``class-report`` and ``quiz-build``."""
 
 from __future__ import annotations
 
@@ -36,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     conformance.add_argument("--record", action="store_true", help="write conformance/last-run.json and .md")
     conformance.add_argument("files", nargs="*", help="pymongo test files to run (default: the CRUD-level set)")
+    bench = commands.add_parser("bench", help="measure the course's speed goals on this machine (quick; --full)")
+    bench.add_argument("--full", action="store_true", help="also the notebooks, first-ever loads, 100k documents")
+    bench.add_argument("--json", metavar="PATH", help="where to write the JSON (default benchmarks/results/last.json)")
     from workbook.quiz.cli import QUIZ_COMMANDS, add_quiz_commands
     from workbook.schema_doctor.cli import add_doctor_command
 
@@ -67,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
             from workbook.launch import run_course_command
 
             return run_course_command(args.command, args.uri)
+        if args.command == "bench":
+            from workbook.bench import main as bench_main
+
+            return bench_main(full=args.full, json_path=args.json)
         if args.command in QUIZ_COMMANDS:
             from workbook.quiz.cli import run_quiz_command
 

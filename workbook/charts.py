@@ -6,6 +6,9 @@ timings from the in-process offline default are not a server's timings.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
+
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
@@ -38,9 +41,33 @@ def _engine(frame: pd.DataFrame) -> str:
     return ", ".join(engines) or "engine unknown"
 
 
+def log_ticks(values: Iterable[float]) -> tuple[list[float], list[str]]:
+    """Tick positions 1-2-5 per decade over ``values`` and their full labels, for a log axis.
+
+    plotly labels a log axis's in-between ticks with a bare "2" and "5", which reads as 2 and 5
+    where it means 20 and 50; every tick here carries its whole value.
+
+    >>> log_ticks([3, 180])
+    ([2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0], ['2', '5', '10', '20', '50', '100', '200'])
+    """
+    positive = [float(v) for v in values if v is not None and math.isfinite(v) and v > 0]
+    if not positive:
+        return [], []
+    low, high = min(positive), max(positive)
+    ticks: list[float] = []
+    for decade in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1):
+        for step in (1, 2, 5):
+            ticks.append(float(f"{step * 10.0**decade:.12g}"))
+    below = [t for t in ticks if t <= low]
+    above = [t for t in ticks if t >= high]
+    first, last = (below[-1] if below else ticks[0]), (above[0] if above else ticks[-1])
+    chosen = [t for t in ticks if first <= t <= last]
+    return chosen, [f"{t:,.12g}" for t in chosen]
+
+
 def _shape_boxes(frame: pd.DataFrame, x: str, y: str, y_label: str, **options: object) -> go.Figure:
-    """Box plots of ``y`` per ``x``, one colour per shape, on a log axis."""
-    return px.box(
+    """Box plots of ``y`` per ``x``, one colour per shape, on a log axis labelled with whole values."""
+    figure = px.box(
         frame,
         x=x,
         y=y,
@@ -51,6 +78,10 @@ def _shape_boxes(frame: pd.DataFrame, x: str, y: str, y_label: str, **options: o
         labels={y: y_label},
         **options,
     )
+    tickvals, ticktext = log_ticks(frame[y]) if y in frame else ([], [])
+    if tickvals:
+        figure.update_yaxes(tickmode="array", tickvals=tickvals, ticktext=ticktext)
+    return figure
 
 
 def latency_chart(runs: pd.DataFrame) -> go.Figure:
@@ -141,9 +172,9 @@ def workload_cost_chart(runs: pd.DataFrame, workload: Workload, metric: str = "d
         category_orders={"shape": list(SHAPE_NAMES)},
         labels={"per second": f"{label} per second"},
     )
-    figure.update_layout(legend_title_text="operation")
     return _titled(
         figure,
         f"Workload cost per shape: {label} per second",
         f"{_engine(runs)} · mean per call x the workload table's rate",
+        legend="operation",  # the bars are stacked by operation; the shapes are on the x axis
     )

@@ -123,3 +123,7 @@ class ReadOnlyViolation(WorkbookError):
 
 class DoctorOutOfTime(Exception):
     """Raised inside the schema doctor when its time budget is spent; the doctor reports which checks did not run."""
+
+
+class ScaleRefusedError(WorkbookError, ValueError):
+    """Raised when a scale is too big for the engine it would load into (``large`` on the offline default)."""

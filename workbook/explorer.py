@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import html
 import random
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, cast
 
 import ipywidgets as widgets
 import pandas as pd
@@ -54,6 +55,9 @@ class ShapeExplorer(widgets.VBox):
         self._repeat, self._warmup = repeat, warmup
         self._runs: dict[str, pd.DataFrame] = {} if runs is None else {dataset: runs}
         self._sizes: dict[str, pd.DataFrame] = {}
+        self._stats: dict[str, pd.DataFrame] = {}
+        self._plans: dict[tuple[str, str, str], str] = {}
+        self._figures: dict[tuple[str, str], go.Figure] = {}
         self.redraws = 0
         self.figure: go.Figure | None = None
         self.dataset = widgets.Dropdown(options=list(self.loaded), value=dataset, description="dataset")
@@ -74,12 +78,33 @@ class ShapeExplorer(widgets.VBox):
         super().__init__([controls, self.shape, self.status, panels, self.chart])
         self._redraw()
 
+    @property
+    def controls(self) -> tuple[widgets.DOMWidget, ...]:
+        """The widgets a learner changes (disabled while the explorer is busy)."""
+        return (self.dataset, self.shape, self.operation)
+
+    @contextmanager
+    def busy(self, message: str) -> Iterator[None]:
+        """Show ``message`` and disable the controls for the block, so a click never looks ignored."""
+        previous = self.status.value
+        for control in self.controls:
+            control.disabled = True
+        self.status.value = f"<span class='workbook-busy'>&#8987; <i>{html.escape(message)}…</i></span>"
+        try:
+            yield
+        except BaseException:
+            self.status.value = previous
+            raise
+        finally:
+            for control in self.controls:
+                control.disabled = False
+
     def runs(self, dataset: str) -> pd.DataFrame:
         """Measurements of every shape and operation of ``dataset`` (measured on first use, then cached)."""
         if dataset not in self._runs:
-            self.status.value = f"<i>measuring {html.escape(dataset)} on every shape…</i>"
-            shapes = list(self.loaded[dataset].values())
-            self._runs[dataset] = self._measure(shapes, repeat=self._repeat, warmup=self._warmup)
+            with self.busy(f"measuring {dataset} on every shape ({self._repeat} runs of each operation)"):
+                shapes = list(self.loaded[dataset].values())
+                self._runs[dataset] = self._measure(shapes, repeat=self._repeat, warmup=self._warmup)
         return self._runs[dataset]
 
     def _set_shapes(self, dataset: str) -> None:
@@ -110,25 +135,40 @@ class ShapeExplorer(widgets.VBox):
             return
         dataset, shape, operation = self.dataset.value, self.shape.value, self.operation.value
         runs = self.runs(dataset)
-        chosen = runs[runs["operation"] == operation]
+        missing = [name for name in self.loaded[dataset] if (dataset, name, operation) not in self._plans]
+        if missing:
+            with self.busy(f"explaining {operation} on every shape"):  # once: later toggles only redraw
+                for name in missing:
+                    self.plan(name, operation)
+        with self.busy(f"drawing {operation} on {shape}"):
+            self.summary.value = self._summary_html(dataset, runs, shape, operation)
+            self.sizes.value = self._sizes_html(dataset, shape)
+            self.figure = self._figure(dataset, runs, operation)
+            self.figure.update_layout(title_text=f"Latency of {operation}: {shape} highlighted")
+            for trace in self.figure.data:
+                trace.opacity = 1.0 if trace.name == shape else 0.35
+            self.chart.clear_output(wait=True)
+            with self.chart:
+                display(self.figure)
         self.status.value = (
             f"<b>{html.escape(dataset)}</b> · shape <b class='workbook-shape'>{html.escape(shape)}</b> · "
             f"operation <b>{html.escape(operation)}</b> · {html.escape(runs['engine'].iloc[0])}"
         )
-        self.summary.value = self._summary_html(runs, shape, operation)
-        self.sizes.value = self._sizes_html(dataset, shape)
-        self.figure = charts.latency_chart(chosen)
-        self.figure.update_layout(title_text=f"Latency of {operation}: {shape} highlighted", height=420)
-        for trace in self.figure.data:
-            trace.opacity = 1.0 if trace.name == shape else 0.35
-        self.chart.clear_output(wait=True)
-        with self.chart:
-            display(self.figure)
         self.redraws += 1
 
-    def _summary_html(self, runs: pd.DataFrame, shape: str, operation: str) -> str:
-        stats = summarize_runs(runs[(runs["shape"] == shape) & (runs["operation"] == operation)])
-        row = stats.iloc[0]
+    def _figure(self, dataset: str, runs: pd.DataFrame, operation: str) -> go.Figure:
+        """The latency chart of one operation, drawn once; redraws only change which shape stands out."""
+        key = (dataset, operation)
+        if key not in self._figures:
+            figure = charts.latency_chart(runs[runs["operation"] == operation])
+            figure.update_layout(height=420)
+            self._figures[key] = figure
+        return self._figures[key]
+
+    def _summary_html(self, dataset: str, runs: pd.DataFrame, shape: str, operation: str) -> str:
+        if dataset not in self._stats:
+            self._stats[dataset] = summarize_runs(runs)
+        row = cast(pd.Series, self._stats[dataset].loc[(shape, operation)])
         plan = self.plan(shape, operation)
         lines = [
             ("winning plan", plan),
@@ -143,8 +183,13 @@ class ShapeExplorer(widgets.VBox):
         return f"<h4>{html.escape(operation)} · {html.escape(shape)}</h4><table>{cells}</table>"
 
     def plan(self, shape: str, operation: str) -> str:
-        """The winning plan of each read the operation sends once (explain of its first call)."""
-        dataset = self.dataset.value
+        """The winning plan of each read the operation sends once (explain of its first call; cached)."""
+        key = (self.dataset.value, shape, operation)
+        if key not in self._plans:
+            self._plans[key] = self._explain_once(*key)
+        return self._plans[key]
+
+    def _explain_once(self, dataset: str, shape: str, operation: str) -> str:
         loaded = self.loaded[dataset][shape].check()
         spec = workload(dataset).operation(operation)
         if spec.kind == "write":

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from pymongo.database import Database
 from tqdm.auto import tqdm
 
+from workbook import scales, snapshot
 from workbook.errors import ArgumentTypeError
 from workbook.facts import MAX_BSON_SIZE, bson_size
 from workbook.loaded import CollectionLoad, Lease, LoadedShape, LoadReport, Rejected, begin_load
@@ -23,12 +24,12 @@ BATCH = 1000
 
 
 def course_scale() -> str:
-    """The scale notebooks load: ``WORKBOOK_SCALE`` if set (the test suite uses ``tiny``), else ``small``."""
+    """The scale notebooks load: ``WORKBOOK_SCALE`` if set, else ``small`` (the learners' scale, also in CI)."""
     import os
 
     from workbook.datasets.registry import check_scale
 
-    return check_scale(os.environ.get("WORKBOOK_SCALE", "small"))
+    return scales.check_course_scale(check_scale(os.environ.get("WORKBOOK_SCALE", "small")))
 
 
 def load(
@@ -39,6 +40,7 @@ def load(
     scale: str = "small",
     seed: int = 7,
     progress: bool = True,
+    force: bool = False,
 ) -> LoadedShape:
     """Load ``dataset`` in ``shape`` into ``db``; returns the loaded shape that later steps take.
 
@@ -46,20 +48,21 @@ def load(
     (then generated at ``scale`` with ``seed``). ``db`` defaults to the learner's
     ``workbench_<learner>_<dataset>_<shape>`` database. Whatever ``db`` held before (another shape,
     another dataset, an interrupted load) is replaced; collections the learner made are left alone.
-    Re-running gives the same state.
+    Re-running gives the same state (restored from a snapshot on the offline default, in well under
+    a second). On the offline default ``large`` is refused unless ``force=True`` (use real MongoDB),
+    and ``medium`` prints an estimate first.
     """
     from workbook.connection import connect, engine_info
     from workbook.datasets import Dataset, generate
 
-    if isinstance(dataset, str):
-        dataset = generate(dataset, scale=scale, seed=seed)
-    elif not isinstance(dataset, Dataset):
+    if not isinstance(dataset, (str, Dataset)):
         raise ArgumentTypeError(
             "dataset", dataset, "a dataset name such as 'store', or what workbook.generate() returned"
         )
-    spec = shape_spec(dataset.name, shape)
+    name = dataset if isinstance(dataset, str) else dataset.name
+    spec = shape_spec(name, shape)
     if db is None:
-        db = connect(database=shape_database_name(dataset.name, shape), quiet=True)
+        db = connect(database=shape_database_name(name, shape), quiet=True)
     elif not isinstance(db, Database):
         raise ArgumentTypeError(
             "db",
@@ -69,6 +72,16 @@ def load(
     require_own_database(db.name)
     info = engine_info(db)
     started = time.perf_counter()
+    # --- speed (workbook/snapshot.py, workbook/scales.py): the same load restored from a snapshot; ---
+    # --- large refused on the offline default unless forced, medium estimated before it starts ---
+    found = snapshot.find(dataset, shape, scale=scale, seed=seed) if info.kind == "offline" else None
+    if found is not None:
+        return _restore(db, found, info.label, started)
+    if info.kind == "offline":
+        scales.check_offline_load(name, shape, scale if isinstance(dataset, str) else dataset.scale, force=force)
+    # --- end speed ---
+    if isinstance(dataset, str):
+        dataset = generate(dataset, scale=scale, seed=seed)
     documents = spec.build(dataset)
     total = sum(len(documents[c.name]) for c in spec.collections)
     token, previous = begin_load(db, dataset.name, shape, dataset.scale, dataset.seed)
@@ -86,6 +99,29 @@ def load(
                 )
         report.seconds = time.perf_counter() - started
         lease.complete(report)  # last: until now, readers see an unfinished load and refuse it
+    except BaseException:
+        lease.give_up()
+        raise
+    if info.kind == "offline":
+        snapshot.remember(dataset, shape, report)  # speed: the next identical load restores this state
+    return LoadedShape(db, report)
+
+
+def _restore(db: Database, found: snapshot.Snapshot, engine: str, started: float) -> LoadedShape:
+    """A load restored from a snapshot, under the same lease and completion record as a real one (speed)."""
+    fields = found.report
+    token, previous = begin_load(db, fields["dataset"], fields["shape"], fields["scale"], fields["seed"])
+    lease = Lease(db, token)
+    try:
+        report = LoadReport(fields["dataset"], fields["scale"], fields["seed"], fields["shape"], db.name, engine, 0.0)
+        if previous and (previous.get("dataset"), previous.get("shape")) != (report.dataset, report.shape):
+            report.replaced = f"{previous.get('dataset')}/{previous.get('shape')}"
+        _drop_other_shapes(db, report.dataset, report.shape, previous)
+        snapshot.install(db.name, found.collections)
+        report.collections = [CollectionLoad(**c) for c in fields["collections"]]
+        report.rejected = [Rejected(**r) for r in fields["rejected"]]
+        report.seconds = time.perf_counter() - started
+        lease.complete(report)
     except BaseException:
         lease.give_up()
         raise

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from workbook.errors import ArgumentTypeError, OperationRejectedError, WorkbookError
 from workbook.explaining.work import explained_reads as explained_reads  # re-exported for the explorer
@@ -58,6 +59,7 @@ def run_workload(
     mix: bool = False,
     explain_runs: int = 3,
     seed: int = 7,
+    progress: bool = True,
 ) -> pd.DataFrame:
     """Run the dataset's workload on each loaded shape: each operation timed ``repeat`` times (or, with
     ``mix=True``, the weighted mix), one row per timed call.
@@ -66,7 +68,8 @@ def run_workload(
     seeded arguments are replayed against each shape. ``warmup`` calls per operation run first and
     are not recorded. Keys and documents examined come from explaining the commands of the first
     ``explain_runs`` timed calls of each operation (explain is far slower than the call); other
-    rows leave them empty.
+    rows leave them empty. A progress bar appears once a run passes one second (``progress=False``
+    hides it).
     """
     from workbook.connection import engine_info
 
@@ -82,6 +85,8 @@ def run_workload(
     for name in names:
         spec.operation(name)  # unknown names fail before anything runs
     rows: list[dict[str, Any]] = []
+    calls = len(_plan(spec, names, repeat, warmup, mix, seed)) * len(loaded)  # speed: a bar for runs over 1 s
+    bar = tqdm(total=calls, desc=f"run {spec.dataset}", unit="call", delay=1.0, disable=not progress)
     for shape in loaded:
         engine = engine_info(shape.db).label
         ops, pools = shape.ops, Pools(shape.db)
@@ -89,6 +94,7 @@ def run_workload(
         for index, (name, timed) in enumerate(_plan(spec, names, repeat, warmup, mix, seed)):
             args, kwargs = spec.operation(name).arguments(pools, random.Random(f"{seed}:{name}:{index}"))
             row, commands = _timed_call(ops, name, args, kwargs)
+            bar.update(1)
             if not timed:
                 continue
             row.update(shape=shape.shape, operation=name, run=timed_so_far[name], engine=engine)
@@ -96,6 +102,7 @@ def run_workload(
                 row.update(work_examined(shape.db, commands))
             timed_so_far[name] += 1
             rows.append(row)
+    bar.close()
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -9,15 +11,96 @@ import pandas as pd
 from pymongo.collection import Collection
 from pymongo.database import Database
 
-from workbook.facts import MAX_BSON_SIZE
+from workbook.facts import MAX_BSON_SIZE, bson_size
 from workbook.loaded import Loadable, loaded_shapes
 
 
 def document_sizes(collection: Collection) -> pd.Series:
-    """BSON size in bytes of every document, indexed by ``_id`` (measured by the server: ``$bsonSize``)."""
+    """BSON size in bytes of every document, indexed by ``_id`` (measured by the server: ``$bsonSize``).
+
+    On the offline default the sizes are read from the engine's storage (the same bytes
+    ``$bsonSize`` counts, far faster), measured once per version of the collection's contents.
+    """
+    stored = _offline_sizes(collection.database, collection.name)
+    if stored is not None:
+        return pd.Series(dict(zip(stored.ids, stored.bytes, strict=True)), name="bytes", dtype="int64")
     rows = collection.aggregate([{"$project": {"bytes": {"$bsonSize": "$$ROOT"}}}])
     sizes = {row["_id"]: row["bytes"] for row in rows}
     return pd.Series(sizes, name="bytes", dtype="int64")
+
+
+@dataclass(frozen=True)
+class _StoredSizes:
+    """Sizes of one offline collection at one version of its contents."""
+
+    version: object
+    ids: list[Any]
+    bytes: np.ndarray
+    index_bytes: dict[tuple[str, ...], int]
+
+
+_SIZE_CACHE: dict[tuple[str, str], _StoredSizes] = {}
+
+
+def _offline_sizes(db: Database, collection: str, indexes: Iterable[Iterable[str]] = ()) -> _StoredSizes | None:
+    """Every document's BSON size (and the entry bytes of ``indexes``) from the offline engine, or None on a server.
+
+    mongoeco keeps a collection as a persistent map: any write replaces its root object, so the
+    root identifies a version of the contents exactly and a cached result is reused until then.
+    One pass over the documents measures them and the requested indexes' entries together.
+    """
+    from workbook.offline import offline_server
+
+    if not _is_offline(db):
+        return None
+    server = offline_server()
+    wanted = [tuple(fields) for fields in indexes]
+    storage = server.engine._storage.get(db.name, {}).get(collection)
+    if storage is None:
+        return _StoredSizes(None, [], np.zeros(0, dtype="int64"), dict.fromkeys(wanted, 0))
+    frozen = storage.copy()  # O(1): later writes do not change what is read here
+    cached = _SIZE_CACHE.get((db.name, collection))
+    if cached is not None and cached.version is frozen._values and all(k in cached.index_bytes for k in wanted):
+        return cached
+    known = cached.index_bytes if cached is not None and cached.version is frozen._values else {}
+    wanted = sorted(set(wanted) | set(known))
+    ids: list[Any] = []
+    measured: list[int] = []
+    entries = dict.fromkeys(wanted, 0)
+    decode = server.engine._decode_storage_document
+    for stored in frozen.values():
+        document = decode(stored)
+        ids.append(document["_id"])
+        measured.append(bson_size(document))
+        for fields in wanted:
+            entries[fields] += _entry_bytes(document, fields)
+    sizes = _StoredSizes(frozen._values, ids, np.asarray(measured, dtype="int64"), entries)
+    _SIZE_CACHE[(db.name, collection)] = sizes
+    return sizes
+
+
+def offline_size_state(db: Database, collection: str) -> tuple[object, list[Any], np.ndarray, dict[Any, int]] | None:
+    """Sizes of a just-loaded offline collection and its indexes' entries, to keep with its snapshot.
+
+    Returns (version, ids, bytes, index entry bytes); :func:`seed_offline_sizes` puts them back.
+    """
+    indexes = [tuple(index["key"]) for index in db[collection].list_indexes()]
+    stored = _offline_sizes(db, collection, indexes)
+    if stored is None:
+        return None
+    return stored.version, stored.ids, stored.bytes, stored.index_bytes
+
+
+def seed_offline_sizes(db_name: str, collection: str, version: object, state: tuple[Any, ...]) -> None:
+    """Remember sizes measured at load time (ids, bytes, index entry bytes) for contents ``version``."""
+    ids, measured, index_bytes = state
+    _SIZE_CACHE[(db_name, collection)] = _StoredSizes(version, ids, measured, dict(index_bytes))
+
+
+def _is_offline(db: Database) -> bool:
+    from workbook.connection import engine_info
+
+    return engine_info(db).kind == "offline"
 
 
 def size_table(shapes: Loadable) -> pd.DataFrame:
@@ -37,6 +120,7 @@ def size_table(shapes: Loadable) -> pd.DataFrame:
         shape, shape_db = loaded.shape, loaded.db
         offline = engine_info(shape_db).kind == "offline"
         for spec in loaded.spec.collections:
+            index_bytes = index_size_estimate(shape_db, spec.name) if offline else None  # one pass, then sizes
             sizes = document_sizes(shape_db[spec.name]).to_numpy()
             stats = shape_db.command("collStats", spec.name)
             p50, p95 = np.percentile(sizes, [50, 95]) if len(sizes) else (np.nan, np.nan)
@@ -50,9 +134,7 @@ def size_table(shapes: Loadable) -> pd.DataFrame:
                     "max_bytes": sizes.max() if len(sizes) else np.nan,
                     "avg_obj_bytes": stats.get("avgObjSize", np.nan),
                     "data_bytes": stats.get("size", np.nan),
-                    "index_bytes": index_size_estimate(shape_db, spec.name)
-                    if offline
-                    else stats.get("totalIndexSize", np.nan),
+                    "index_bytes": index_bytes if offline else stats.get("totalIndexSize", np.nan),
                     "pct_of_16mib_max": 100 * (sizes.max() if len(sizes) else 0) / MAX_BSON_SIZE,
                 }
             )
@@ -61,13 +143,37 @@ def size_table(shapes: Loadable) -> pd.DataFrame:
 
 def index_size_estimate(db: Database, collection: str) -> int:
     """Bytes of index entries: per index and document, the indexed values' BSON size plus 8 (record id)."""
+    indexes = [tuple(index["key"]) for index in db[collection].list_indexes()]
+    stored = _offline_sizes(db, collection, indexes)
+    if stored is not None:  # the same sum as the pipeline below, from the engine's documents
+        return sum(stored.index_bytes[fields] for fields in indexes)
     total = 0
-    for index in db[collection].list_indexes():
-        fields = list(index["key"])
+    for fields in indexes:
         values = {f"k{i}": f"${field}" for i, field in enumerate(fields)}
         pipeline = [{"$group": {"_id": None, "bytes": {"$sum": {"$add": [{"$bsonSize": values}, 8]}}}}]
         total += next(db[collection].aggregate(pipeline), {"bytes": 0})["bytes"]
     return int(total)
+
+
+_MISSING = object()
+
+
+def _field_path(value: Any, parts: list[str]) -> Any:
+    """``$a.b`` as an aggregation expression reads it: arrays map over their documents, missing drops out."""
+    if not parts:
+        return value
+    if isinstance(value, dict):
+        return _field_path(value[parts[0]], parts[1:]) if parts[0] in value else _MISSING
+    if isinstance(value, list):
+        found = [_field_path(item, parts) for item in value if isinstance(item, (dict, list))]
+        return [item for item in found if item is not _MISSING]
+    return _MISSING
+
+
+def _entry_bytes(document: dict[str, Any], fields: Iterable[str]) -> int:
+    """One index entry's estimate: ``$bsonSize`` of ``{k0: $field0, ...}`` plus an 8-byte record id."""
+    values = {f"k{i}": _field_path(document, field.split(".")) for i, field in enumerate(fields)}
+    return bson_size({key: value for key, value in values.items() if value is not _MISSING}) + 8
 
 
 def largest_documents(collection: Collection, n: int = 5) -> pd.DataFrame:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any, Literal
 
 import pandas as pd
@@ -28,7 +29,7 @@ class Pools:
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        self._cache: dict[Any, list[Any]] = {}
+        self._cache: dict[Any, Any] = {}
 
     def ids(self, collection: str, field: str = "_id") -> list[Any]:
         """Sorted distinct values of ``field`` in ``collection`` (cached)."""
@@ -50,9 +51,11 @@ class Pools:
             else:  # embedded: the reviews are inside the products
                 rows = self.db.products.aggregate([{"$project": {"n": {"$size": {"$ifNull": ["$reviews", []]}}}}])
             counts = {row["_id"]: row["n"] for row in rows}
-            self._cache["popularity"] = [(product, counts.get(product, 0) + 1) for product in self.ids("products")]
-        products = self._cache["popularity"]
-        return rng.choices([p for p, _ in products], weights=[w for _, w in products])[0]
+            products = self.ids("products")
+            # Cumulative weights once, not per call: the same draws as weights=, in O(log n) a call.
+            self._cache["popularity"] = (products, list(accumulate(counts.get(p, 0) + 1 for p in products)))
+        products, cumulative = self._cache["popularity"]
+        return rng.choices(products, cum_weights=cumulative)[0]
 
     def pick(self, rng: random.Random, collection: str, field: str = "_id") -> Any:
         """One value, uniformly."""

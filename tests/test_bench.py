@@ -1,0 +1,52 @@
+"""The benchmark's mechanics (figures, goals, table, JSON, CLI); its numbers are printed, never asserted."""
+
+from __future__ import annotations
+
+import json
+
+from workbook import bench
+from workbook.__main__ import main as cli
+
+
+def test_a_figure_holds_its_goal_or_says_it_missed():
+    assert bench.Figure("g", "load", 2.0, "s", at_most=3.0).ok is True
+    assert bench.Figure("g", "load", 4.0, "s", at_most=3.0).ok is False
+    assert bench.Figure("g", "ratio", 99.0, "x", at_least=100).ok is False
+    assert bench.Figure("g", "info", 1.0, "s").ok is None
+    assert bench.Figure("g", "load", 2.0, "s", at_most=3.0).goal == "<= 3 s"
+    assert bench.Figure("g", "ratio", 120.0, "x", at_least=100).goal == ">= 100 x"
+
+
+def test_the_table_names_the_machine_and_every_goal():
+    run = bench.BenchRun("quick", bench.machine())
+    run.figures = [
+        bench.Figure("load at small", "store/hybrid, again in this process", 0.01, "s", at_most=1.0),
+        bench.Figure("engine", "collection scan / indexed point query", 42.0, "x", at_least=100),
+    ]
+    table = run.table()
+    assert f"{run.machine['cores']} cores" in table and "Python " in table and "mongoeco" in table
+    assert "<= 1 s" in table and ">= 100 x" in table and "MISSED" in table
+    assert "1 goal(s) missed" in table
+    data = run.to_json()
+    assert data["figures"][1]["ok"] is False and data["figures"][0]["goal"] == "<= 1 s"
+    assert set(data["machine"]) >= {"cores", "python", "engine", "when"}
+
+
+def test_the_cli_prints_the_table_and_writes_json(tmp_path, monkeypatch, capsys):
+    def fake_measure(full):
+        run = bench.BenchRun("full" if full else "quick", bench.machine())
+        run.figures = [bench.Figure("explorer", "toggle", 12.0, "ms", at_most=200)]
+        return run
+
+    monkeypatch.setattr(bench, "measure", fake_measure)
+    target = tmp_path / "last.json"
+    assert cli(["bench", "--json", str(target)]) == 0
+    printed = capsys.readouterr().out
+    assert "toggle" in printed and "every goal holds" in printed and str(target) in printed
+    assert json.loads(target.read_text())["figures"][0]["value"] == 12.0
+
+
+def test_a_slow_side_is_stopped_and_projected():
+    measured = bench.bench_insert_ids(count=100, budget=0.0)  # no time at all: one batch each, then projected
+    ints = next(f for f in measured if "integer _ids" in f.name)
+    assert ints.note.startswith("stopped after 10 documents") and ints.value > 0

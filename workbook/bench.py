@@ -1,0 +1,485 @@
+"""``python -m workbook bench``: every speed goal of the course, measured in one run on this machine.
+
+Each figure is measured here, in the same process and run, and printed beside its goal; the
+machine (cores, Python, engine) heads the table and everything is also written as JSON so runs
+can be compared. Quick by default (a few minutes on 2 cores at most, less once the load snapshots
+exist on this machine); ``--full`` adds the notebooks under nbval at the learners' scale, the
+first-ever load of every shape (with an empty snapshot cache) and the 100,000-document engine
+comparison. Benchmarks print numbers; they never fail a test run.
+
+The benchmark always measures the offline default, whatever ``MONGODB_URI`` says.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+SCALE = "small"
+"""The learners' scale: every figure is measured at it."""
+
+NOTEBOOK_REPEAT, NOTEBOOK_WARMUP = 10, 2
+"""The repeat and warm-up counts notebook 04 passes to run()."""
+
+DATASETS = ("store", "followers", "parts")
+SHAPES = ("embedded", "referenced", "hybrid")
+
+
+@dataclass
+class Figure:
+    """One measured number, its unit, and the goal it is held to (``at_most`` or ``at_least``)."""
+
+    group: str
+    name: str
+    value: float
+    unit: str
+    at_most: float | None = None
+    at_least: float | None = None
+    note: str = ""
+
+    @property
+    def goal(self) -> str:
+        """The goal as text: '<= 3 s', '>= 100 x', or '' when the figure is for information."""
+        if self.at_most is not None:
+            return f"<= {self.at_most:g} {self.unit}"
+        if self.at_least is not None:
+            return f">= {self.at_least:g} {self.unit}"
+        return ""
+
+    @property
+    def ok(self) -> bool | None:
+        """Whether the goal holds (None when there is no goal)."""
+        if self.at_most is not None:
+            return self.value <= self.at_most
+        if self.at_least is not None:
+            return self.value >= self.at_least
+        return None
+
+
+@dataclass
+class BenchRun:
+    """The machine and every figure of one benchmark run."""
+
+    mode: str
+    machine: dict[str, Any]
+    figures: list[Figure] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data for ``last.json``: goals and verdicts included."""
+        return {
+            "mode": self.mode,
+            "machine": self.machine,
+            "seconds": round(self.seconds, 1),
+            "figures": [{**asdict(f), "goal": f.goal, "ok": f.ok} for f in self.figures],
+        }
+
+    def table(self) -> str:
+        """The figures as a fixed-width table, grouped, each with its goal and a verdict."""
+        lines = [machine_line(self.machine), ""]
+        width = max((len(f.name) for f in self.figures), default=10)
+        group = None
+        for figure in self.figures:
+            if figure.group != group:
+                group = figure.group
+                lines.append(f"{group}")
+            verdict = {True: "ok", False: "MISSED", None: ""}[figure.ok]
+            value = f"{figure.value:,.3g}" if abs(figure.value) < 100 else f"{figure.value:,.0f}"
+            note = f"  ({figure.note})" if figure.note else ""
+            lines.append(f"  {figure.name:<{width}}  {value:>9} {figure.unit:<3} {figure.goal:>10}  {verdict:<6}{note}")
+        missed = [f for f in self.figures if f.ok is False]
+        lines.append("")
+        lines.append(
+            f"{len(self.figures)} figures in {self.seconds:.0f} s; "
+            + (f"{len(missed)} goal(s) missed." if missed else "every goal holds.")
+        )
+        return "\n".join(lines)
+
+
+def machine() -> dict[str, Any]:
+    """Cores, Python, platform and the versions of the engine, driver and workbench."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "not installed"
+
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "cores": usable,
+        "load_average": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None,
+        "python": platform.python_version(),
+        "platform": platform.platform(terse=True),
+        "engine": f"mongoeco {installed('mongoeco')}",
+        "pymongo": installed("pymongo"),
+        "workbook": installed("workbook"),
+        "scale": SCALE,
+    }
+
+
+def machine_line(info: dict[str, Any]) -> str:
+    """One line naming the machine a table was measured on."""
+    load = info.get("load_average")
+    busy = f", load average {load[0]:.1f}" if load else ""
+    return (
+        f"{info['when']} · {info['cores']} cores{busy} · Python {info['python']} · {info['engine']} · "
+        f"pymongo {info['pymongo']} · scale {info['scale']}"
+    )
+
+
+def timed(action: Callable[[], Any]) -> tuple[float, Any]:
+    """Seconds one call of ``action`` took (monotonic clock), and what it returned."""
+    started = time.perf_counter()
+    result = action()
+    return time.perf_counter() - started, result
+
+
+@contextmanager
+def _environment(**values: str | None) -> Iterator[None]:
+    """Set (or, with None, remove) environment variables for the block."""
+    saved = {name: os.environ.get(name) for name in values}
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+# --- the figures --------------------------------------------------------------------------------------
+
+
+def bench_loads(full: bool) -> list[Figure]:
+    """Each dataset in each shape at ``small``: first load, from this machine's snapshot, repeated."""
+    from workbook import snapshot
+
+    figures: list[Figure] = []
+    for dataset in DATASETS:
+        for shape in SHAPES:
+            label, load = f"{dataset}/{shape}", _loader(dataset, shape)
+            if full:  # an empty cache: what a learner's very first load costs
+                with (
+                    tempfile.TemporaryDirectory(prefix="workbook-bench-") as empty,
+                    _environment(WORKBOOK_CACHE_DIR=empty),
+                ):
+                    snapshot.forget()
+                    seconds, _ = timed(load)
+                figures.append(Figure("load at small", f"{label}, first on this machine", seconds, "s", at_most=3.0))
+            snapshot.forget()
+            if snapshot.find(dataset, shape, scale=SCALE, seed=7) is None:  # no snapshot yet: this is the first
+                seconds, _ = timed(load)
+                if not full:
+                    figures.append(
+                        Figure("load at small", f"{label}, first on this machine", seconds, "s", at_most=3.0)
+                    )
+            snapshot.forget()  # as a new kernel on this machine: only the snapshot file is left
+            seconds, _ = timed(load)
+            figures.append(Figure("load at small", f"{label}, again on this machine", seconds, "s", at_most=1.0))
+            seconds, _ = timed(load)
+            figures.append(Figure("load at small", f"{label}, again in this process", seconds, "s", at_most=1.0))
+    return figures
+
+
+def _loader(dataset: str, shape: str) -> Callable[[], Any]:
+    import workbook
+
+    return lambda: workbook.load(dataset, shape, scale=SCALE, progress=False)
+
+
+def store_shapes() -> list[Any]:
+    """The store at ``small`` in every shape (restored from this run's snapshots)."""
+    import workbook
+
+    return [workbook.load("store", shape, scale=SCALE, progress=False) for shape in SHAPES]
+
+
+def bench_sizes() -> list[Figure]:
+    """``size_table`` and ``document_size_frame`` of the store at ``small`` (first call after the loads)."""
+    from workbook import sizes
+
+    shapes = store_shapes()
+    table, _ = timed(lambda: sizes.size_table(shapes))
+    frame, _ = timed(lambda: sizes.document_size_frame(shapes))
+    sizes._SIZE_CACHE.clear()  # as after a write to every collection: measured from the documents
+    fresh, _ = timed(lambda: sizes.size_table(shapes))
+    return [
+        Figure("sizes at small", "size_table(store shapes) after the loads", table, "s", at_most=1.0),
+        Figure("sizes at small", "document_size_frame(store shapes)", frame, "s", at_most=1.0),
+        Figure("sizes at small", "size_table measured from every document", fresh, "s", note="after writes"),
+    ]
+
+
+def bench_run() -> tuple[list[Figure], Any]:
+    """``run()`` of the store workload on the three shapes at ``small`` with the notebook's counts."""
+    import workbook
+
+    shapes = store_shapes()
+    seconds, runs = timed(
+        lambda: workbook.run_workload(shapes, repeat=NOTEBOOK_REPEAT, warmup=NOTEBOOK_WARMUP, progress=False)
+    )
+    figure = Figure(
+        "run_workload() at small",
+        f"store workload, 3 shapes, repeat={NOTEBOOK_REPEAT}, warmup={NOTEBOOK_WARMUP}",
+        seconds,
+        "s",
+        at_most=15.0,
+        note=f"{len(runs)} timed calls",
+    )
+    return [figure], runs
+
+
+def bench_explorer(runs: Any) -> list[Figure]:
+    """The shape explorer's toggle-to-redraw time over cached runs: median and slowest of 12 toggles."""
+    from workbook.explorer import ShapeExplorer
+
+    with _kernel_display():
+        return _toggle_explorer(ShapeExplorer(store_shapes(), dataset="store", runs=runs))
+
+
+@contextmanager
+def _kernel_display() -> Iterator[None]:
+    """Displays computed as in a kernel (every mimebundle, plotly's JSON included) and captured, not printed."""
+    from IPython.core.displaypub import CapturingDisplayPublisher
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    previous = shell.display_pub
+    shell.display_pub = CapturingDisplayPublisher()
+    try:
+        yield
+    finally:
+        shell.display_pub = previous
+
+
+def _toggle_explorer(widget: Any) -> list[Figure]:
+    """Time shape toggles and a first operation change on an explorer built over cached runs."""
+    toggles = []
+    for index in range(12):
+        shape = SHAPES[index % 3]
+        if widget.shape.value == shape:
+            shape = SHAPES[(index + 1) % 3]
+        seconds, _ = timed(partial(setattr, widget.shape, "value", shape))
+        toggles.append(seconds * 1000)
+    operations, _ = timed(lambda: setattr(widget.operation, "value", widget.operation.options[-1]))
+    return [
+        Figure("explorer", "toggle shape to redraw, median of 12", statistics.median(toggles), "ms", at_most=200),
+        Figure("explorer", "toggle shape to redraw, slowest of 12", max(toggles), "ms", at_most=200),
+        Figure("explorer", "change operation (first time: explains it on 3 shapes)", operations * 1000, "ms"),
+    ]
+
+
+def bench_overhead(calls: int = 300) -> list[Figure]:
+    """``run()``'s time per call against a bare loop of the same calls (same arguments, same order)."""
+    import workbook
+    from workbook.workloads import Pools, workload
+
+    name, seed = "product_page", 7
+    loaded = workbook.load("store", "hybrid", scale=SCALE, progress=False)
+    ops, pools, spec = loaded.ops, Pools(loaded.db), workload("store").operation(name)
+    arguments = [spec.arguments(pools, random.Random(f"{seed}:{name}:{index}")) for index in range(calls)]
+
+    def bare() -> None:
+        for args, kwargs in arguments:
+            ops.run(name, *args, **kwargs)
+
+    def harness() -> None:
+        workbook.run_workload(
+            [loaded], operations=[name], repeat=calls, warmup=0, explain_runs=0, seed=seed, progress=False
+        )
+
+    def cpu(action: Callable[[], None]) -> float:  # this process's CPU (engine thread included): load-proof
+        started = time.process_time()
+        action()
+        return time.process_time() - started
+
+    bare_times, harness_times = [], []
+    for _ in range(7):  # alternate, then compare medians: the machine is shared
+        bare_times.append(cpu(bare))
+        harness_times.append(cpu(harness))
+    overhead = 100 * (statistics.median(harness_times) / statistics.median(bare_times) - 1)
+    per_call = 1000 * statistics.median(bare_times) / calls
+    return [
+        Figure(
+            "harness",
+            f"run_workload() per call over a bare loop ({name}, {calls} calls)",
+            overhead,
+            "%",
+            at_most=3.0,
+            note=f"bare loop {per_call:.2f} ms of CPU a call; median of 7",
+        )
+    ]
+
+
+def bench_insert_ids(count: int = 10_000, budget: float = 60.0) -> list[Figure]:
+    """``insert_many`` over the wire: integer ``_id``s against ObjectIds, the same documents otherwise.
+
+    Inserted in batches (a tenth, at most 1,000); a side still going after ``budget`` seconds stops there and its
+    time is projected to ``count`` linearly (a floor: the known slow path grows faster than that).
+    """
+    import workbook
+
+    db = workbook.connect(database="bench_ids", quiet=True)
+    db.client.drop_database(db.name)
+    body = {"kind": "reading", "value": 1.5, "tags": ["a", "b"]}
+
+    step = max(1, min(1000, count // 10))
+
+    def insert(collection: str, make_id: Callable[[int], Any]) -> tuple[float, int]:
+        started, done = time.perf_counter(), 0
+        while done < count and (done == 0 or time.perf_counter() - started < budget):
+            batch = [{**make_id(index), **body} for index in range(done, min(count, done + step))]
+            db[collection].insert_many(batch)
+            done += len(batch)
+        return (time.perf_counter() - started) * count / done, done
+
+    oids, _ = insert("oids", lambda index: {})
+    ints, done = insert("ints", lambda index: {"_id": index})
+    db.client.drop_database(db.name)
+    note = "" if done == count else f"stopped after {done:,} documents and {budget:.0f} s; projected, at least"
+    return [
+        Figure("engine", f"insert_many of {count:,} over the wire, ObjectId _ids", oids, "s"),
+        Figure("engine", f"insert_many of {count:,} over the wire, integer _ids", ints, "s", note=note),
+        Figure("engine", "integer / ObjectId insert time", ints / oids, "x", at_most=2.0, note=note),
+    ]
+
+
+def bench_point_query(count: int = 100_000, queries: int = 200) -> list[Figure]:
+    """An indexed point query on the offline default against its own collection scan and mongomock."""
+    import mongomock
+
+    import workbook
+    from workbook.offline import offline_server
+
+    db = workbook.connect(database="bench_point", quiet=True)
+    db.client.drop_database(db.name)
+    documents = [
+        {"_id": index, "key": f"k{index:07d}", "other": f"o{index:07d}", "n": index % 97} for index in range(count)
+    ]
+    offline_server().bulk_insert(db.name, "things", documents)
+    db.things.create_index("key")
+    targets = [f"k{random.Random(index).randrange(count):07d}" for index in range(queries)]
+    indexed, _ = timed(lambda: [db.things.find_one({"key": key}) for key in targets])
+    scans = max(3, queries // 100)
+    scanned, _ = timed(lambda: [db.things.find_one({"other": "absent"}) for _ in range(scans)])
+    mock: Any = mongomock.MongoClient().bench.things
+    mock.insert_many(documents)
+    mock.create_index("key")
+    mocked, _ = timed(lambda: [mock.find_one({"key": key}) for key in targets[:scans]])
+    db.client.drop_database(db.name)
+    per_indexed = indexed / queries
+    return [
+        Figure("engine", f"indexed point query, {count:,} documents", per_indexed * 1000, "ms"),
+        Figure("engine", "collection scan / indexed point query", (scanned / scans) / per_indexed, "x", at_least=100),
+        Figure("engine", "mongomock / offline indexed point query", (mocked / scans) / per_indexed, "x", at_least=50),
+    ]
+
+
+def notebooks_dir() -> Path | None:
+    """The course's notebooks folder when running from a checkout, else None."""
+    import workbook
+
+    folder = Path(workbook.__file__).resolve().parent.parent / "notebooks"
+    return folder if folder.is_dir() else None
+
+
+def bench_notebooks() -> list[Figure]:
+    """Each notebook's wall time under nbval at the learners' scale, one pytest per notebook, and the total."""
+    folder = notebooks_dir()
+    if folder is None:
+        return []
+    figures, total = [], 0.0
+    env = {**os.environ, "WORKBOOK_SCALE": SCALE}
+    env.pop("MONGODB_URI", None)
+    for notebook in sorted(folder.glob("*.ipynb")):
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax", str(notebook)]
+        run = partial(subprocess.run, command, cwd=folder.parent, env=env, capture_output=True, text=True, check=False)
+        seconds, done = timed(run)
+        total += seconds
+        passed = done.returncode == 0
+        figures.append(
+            Figure(
+                "notebooks (nbval, small)", notebook.name, seconds, "s", at_most=20.0, note="" if passed else "FAILED"
+            )
+        )
+    figures.append(Figure("notebooks (nbval, small)", "the whole course", total, "s", at_most=180.0))
+    return figures
+
+
+def measure(full: bool = False) -> BenchRun:
+    """Measure every figure (``full``: also the notebooks, first-ever loads and the 100k comparison)."""
+    import workbook
+
+    with _environment(MONGODB_URI=None, WORKBOOK_SCALE=SCALE):
+        bench = BenchRun("full" if full else "quick", machine())
+        started = time.perf_counter()
+        steps: list[tuple[str, Callable[[], list[Figure]]]] = [("loads", lambda: bench_loads(full))]
+        runs_holder: dict[str, Any] = {}
+
+        def run_step() -> list[Figure]:
+            figures, runs_holder["runs"] = bench_run()
+            return figures
+
+        steps += [
+            ("sizes", bench_sizes),
+            ("run()", run_step),
+            ("explorer", lambda: bench_explorer(runs_holder["runs"])),
+            ("harness overhead", bench_overhead),
+            ("integer ids", bench_insert_ids),
+            ("point query", bench_point_query),
+        ]
+        if full:
+            steps.append(("notebooks", bench_notebooks))
+        workbook.connect(quiet=True)
+        print(machine_line(bench.machine), flush=True)
+        with tqdm(steps, desc="bench", unit="step") as bar:
+            for label, step in bar:
+                bar.set_postfix_str(label)
+                for figure in step():  # each figure as soon as it is measured: a stopped run still says something
+                    bench.figures.append(figure)
+                    bar.write(f"  {figure.group}: {figure.name}: {figure.value:,.3g} {figure.unit} {figure.goal}")
+        bench.seconds = time.perf_counter() - started
+    return bench
+
+
+def default_json_path() -> Path | None:
+    """``benchmarks/results/last.json`` in a checkout, else None."""
+    folder = notebooks_dir()
+    return None if folder is None else folder.parent / "benchmarks" / "results" / "last.json"
+
+
+def main(full: bool = False, json_path: str | None = None) -> int:
+    """Run the benchmark, print the table, write the JSON; exit code 0 (goals are reported, not enforced)."""
+    bench = measure(full)
+    print(bench.table())
+    target = Path(json_path) if json_path else default_json_path()
+    if target is not None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(bench.to_json(), indent=2) + "\n")
+        print(f"written to {target}")
+    return 0
