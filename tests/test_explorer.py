@@ -62,3 +62,56 @@ def test_given_runs_are_used_not_remeasured(loaded):
     explorer = ShapeExplorer(loaded, runs=runs, measure=refuse)
     explorer.shape.value = "embedded"
     assert explorer.redraws == 2
+
+
+def test_every_dataset_can_be_picked_and_shows_its_own_operations(loaded):
+    from workbook.explorer import ShapeExplorer
+    from workbook.shapes import SHAPE_NAMES
+    from workbook.workloads import workload
+
+    others = [
+        workbook.load(name, shape, scale="tiny", progress=False)
+        for name in ("followers", "parts")
+        for shape in SHAPE_NAMES
+    ]
+    try:
+        explorer = ShapeExplorer([*loaded, *others], repeat=1, warmup=0)
+        for name in ("followers", "parts", "store"):
+            explorer.dataset.value = name
+            names = workload(name).names
+            assert list(explorer.operation.options) == names and explorer.operation.value == names[0]
+            assert f"<b>{name}</b>" in explorer.status.value
+            assert explorer.figure.layout.title.text == f"Latency of {names[0]}: hybrid highlighted"
+            explorer.operation.value = names[-1]
+            explorer.shape.value = "embedded"
+            assert f"{names[-1]} · embedded" in explorer.summary.value
+            explorer.shape.value = "hybrid"
+    finally:
+        for shape in others:
+            shape.db.client.drop_database(shape.db.name)
+
+
+def test_the_controls_are_disabled_while_it_measures_and_redraws(loaded):
+    from workbook.explorer import ShapeExplorer
+
+    explorer = ShapeExplorer(loaded, repeat=1, warmup=0)
+    changes = []
+    explorer.shape.observe(lambda change: changes.append(change["new"]), names="disabled")
+    explorer.shape.value = "embedded"
+    assert changes == [True, False], "disabled during the redraw, enabled after it"
+    assert "workbook-busy" not in explorer.status.value and not explorer.shape.disabled
+
+    seen = []
+
+    def watching_run(shapes, **kwargs):
+        seen.append(all(control.disabled for control in explorer.controls))
+        return run_workload(shapes, **kwargs)
+
+    runs = run_workload(loaded, repeat=1, warmup=0, explain_runs=0)
+    explorer = ShapeExplorer(loaded, runs=runs, measure=watching_run)
+    messages = []
+    explorer.status.observe(lambda change: messages.append(change["new"]), names="value")
+    explorer._runs.clear()
+    explorer.shape.value = "referenced"
+    assert seen == [True], "the controls were disabled while measuring"
+    assert any("measuring store" in message and "workbook-busy" in message for message in messages)

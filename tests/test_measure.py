@@ -131,3 +131,28 @@ def test_product_pages_favour_popular_products(loaded_store):
         picks[shape] = [pools.popular_product(random.Random(i)) for i in range(300)]
     assert picks["embedded"] == picks["hybrid"]  # the same draws in every shape
     assert picks["hybrid"].count(top) > 300 / len(store.collections["products"])
+
+
+def test_a_run_counts_every_call_on_a_progress_bar(shapes, monkeypatch):
+    from workbook import measure
+
+    bars = []
+
+    class Recording:
+        def __init__(self, total, delay, disable, **kwargs):
+            self.total, self.delay, self.disable, self.done, self.closed = total, delay, disable, 0, False
+            bars.append(self)
+
+        def update(self, count):
+            self.done += count
+
+        def close(self):
+            self.closed = True
+
+    monkeypatch.setattr(measure, "tqdm", Recording)
+    runs = measure.run_workload(shapes, operations=["product_page", "my_orders"], repeat=2, warmup=1, explain_runs=0)
+    (bar,) = bars
+    assert bar.total == bar.done == 3 * 2 * (2 + 1) and bar.closed and not bar.disable
+    assert bar.delay == 1.0 and len(runs) == 3 * 2 * 2  # shown only for runs longer than a second
+    measure.run_workload(shapes, operations=["product_page"], repeat=1, warmup=0, explain_runs=0, progress=False)
+    assert bars[-1].disable

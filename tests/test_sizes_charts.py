@@ -111,3 +111,43 @@ def test_size_growth_and_cost_charts(store_loaded, shapes):
     bars = {(t.name, x): y for t in cost.data for x, y in zip(t.x, t.y, strict=True)}
     assert bars[("product_page", "hybrid")] == 2000 and bars[("my_orders", "hybrid")] == 400
     assert bars[("product_page", "referenced")] == 12000
+    assert cost.layout.legend.title.text == "operation"  # the bars are operations, not shapes
+
+
+def test_log_axes_label_every_tick_with_its_whole_value():
+    runs = pd.DataFrame(
+        {
+            "shape": ["embedded", "referenced", "hybrid"] * 2,
+            "operation": ["product_page"] * 6,
+            "latency_ms": [0.35, 3.0, 0.8, 42.0, 7.5, 1.2],
+            "engine": "offline default (test)",
+        }
+    )
+    axis = charts.latency_chart(runs).layout.yaxis
+    assert axis.type == "log" and axis.tickmode == "array"
+    assert list(axis.ticktext) == ["0.2", "0.5", "1", "2", "5", "10", "20", "50"]
+    assert list(axis.tickvals) == [0.2, 0.5, 1, 2, 5, 10, 20, 50]  # "20" is labelled 20, never a bare "2"
+    sizes = pd.DataFrame({"shape": ["hybrid"] * 2, "collection": ["products"] * 2, "bytes": [900, 25_000]})
+    expected = ["500", "1,000", "2,000", "5,000", "10,000", "20,000", "50,000"]
+    assert list(charts.size_chart(sizes).layout.yaxis.ticktext) == expected
+
+
+@pytest.mark.parametrize("dataset", ["store", "followers", "parts"])
+def test_offline_sizes_from_storage_equal_the_servers_bsonsize(dataset, monkeypatch):
+    """The offline fast path (sizes read from the engine's storage) agrees with $bsonSize pipelines."""
+    from workbook import sizes
+    from workbook.shapes import SHAPE_NAMES
+
+    shapes = [workbook.load(dataset, shape, scale="tiny", progress=False) for shape in SHAPE_NAMES]
+    fast, frame = size_table(shapes), document_size_frame(shapes)
+    hybrid = shapes[-1]
+    collection = hybrid.collection_names[0]
+    first_id = frame.query("shape == 'hybrid' and collection == @collection")["_id"].iloc[0]
+    before = document_sizes(hybrid[collection])[first_id]
+    hybrid[collection].update_one({"_id": first_id}, {"$set": {"note": "x" * 300}})  # a write is never missed
+    assert document_sizes(hybrid[collection])[first_id] == before + bson_size({"note": "x" * 300}) - 5
+    hybrid[collection].update_one({"_id": first_id}, {"$unset": {"note": ""}})
+    assert document_sizes(hybrid[collection])[first_id] == before
+    monkeypatch.setattr(sizes, "_offline_sizes", lambda db, collection, indexes=(): None)  # a server's pipelines
+    pd.testing.assert_frame_equal(fast, size_table(shapes))
+    pd.testing.assert_frame_equal(frame, document_size_frame(shapes))
