@@ -29,6 +29,12 @@ from workbook.errors import (
 from workbook.loaded import MARKER_COLLECTION, LoadedShape
 
 
+@pytest.fixture(autouse=True)
+def real_loads(monkeypatch):
+    """These tests interrupt a load's inserts; a snapshot restore (tests/test_snapshot.py) has none."""
+    monkeypatch.setenv("WORKBOOK_SNAPSHOTS", "0")
+
+
 @pytest.fixture(scope="module")
 def tiny_store():
     return workbook.generate("store", scale="tiny", seed=7)
