@@ -149,5 +149,11 @@ def test_offline_sizes_from_storage_equal_the_servers_bsonsize(dataset, monkeypa
     hybrid[collection].update_one({"_id": first_id}, {"$unset": {"note": ""}})
     assert document_sizes(hybrid[collection])[first_id] == before
     monkeypatch.setattr(sizes, "_offline_sizes", lambda db, collection, indexes=(): None)  # a server's pipelines
-    pd.testing.assert_frame_equal(fast, size_table(shapes))
+    slow = size_table(shapes)
+    for loaded in shapes:  # data and average sizes as the engine's own collStats reports them
+        for name in loaded.collection_names:
+            stats = loaded.db.command("collStats", name)
+            assert fast.loc[(loaded.shape, name), "data_bytes"] == stats["size"]
+            assert fast.loc[(loaded.shape, name), "avg_obj_bytes"] == pytest.approx(stats["avgObjSize"])
+    pd.testing.assert_frame_equal(fast, slow)
     pd.testing.assert_frame_equal(frame, document_size_frame(shapes))
