@@ -43,19 +43,26 @@ _PROXY = "mongoeco.wire.proxy"
 
 PRIVATE_NAMES: tuple[PrivateName, ...] = (
     # The memory engine: subclassed by workbook.offline._engine_class.
-    PrivateName(_MEMORY, "MemoryEngine._ensure_unique_indexes", "skip the O(n) _id scan per insert",
-                ("candidate", "check_id_storage", "scan_payload_id", "storage_view")),
-    PrivateName(_MEMORY, "MemoryEngine._encode_storage_document", "the 16 MiB guard on every stored document",
-                ("document",)),
-    PrivateName(_MEMORY, "MemoryEngine._indexes_view", "read index records for the unique-index fast path",
-                ("context",)),
-    PrivateName(_MEMORY, "MemoryEngine._storage_view", "read documents for the unique-index fast path",
-                ("context",)),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._ensure_unique_indexes",
+        "skip the O(n) _id scan per insert",
+        ("candidate", "check_id_storage", "scan_payload_id", "storage_view"),
+    ),
+    PrivateName(
+        _MEMORY, "MemoryEngine._encode_storage_document", "the 16 MiB guard on every stored document", ("document",)
+    ),
+    PrivateName(
+        _MEMORY, "MemoryEngine._indexes_view", "read index records for the unique-index fast path", ("context",)
+    ),
+    PrivateName(_MEMORY, "MemoryEngine._storage_view", "read documents for the unique-index fast path", ("context",)),
     PrivateName(_MEMORY, "MemoryEngine._borrow_storage_document", "decode a stored document without copying"),
-    PrivateName(_MEMORY, "MemoryEngine._unique_index_keys", "the keys a unique index sees in a document",
-                ("document", "fields")),
-    PrivateName(_MEMORY, "MemoryEngine._get_lock", "the per-collection lock around index builds and collMod",
-                ("db", "coll")),
+    PrivateName(
+        _MEMORY, "MemoryEngine._unique_index_keys", "the keys a unique index sees in a document", ("document", "fields")
+    ),
+    PrivateName(
+        _MEMORY, "MemoryEngine._get_lock", "the per-collection lock around index builds and collMod", ("db", "coll")
+    ),
     PrivateName(_MEMORY, "MemoryEngine._storage_key", "the storage key of an _id"),
     PrivateName(_MEMORY, "MemoryEngine._storage", "which collections exist (collMod)", instance_attribute=True),
     PrivateName(_MEMORY, "MemoryEngine._indexes", "index records (collMod hidden)", instance_attribute=True),
@@ -64,39 +71,68 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName("mongoeco._types.documents", "EngineIndexRecord", "name a failed unique index build"),
     PrivateName("mongoeco._types.indexes", "default_index_name", "the index name MongoDB derives"),
     PrivateName("mongoeco._types.indexes", "normalize_index_keys", "index key specs as (field, direction)"),
-    PrivateName("mongoeco.core.duplicate_keys", "index_build_duplicate_error", "E11000 for a failed build",
-                ("namespace", "index", "document", "conflict")),
+    PrivateName(
+        "mongoeco.core.duplicate_keys",
+        "index_build_duplicate_error",
+        "E11000 for a failed build",
+        ("namespace", "index", "document", "conflict"),
+    ),
     PrivateName("mongoeco.core.identity", "id_contains_numeric_value", "which _ids need the numeric scan"),
     PrivateName("mongoeco.core.bson_ordering", "bson_equality_key", "numeric _id equality (1 == 1.0)"),
     PrivateName("mongoeco.wire.bson_bridge", "encode_wire_value", "engine values back to pymongo's bson types"),
     # The wire layer: subclassed by workbook.offline.
-    PrivateName(_EXECUTOR, "WireCommandExecutor._build_request_context", "rewrite a command before it runs",
-                ("body", "connection", "db_name", "on_normalized")),
-    PrivateName(_EXECUTOR, "WireCommandExecutor.execute_prepared", "answer or post-process a command",
-                ("context",)),
-    PrivateName(_PROXY, "AsyncMongoEcoProxyServer._executor", "install the workbench's executor subclass",
-                instance_attribute=True),
+    PrivateName(
+        _EXECUTOR,
+        "WireCommandExecutor._build_request_context",
+        "rewrite a command before it runs",
+        ("body", "connection", "db_name", "on_normalized"),
+    ),
+    PrivateName(_EXECUTOR, "WireCommandExecutor.execute_prepared", "answer or post-process a command", ("context",)),
+    PrivateName(
+        _PROXY,
+        "AsyncMongoEcoProxyServer._executor",
+        "install the workbench's executor subclass",
+        instance_attribute=True,
+    ),
     PrivateName(_PROXY, "AsyncMongoEcoProxyServer._client", "the executor's client", instance_attribute=True),
     PrivateName(_PROXY, "AsyncMongoEcoProxyServer._cursor_store", "the executor's cursors", instance_attribute=True),
     PrivateName(_PROXY, "AsyncMongoEcoProxyServer._session_store", "the executor's sessions", instance_attribute=True),
-    PrivateName(_PROXY, "AsyncMongoEcoProxyServer._surface", "the executor's command surface",
-                instance_attribute=True),
+    PrivateName(_PROXY, "AsyncMongoEcoProxyServer._surface", "the executor's command surface", instance_attribute=True),
     PrivateName(_PROXY, "AsyncMongoEcoProxyServer._auth", "the executor's authentication", instance_attribute=True),
-    PrivateName("mongoeco.wire.auth", "WireAuthenticationService.require_authenticated",
-                "refuse unauthenticated commands", ("connection", "command_name")),
+    PrivateName(
+        "mongoeco.wire.auth",
+        "WireAuthenticationService.require_authenticated",
+        "refuse unauthenticated commands",
+        ("connection", "command_name"),
+    ),
     PrivateName("mongoeco.wire.requests", "WireRequestContext", "command name, document, session of a request"),
     # Type bracketing in comparisons (install_type_bracketing).
-    PrivateName("mongoeco.core.filtering", "QueryEngine._comparison_matches_candidate",
-                "bracket $gt/$lt by BSON type", ("candidate", "target", "operator")),
-    PrivateName("mongoeco.core.filtering", "QueryEngine._match_top_level_comparison",
-                "bracket $gt/$lt by BSON type", ("doc", "field", "target", "operator")),
-    PrivateName("mongoeco.core.compiled_query", "CompiledQuery._comparison_code",
-                "bracket compiled dotted-path comparisons", ("field", "value", "operator")),
+    PrivateName(
+        "mongoeco.core.filtering",
+        "QueryEngine._comparison_matches_candidate",
+        "bracket $gt/$lt by BSON type",
+        ("candidate", "target", "operator"),
+    ),
+    PrivateName(
+        "mongoeco.core.filtering",
+        "QueryEngine._match_top_level_comparison",
+        "bracket $gt/$lt by BSON type",
+        ("doc", "field", "target", "operator"),
+    ),
+    PrivateName(
+        "mongoeco.core.compiled_query",
+        "CompiledQuery._comparison_code",
+        "bracket compiled dotted-path comparisons",
+        ("field", "value", "operator"),
+    ),
     PrivateName("mongoeco.core.compiled_query", "CompiledQuery._store", "pass the bracket check to compiled code"),
     PrivateName("mongoeco.core.compiled_query", "CompiledQuery._field", "the compiled code's field literal"),
     PrivateName("mongoeco.compat", "MONGODB_DIALECT_70", "BSON type order for brackets"),
-    PrivateName("mongoeco.core.aggregation.runtime", "_bson_value_size",
-                "$bsonSize of Int64, Decimal128, DBRef, Code, MinKey, MaxKey"),
+    PrivateName(
+        "mongoeco.core.aggregation.runtime",
+        "_bson_value_size",
+        "$bsonSize of Int64, Decimal128, DBRef, Code, MinKey, MaxKey",
+    ),
 )
 
 
@@ -256,8 +292,10 @@ def install_type_bracketing() -> None:
         if "." not in field:
             return code
         same = self._store("same", lambda candidate: not _brackets_differ(candidate, value))
-        return code.replace(f" for candidate in _extract(doc, {self._field(field)})",
-                            f" for candidate in _extract(doc, {self._field(field)}) if {same}(candidate)")
+        return code.replace(
+            f" for candidate in _extract(doc, {self._field(field)})",
+            f" for candidate in _extract(doc, {self._field(field)}) if {same}(candidate)",
+        )
 
     engine: Any = QueryEngine  # patched in place: every mongoeco matcher calls these two classmethods
     engine._comparison_matches_candidate = classmethod(bracketed_candidate)
@@ -294,3 +332,10 @@ def install_bson_value_sizes() -> None:
 
     runtime._bson_value_size = value_size
     _BSON_SIZES_INSTALLED = True
+
+
+def memory_storage_internals() -> Any:
+    """mongoeco's persistent collection and index-map module (load snapshots: workbook/snapshot.py)."""
+    from mongoeco.engines import _memory_collection
+
+    return _memory_collection

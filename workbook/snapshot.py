@@ -189,7 +189,13 @@ def _plain_index(index: Any) -> tuple[int, list[tuple[Any, list[tuple[int, Any]]
 
 def _rebuild_collection(items: list[tuple[Any, Any]]) -> Any:
     """A MemoryCollection holding ``items`` in order, built in one pass (as appends would lay it out)."""
-    from mongoeco.engines._memory_collection import _NO_CHUNK, _ORDER_CHUNK_SIZE, MemoryCollection, _OrderChunk
+    from workbook.engine_compat import memory_storage_internals
+
+    internals = memory_storage_internals()
+    _NO_CHUNK = internals._NO_CHUNK
+    _ORDER_CHUNK_SIZE = internals._ORDER_CHUNK_SIZE
+    MemoryCollection = internals.MemoryCollection
+    _OrderChunk = internals._OrderChunk
     from mongoeco.engines.memory import _StoredDocument
     from rpds import HashTrieMap
 
@@ -218,7 +224,11 @@ def _rebuild_collection(items: list[tuple[Any, Any]]) -> Any:
 
 def _treap(members: list[tuple[int, Any]]) -> Any:
     """The membership treap of one index bucket, from members sorted by ordinal (a Cartesian tree)."""
-    from mongoeco.engines._memory_collection import _expiry_priority, _MembershipNode
+    from workbook.engine_compat import memory_storage_internals
+
+    internals = memory_storage_internals()
+    _expiry_priority = internals._expiry_priority
+    _MembershipNode = internals._MembershipNode
 
     priorities = [_expiry_priority(ordinal) for ordinal, _ in members]
     left = [-1] * len(members)
@@ -249,7 +259,12 @@ def _treap(members: list[tuple[int, Any]]) -> Any:
 
 def _rebuild_index(plain: tuple[int, list[tuple[Any, list[tuple[int, Any]]]]]) -> Any:
     """A MemoryIndexMap with the given buckets and membership order (one pass over the buckets)."""
-    from mongoeco.engines._memory_collection import MemoryIndexMap, _expiry_priority, _MembershipNode
+    from workbook.engine_compat import memory_storage_internals
+
+    internals = memory_storage_internals()
+    MemoryIndexMap = internals.MemoryIndexMap
+    _expiry_priority = internals._expiry_priority
+    _MembershipNode = internals._MembershipNode
     from rpds import HashTrieMap, HashTrieSet
 
     next_ordinal, buckets = plain
