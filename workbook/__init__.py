@@ -95,7 +95,7 @@ _EXPORTS = {
     "UnknownChoiceError": "workbook.errors",
 }
 
-_SUBMODULES = {"quiz", "charts", "sizes", "applications", "relations", "daily", "display"}
+_SUBMODULES = {"quiz", "charts", "sizes", "applications", "relations", "daily", "display", "capstone"}
 """Submodules learners use as namespaces: ``workbook.quiz.show(...)``."""
 
 __all__ = sorted(_EXPORTS)

@@ -244,8 +244,6 @@ def parts_workload() -> Workload:
 
 def workload(dataset: str) -> Workload:
     """The workload of ``dataset``, as registered in :mod:`workbook.datasets.registry`."""
-    from workbook.datasets.registry import DATASETS
+    from workbook.datasets.registry import dataset_spec
 
-    if dataset not in DATASETS:
-        raise UnknownChoiceError("workload", dataset, DATASETS)
-    return DATASETS[dataset].workload()
+    return dataset_spec(dataset).workload()

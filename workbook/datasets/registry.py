@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from workbook.datasets.blog import SIZES as BLOG_SIZES
+from workbook.datasets.blog import generate_blog
 from workbook.datasets.dataset import Dataset
 from workbook.datasets.followers import SIZES as FOLLOWERS_SIZES
 from workbook.datasets.followers import generate_followers
@@ -131,18 +133,55 @@ DATASETS: dict[str, DatasetSpec] = {
 }
 
 
+def _blog_shapes() -> dict[str, ShapeSpec]:
+    from workbook.capstone.registration import shape_specs
+
+    return shape_specs()
+
+
+def _blog_operations() -> dict[str, type[Operations]]:
+    from workbook.capstone.registration import operation_classes
+
+    return operation_classes()
+
+
+def _blog_workload() -> Workload:
+    from workbook.capstone.workload import blog_workload
+
+    return blog_workload()
+
+
+CAPSTONE_DATASETS: dict[str, DatasetSpec] = {
+    "blog": DatasetSpec(
+        "blog",
+        "A blog: users, posts, comments and likes; a few posts go viral. Shapes: three references and yours.",
+        BLOG_SIZES,
+        generate_blog,
+        _blog_shapes,
+        _blog_operations,
+        _blog_workload,
+    ),
+}
+"""Datasets registered like the built-ins but kept out of ``DATASETS`` (no committed samples, not in
+the explorer): the capstone's blog, whose shapes include the ones learners register."""
+
+
+def _known() -> dict[str, DatasetSpec]:
+    return {**DATASETS, **CAPSTONE_DATASETS}
+
+
 def check_name(name: str) -> str:
     """Return `name` if it is a known dataset, else raise UnknownChoiceError."""
     if not isinstance(name, str):
-        raise ArgumentTypeError("dataset", name, "a dataset name such as 'store'", choices=sorted(DATASETS))
-    if name not in DATASETS:
-        raise UnknownChoiceError("dataset", name, sorted(DATASETS))
+        raise ArgumentTypeError("dataset", name, "a dataset name such as 'store'", choices=sorted(_known()))
+    if name not in _known():
+        raise UnknownChoiceError("dataset", name, sorted(_known()))
     return name
 
 
 def dataset_spec(name: str) -> DatasetSpec:
     """Everything registered for the dataset called ``name`` (errors list the valid names)."""
-    return DATASETS[check_name(name)]
+    return _known()[check_name(name)]
 
 
 def check_scale(scale: str) -> str:
@@ -156,7 +195,7 @@ def check_scale(scale: str) -> str:
 
 def sizes(name: str, scale: str = "small") -> dict[str, int]:
     """Return how many of each entity `generate(name, scale)` makes (targets, before caps)."""
-    return asdict(DATASETS[check_name(name)].sizes[check_scale(scale)])
+    return asdict(dataset_spec(name).sizes[check_scale(scale)])
 
 
 def generate(name: str, scale: str = "small", seed: int = 7) -> Dataset:
@@ -165,7 +204,7 @@ def generate(name: str, scale: str = "small", seed: int = 7) -> Dataset:
     >>> generate("followers", "tiny").counts()
     {'users': 60, 'follows': 300}
     """
-    spec = DATASETS[check_name(name)]
+    spec = dataset_spec(name)
     check_scale(scale)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ArgumentTypeError("seed", seed, "an integer such as 7")

@@ -19,8 +19,11 @@ def shape_spec(dataset: str, shape: str) -> ShapeSpec:
     """The declared shape ``shape`` of ``dataset`` (errors list the valid names)."""
     from workbook.datasets.registry import dataset_spec
 
-    spec = dataset_spec(dataset)
-    return spec.shapes()[check_shape(shape)]
+    shapes = dataset_spec(dataset).shapes()
+    if isinstance(shape, str) and shape in shapes:  # the three, or a shape a learner registered (capstone)
+        return shapes[shape]
+    check_shape(shape)
+    raise UnknownChoiceError(f"shape of the {dataset} dataset", shape, list(shapes))
 
 
 __all__ = ["SHAPE_NAMES", "CollectionSpec", "IndexSpec", "ShapeSpec", "check_shape", "shape_spec"]
