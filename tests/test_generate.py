@@ -271,7 +271,7 @@ def test_unknown_dataset_lists_choices_and_closest_match() -> None:
         generate("stor")
     message = str(caught.value)
     assert "Unknown dataset 'stor'" in message
-    assert "Choose from: followers, parts, store." in message
+    assert "Choose from: blog, followers, parts, store." in message
     assert "Did you mean 'store'?" in message
     assert isinstance(caught.value, ValueError)
 
