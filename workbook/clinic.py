@@ -1,0 +1,92 @@
+"""The anti-pattern clinic (notebook 11): make each anti-pattern on a course database, then undo it.
+
+Each function here either plants one problem the schema doctor should find (extra indexes, a
+collection per day, a case-insensitive regex lookup) or applies the fix its finding recommends.
+They write only to the learner's own databases.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pymongo.collection import Collection
+from pymongo.database import Database
+
+from workbook.namespace import require_own_database
+
+CASE_INSENSITIVE = {"locale": "en", "strength": 2}
+"""The collation that compares letters without their case (strength 2: base letters and accents)."""
+
+EXTRA_PRODUCT_INDEXES: tuple[tuple[str, list[tuple[str, int]]], ...] = (
+    ("category", [("category._id", 1)]),  # a prefix of category_price: redundant
+    ("name", [("name", 1)]),
+    ("brand", [("brand", 1)]),
+    ("price", [("price", 1)]),
+    ("stock", [("stock", 1)]),
+    ("created", [("createdAt", 1)]),
+    ("rating", [("rating.average", -1)]),
+    ("reviews", [("rating.count", -1)]),
+    ("brand_price", [("brand", 1), ("price", 1)]),
+    ("name_brand", [("name", 1), ("brand", 1)]),
+)
+"""Indexes someone added "just in case": with ``_id_`` and ``category_price`` that makes 12."""
+
+
+def over_index(products: Collection) -> list[str]:
+    """Add :data:`EXTRA_PRODUCT_INDEXES` to a store's products; returns their names."""
+    require_own_database(products.database.name)
+    return [products.create_index(keys, name=name) for name, keys in EXTRA_PRODUCT_INDEXES]
+
+
+def daily_collections(db: Database, days: int, *, prefix: str = "events", per_day: int = 3) -> list[str]:
+    """A collection per day (``events_2025_01_01``...), each with ``per_day`` events; returns their names."""
+    require_own_database(db.name)
+    start = datetime(2025, 1, 1, tzinfo=UTC)
+    names = []
+    for offset in range(days):
+        day = start + timedelta(days=offset)
+        name = f"{prefix}_{day:%Y_%m_%d}"
+        db[name].insert_many([{"kind": "view", "at": day + timedelta(hours=h)} for h in range(per_day)])
+        names.append(name)
+    return names
+
+
+def merge_daily_collections(db: Database, *, prefix: str = "events") -> int:
+    """Move every ``<prefix>_<date>`` collection into one ``<prefix>`` collection with a ``day`` field
+    (indexed), dropping the daily ones; returns how many collections were merged."""
+    require_own_database(db.name)
+    pattern = re.compile(rf"^{re.escape(prefix)}_(\d{{4}}_\d\d_\d\d)$")
+    merged = 0
+    for name in sorted(db.list_collection_names()):
+        found = pattern.match(name)
+        if found is None:
+            continue
+        day = found.group(1).replace("_", "-")
+        documents = [{**doc, "_id": f"{day}:{doc['_id']}", "day": day} for doc in db[name].find()]
+        if documents:
+            db[prefix].insert_many(documents)
+        db.drop_collection(name)
+        merged += 1
+    db[prefix].create_index([("day", 1), ("at", 1)], name="day_at")
+    return merged
+
+
+def email_lookup(*, regex: bool) -> list[Any]:
+    """The support desk's customer lookup by e-mail as a doctor workload (40 a second).
+
+    ``regex=True`` matches with ``/^...$/i`` (no index can serve it); ``regex=False`` matches the
+    e-mail exactly under :data:`CASE_INSENSITIVE`, which a collation index serves.
+    """
+    from workbook.schema_doctor import HotOperation
+
+    def lookup(db: Any, i: int) -> Any:
+        email = db.customers.find_one({}, {"email": 1}, skip=i)["email"].upper()
+        if regex:
+            return db.customers.find_one({"email": re.compile(f"^{re.escape(email)}$", re.IGNORECASE)})
+        return db.customers.find_one({"email": email}, collation=CASE_INSENSITIVE)
+
+    call: Callable[[Any, int], Any] = lookup
+    return [HotOperation("find_customer_by_email", 40, call)]
