@@ -1,0 +1,67 @@
+"""The clinic's helpers plant each anti-pattern the schema doctor finds, and their fixes quiet it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from pymongo.database import Database
+
+import workbook
+from workbook import clinic
+from workbook.schema_doctor import Thresholds
+
+
+@pytest.fixture(scope="module")
+def store() -> Iterator[workbook.LoadedShape]:
+    loaded = workbook.load("store", "hybrid", scale="tiny", progress=False)
+    yield loaded
+    loaded.db.client.drop_database(loaded.db.name)
+
+
+def test_over_indexing_is_found_and_quiet_once_the_prefixes_are_dropped(store: workbook.LoadedShape) -> None:
+    added = clinic.over_index(store["products"])
+    try:
+        report = workbook.doctor(store, full_scan=True)
+        wheres = sorted(f.where for f in report.of("unnecessary_indexes"))
+        assert wheres == ["products", "products.brand", "products.category", "products.name"]
+        for name in ("brand", "category", "name"):
+            store["products"].drop_index(name)
+        assert workbook.doctor(store, full_scan=True).of("unnecessary_indexes") == []
+    finally:
+        for name in set(added) & set(store["products"].index_information()):
+            store["products"].drop_index(name)
+
+
+def test_daily_collections_are_found_and_quiet_once_merged(db: Database) -> None:
+    names = clinic.daily_collections(db, 5, per_day=2)
+    assert names[0] == "events_2025_01_01" and names[-1] == "events_2025_01_05"
+    limits = Thresholds(collections=4)
+    report = workbook.doctor(db, thresholds=limits, full_scan=True)
+    assert sorted(f.where for f in report.of("many_collections")) == sorted([db.name, "events_<date>"])
+    assert clinic.merge_daily_collections(db) == 5
+    assert db.list_collection_names() == ["events"]
+    assert sorted(db.events.distinct("day")) == ["2025-01-01", "2025-01-02", "2025-01-03", "2025-01-04", "2025-01-05"]
+    assert db.events.count_documents({}) == 10
+    assert workbook.doctor(db, thresholds=limits, full_scan=True).findings == []
+
+
+def test_the_regex_lookup_needs_both_the_collation_index_and_the_collation_query(
+    store: workbook.LoadedShape,
+) -> None:
+    regex = clinic.email_lookup(store["customers"], regex=True)
+    exact = clinic.email_lookup(store["customers"], regex=False)
+    assert regex[0].call(store.db, 0)["_id"] == exact[0].call(store.db, 0)["_id"]  # same customer either way
+    (finding,) = workbook.doctor(store, regex, full_scan=True).of("case_insensitive_regex")
+    assert finding.severity.label == "warning"
+    assert clinic.case_insensitive_email_index(store["customers"]) == "email_ci"
+    assert [f.severity.label for f in workbook.doctor(store, regex, full_scan=True).of("case_insensitive_regex")] == [
+        "info"
+    ]
+    assert workbook.doctor(store, exact, full_scan=True).of("case_insensitive_regex") == []
+
+
+def test_the_clinic_writes_only_to_the_learners_databases() -> None:
+    client = workbook.connect(quiet=True).client
+    with pytest.raises(workbook.NamespaceError):
+        clinic.daily_collections(client["someone_else"], 1)
