@@ -39,7 +39,7 @@ _STRING = {"bsonType": "string"}
 _COUNT = {"bsonType": ["int", "long"], "minimum": 0}
 TAGS_SCHEMA = {"bsonType": "array", "maxItems": 5, "items": _STRING}
 """A post's tags: a short list, bounded by the validator."""
-COMMENT_SCHEMA = {
+COMMENT_SCHEMA: dict[str, Any] = {
     "bsonType": "object",
     "required": list(_COMMENT_FIELDS),
     "properties": {"_id": _STRING, "authorId": _STRING, "text": _STRING, "createdAt": _DATE},
@@ -202,7 +202,7 @@ def _embedded() -> Shape:
 
     @shape.operation
     def most_liked(db: Database, top: int = 10) -> list[Document]:
-        pipeline = [
+        pipeline: list[dict[str, Any]] = [
             {"$project": {"likeCount": {"$size": {"$ifNull": ["$likes", []]}}}},
             {"$sort": {"likeCount": -1, "_id": 1}},
             {"$limit": top},
@@ -255,7 +255,7 @@ def _referenced() -> Shape:
 
     @shape.operation
     def most_liked(db: Database, top: int = 10) -> list[Document]:
-        pipeline = [
+        pipeline: list[dict[str, Any]] = [
             {"$group": {"_id": "$postId", "likeCount": {"$sum": 1}}},
             {"$sort": {"likeCount": -1, "_id": 1}},
             {"$limit": top},
