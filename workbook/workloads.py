@@ -244,6 +244,9 @@ def parts_workload() -> Workload:
 
 def workload(dataset: str) -> Workload:
     """The workload of ``dataset``, as registered in :mod:`workbook.datasets.registry`."""
-    from workbook.datasets.registry import dataset_spec
+    from workbook.datasets.registry import CAPSTONE_DATASETS, DATASETS
 
-    return dataset_spec(dataset).workload()
+    known = {**DATASETS, **CAPSTONE_DATASETS}
+    if dataset not in known:
+        raise UnknownChoiceError("workload", dataset, sorted(known))
+    return known[dataset].workload()
