@@ -65,3 +65,8 @@ def test_the_clinic_writes_only_to_the_learners_databases() -> None:
     client = workbook.connect(quiet=True).client
     with pytest.raises(workbook.NamespaceError):
         clinic.daily_collections(client["someone_else"], 1)
+
+
+def test_course_thresholds_are_the_defaults_except_at_tiny() -> None:
+    assert clinic.course_thresholds("small") == Thresholds()
+    assert clinic.course_thresholds("tiny").array_elements == 20

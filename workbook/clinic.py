@@ -105,3 +105,17 @@ def case_insensitive_email_index(customers: Collection) -> str:
     if "email_unique" in customers.index_information():
         customers.drop_index("email_unique")
     return customers.create_index("email", name="email_ci", unique=True, collation=CASE_INSENSITIVE)
+
+
+def course_thresholds(scale: str | None = None) -> Any:
+    """The doctor's thresholds for the course's data at ``scale`` (default: the course scale).
+
+    The defaults at ``small`` and above. At ``tiny`` the longest arrays hold a few dozen elements,
+    so arrays are reported from 20 elements: the same findings, on data small enough for a quick test run.
+    """
+    from workbook.loading import course_scale
+    from workbook.schema_doctor import Thresholds
+
+    if (scale or course_scale()) == "tiny":
+        return Thresholds(array_elements=20)
+    return Thresholds()
