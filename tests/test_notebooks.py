@@ -47,6 +47,30 @@ def test_stored_with_the_outputs_of_one_clean_run(path: Path):
         assert shown and (cell["outputs"][0]["output_type"] == "error" or shown[0].startswith("Rejected by")), shown
 
 
+LEARNER_CODE = "learner-code"
+"""Cell tag for code the lesson asks the learner to write (the capstone's own shape): the one place a
+cell may define functions, since writing them is the exercise."""
+
+
+def code_outside_learner_code(path: Path) -> list[str]:
+    """Sources of the code cells not tagged as the learner's own code."""
+    return [
+        source(c)
+        for c in cells(path)
+        if c["cell_type"] == "code" and LEARNER_CODE not in c.get("metadata", {}).get("tags", [])
+    ]
+
+
+def test_only_the_capstone_asks_for_learner_code():
+    tagged = {
+        path.name
+        for path in COURSE
+        for c in cells(path)
+        if LEARNER_CODE in c.get("metadata", {}).get("tags", [])
+    }
+    assert tagged <= {"12_capstone.ipynb"}
+
+
 @pytest.mark.parametrize("path", COURSE, ids=lambda p: p.name)
 def test_a_lesson_with_a_goal_a_time_proofs_and_questions(path: Path):
     first = source(cells(path)[0])
@@ -55,7 +79,7 @@ def test_a_lesson_with_a_goal_a_time_proofs_and_questions(path: Path):
     proofs = [c for c in code if c.startswith("# Proof:")]
     assert len(proofs) >= 3 and all("assert " in p for p in proofs)
     assert len([c for c in code if "workbook.quiz.show(" in c]) >= 2
-    for cell in code:  # cells of one or two calls: short, no loops or function definitions
+    for cell in code_outside_learner_code(path):  # cells of one or two calls: no loops or function definitions
         body = [line for line in cell.splitlines() if line.strip() and not line.lstrip().startswith("#")]
         assert not any(line.lstrip().startswith(("def ", "for ", "while ", "class ")) for line in body), cell
 
