@@ -113,3 +113,72 @@ def test_the_model_is_reused_while_nothing_changes(db: Database, monkeypatch: py
     db.items.insert_one({"_id": 99, "a": 99})
     workbook.explain(db.items, {"a": {"$gt": 1}})
     assert len(builds) == 2
+
+
+# --- incremental rebuilds ---------------------------------------------------------------------
+
+QUERIES: list[dict[str, Any]] = [
+    {"filter": {}},
+    {"filter": {"a": {"$gte": 2}}},
+    {"filter": {"a": {"$in": [1, 3, 50]}}, "sort": {"a": -1}},
+    {"filter": {"tags": "x"}},
+    {"filter": {"a": {"$lt": 40}}, "projection": {"_id": 0, "a": 1}},
+]
+
+
+def _fresh_summary(database: Database, query: dict[str, Any]) -> dict[str, Any]:
+    """What a model built from nothing (a client's find) says about ``query``."""
+    model = workbook.planner.Collection(list(database.items.find()), list(database.items.list_indexes()))
+    args = workbook.planner.FindArgs.of(**query)
+    explain = workbook.planner.explain_find_args(model, f"{database.name}.items", args)
+    stats = explain["executionStats"]
+    return {k: stats[k] for k in ("nReturned", "totalKeysExamined", "totalDocsExamined")}
+
+
+def test_a_model_rebuilt_after_writes_counts_like_one_built_from_nothing(db: Database) -> None:
+    db.items.create_index("tags")
+    db.items.update_many({}, {"$set": {"tags": ["x", "y"]}})
+    writes = [
+        lambda: db.items.insert_many(
+            [{"_id": 10 + i, "a": 10 + i, "tags": ["x"] if i % 2 else "z"} for i in range(30)]
+        ),
+        lambda: db.items.update_one({"_id": 3}, {"$set": {"a": 33, "tags": []}}),
+        lambda: db.items.delete_many({"a": {"$in": [0, 12, 13]}}),
+        lambda: db.items.replace_one({"_id": 20}, {"a": -1}),
+        lambda: db.items.update_many({"a": {"$gt": 30}}, {"$inc": {"a": 100}}),
+    ]
+    for write in writes:
+        for query in QUERIES:  # builds (and so memoises) every index before the next write
+            db.items.find(**query).explain()
+        write()
+        for query in QUERIES:
+            stats = db.items.find(**query).explain()["executionStats"]
+            got = {k: stats[k] for k in ("nReturned", "totalKeysExamined", "totalDocsExamined")}
+            assert got == _fresh_summary(db, query), query
+
+
+def test_a_rebuild_reuses_the_keys_of_unchanged_documents() -> None:
+    from workbook.planner.keys import IndexSpec, build_index
+
+    documents = [{"_id": i, "a": [i, i + 1]} for i in range(100)]
+    spec = IndexSpec.from_info({"name": "a_1", "key": {"a": 1}, "v": 2}, None)
+    first = build_index(spec, documents)
+    changed = [*documents[:50], {"_id": 50, "a": 7}, *documents[51:], {"_id": 100, "a": 0}]
+    second = build_index(spec, changed, first.memo)
+    scratch = build_index(spec, changed)
+    assert [(e.keys, e.rid) for e in second.entries] == [(e.keys, e.rid) for e in scratch.entries]
+    assert second.multikey_paths == scratch.multikey_paths == {"a": ["a"]}
+    assert second.memo[id(documents[0])][1] is first.memo[id(documents[0])][1]  # not walked again
+    assert second.memo[id(changed[50])][1] is not scratch.memo[id(changed[50])][1]
+    assert id(documents[50]) not in second.memo  # only the current documents are kept
+
+
+def test_the_model_reads_the_documents_in_natural_order(db: Database) -> None:
+    db.items.delete_one({"_id": 2})
+    db.items.insert_one({"_id": 2, "a": 2})
+    hook = native.hook_for(offline_server().engine)
+
+    async def read() -> list[Any]:
+        return hook._documents(db.name, "items")
+
+    assert [d["_id"] for d in offline_server().run(read())] == [d["_id"] for d in db.items.find()] == [0, 1, 3, 4, 2]

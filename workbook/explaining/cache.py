@@ -114,6 +114,12 @@ class ModelCache[Value]:
             self._entries.move_to_end(key)
             return entry[1]
 
+    def latest(self, key: Hashable) -> Value | None:
+        """The model last cached under ``key`` whatever its stamp (a base for an incremental rebuild)."""
+        with self._lock:
+            entry = self._entries.get(key)
+            return None if entry is None else entry[1]
+
     def put(self, key: Hashable, stamp: Hashable, value: Value) -> None:
         """Keep ``value`` as the model of ``key`` at ``stamp`` (the oldest entry goes when full)."""
         with self._lock:

@@ -83,6 +83,15 @@ def _direction(value: Any) -> Any:
     return value
 
 
+DocumentKeys = tuple[Mapping[str, Any], list[tuple[tuple[tuple, ...], tuple[Any, ...]]], list[set[str]]]
+"""What one document gave one index: the document itself, its (sort keys, values) pairs, and the
+array prefixes met per indexed path. Kept by :func:`build_index` so a rebuild after a write
+generates keys only for the documents that changed."""
+
+KeyMemo = dict[int, DocumentKeys]
+"""Per-document index keys by ``id(document)`` (the document is kept in the value, so an id is never reused)."""
+
+
 @dataclass
 class Entry:
     """One index key: per-field sort keys (already collated), the raw values, and the record id."""
@@ -99,6 +108,8 @@ class IndexData:
     spec: IndexSpec
     entries: list[Entry]
     multikey_paths: dict[str, list[str]] = field(default_factory=dict)
+    memo: KeyMemo = field(default_factory=dict, repr=False)
+    """Each document's keys, for a rebuild after a write (see :func:`build_index`)."""
 
     @property
     def is_multikey(self) -> bool:
@@ -152,36 +163,60 @@ def path_keys(document: Mapping[str, Any], path: str) -> tuple[list[Any], set[st
     return [None if v is MISSING else v for v in values], arrays
 
 
-def build_index(spec: IndexSpec, documents: Sequence[Mapping[str, Any]]) -> IndexData:
-    """Generate every key of the index over the documents and sort them in index order."""
+def build_index(spec: IndexSpec, documents: Sequence[Mapping[str, Any]], earlier: KeyMemo | None = None) -> IndexData:
+    """Generate every key of the index over the documents and sort them in index order.
+
+    ``earlier`` (read, never changed) holds the keys of documents an earlier build of the same
+    index saw; a document found there (the same object) is not walked again. The returned index's
+    ``memo`` holds exactly the current documents' keys, for the next build.
+    """
     collate = spec.collate
     entries: list[Entry] = []
     multikey: dict[str, set[str]] = {path: set() for path in spec.paths}
+    earlier = earlier or {}
+    memo: KeyMemo = {}
     for rid, document in enumerate(documents):
-        if spec.partial is not None and not matches_all(spec.partial, document, None):
-            continue
-        per_field: list[list[Any]] = []
-        array_fields: list[set[str]] = []
-        for path in spec.paths:
-            values, arrays = path_keys(document, path)
-            per_field.append(values)
-            array_fields.append(arrays)
+        known = earlier.get(id(document))
+        if known is not None and known[0] is document:
+            keys_of_document, arrays_per_path = known[1], known[2]
+        else:
+            keys_of_document, arrays_per_path = _document_keys(spec, document, collate)
+        memo[id(document)] = (document, keys_of_document, arrays_per_path)
+        for path, arrays in zip(spec.paths, arrays_per_path, strict=True):
             multikey[path] |= arrays
-        if spec.sparse and all(v == [MISSING] for v in per_field):
-            continue
-        _check_parallel_arrays(spec, array_fields)
-        seen: set[tuple] = set()
-        for combo in itertools.product(*per_field):
-            values_tuple = tuple(None if v is MISSING else v for v in combo)
-            keys = tuple(sort_key(v, collate) for v in values_tuple)
-            if keys not in seen:
-                seen.add(keys)
-                entries.append(Entry(keys, values_tuple, rid))
+        entries.extend(Entry(keys, values, rid) for keys, values in keys_of_document)
     # Stable multi-pass sort: equal keys stay in record-id order, as in a WiredTiger index.
     for position in reversed(range(len(spec.fields))):
         entries.sort(key=functools.partial(_field_key, position), reverse=spec.fields[position][1] < 0)
     paths = {path: sorted(prefixes) for path, prefixes in multikey.items()}
-    return IndexData(spec, entries, paths)
+    return IndexData(spec, entries, paths, memo)
+
+
+def _document_keys(
+    spec: IndexSpec, document: Mapping[str, Any], collate: Collate | None
+) -> tuple[list[tuple[tuple[tuple, ...], tuple[Any, ...]]], list[set[str]]]:
+    """The distinct (sort keys, values) one document gives the index, and the array prefixes per path."""
+    none: list[set[str]] = [set() for _ in spec.paths]
+    if spec.partial is not None and not matches_all(spec.partial, document, None):
+        return [], none
+    per_field: list[list[Any]] = []
+    array_fields: list[set[str]] = []
+    for path in spec.paths:
+        values, arrays = path_keys(document, path)
+        per_field.append(values)
+        array_fields.append(arrays)
+    if spec.sparse and all(v == [MISSING] for v in per_field):
+        return [], array_fields
+    _check_parallel_arrays(spec, array_fields)
+    seen: set[tuple] = set()
+    out: list[tuple[tuple[tuple, ...], tuple[Any, ...]]] = []
+    for combo in itertools.product(*per_field):
+        values_tuple = tuple(None if v is MISSING else v for v in combo)
+        keys = tuple(sort_key(v, collate) for v in values_tuple)
+        if keys not in seen:
+            seen.add(keys)
+            out.append((keys, values_tuple))
+    return out, array_fields
 
 
 def _field_key(position: int, entry: Entry) -> tuple[Any, ...]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from workbook.planner.bounds import EXACT, INEXACT_COVERED, OIL, Interval, all_values, intersect, translate
 from workbook.planner.collation import normalize
-from workbook.planner.keys import IndexData, IndexSpec, build_index
+from workbook.planner.keys import IndexData, IndexSpec, KeyMemo, build_index
 from workbook.planner.predicates import Predicate, indexable
 from workbook.planner.query import FindQuery
 from workbook.planner.reading import FETCHING
@@ -45,24 +45,37 @@ BONUS_EPSILON = 1e-4  # kBonusEpsilon in plan_ranker.h
 
 
 class Collection:
-    """The documents and visible indexes of one collection, with index keys built on demand."""
+    """The documents and visible indexes of one collection, with index keys built on demand.
+
+    ``previous`` is an earlier model of the same collection: an index whose definition is
+    unchanged reuses the keys it generated for documents that are still the same objects, so a
+    model rebuilt after a write walks only the documents the write changed.
+    """
 
     def __init__(
         self,
         documents: Sequence[Mapping[str, Any]],
         indexes: Sequence[Mapping[str, Any]],
         collation: Mapping[str, Any] | None = None,
+        *,
+        previous: Collection | None = None,
     ) -> None:
         self.documents = list(documents)
         self.collation = dict(collation) if collation is not None and normalize(collation) else None
         """The collection's default collation (None for simple): queries without one use it."""
         self.specs = [IndexSpec.from_info(info, self.collation) for info in indexes]
+        self._definitions = {spec.name: repr(info) for spec, info in zip(self.specs, indexes, strict=True)}
         self._built: dict[str, IndexData] = {}
+        self._memos: dict[str, KeyMemo] = {}
+        """Keys inherited from ``previous`` for indexes not built yet (read-only, shared)."""
+        if previous is not None and previous.collation == self.collation:
+            earlier = {**previous._memos, **{name: data.memo for name, data in previous._built.items()}}
+            self._memos = {n: m for n, m in earlier.items() if previous._definitions.get(n) == self._definitions.get(n)}
 
     def index(self, spec: IndexSpec) -> IndexData:
         """The index's sorted keys over the documents (built once)."""
         if spec.name not in self._built:
-            self._built[spec.name] = build_index(spec, self.documents)
+            self._built[spec.name] = build_index(spec, self.documents, self._memos.pop(spec.name, None))
         return self._built[spec.name]
 
     @property
