@@ -8,6 +8,7 @@ the same seeded sequence of calls can be replayed against every shape.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate
@@ -16,6 +17,7 @@ from typing import Any, Literal
 import pandas as pd
 from pymongo.database import Database
 
+from workbook.engine_reads import field_values, stored_documents
 from workbook.errors import UnknownChoiceError
 
 PER_HOUR = 1 / 3600
@@ -35,22 +37,41 @@ class Pools:
         """Sorted distinct values of ``field`` in ``collection`` (cached)."""
         key = (collection, field)
         if key not in self._cache:
-            # $group, not distinct(): mongoeco's distinct compares every pair of values (O(n^2)).
-            # $unwind: a path through an array (parts.partId) yields each element, a plain value itself.
-            groups = self.db[collection].aggregate(
-                [{"$project": {"v": f"${field}"}}, {"$unwind": "$v"}, {"$group": {"_id": "$v"}}]
-            )
-            self._cache[key] = sorted(row["_id"] for row in groups if row["_id"] is not None)
+            self._cache[key] = sorted(self._distinct(collection, field))
         return self._cache[key]
+
+    def _distinct(self, collection: str, field: str) -> set[Any] | list[Any]:
+        stored = stored_documents(self.db, collection)
+        if stored is not None:  # offline: the engine's decoded documents, no query through the wire
+            try:
+                return {v for document in stored for v in field_values(document, field) if v is not None}
+            except TypeError:  # an unhashable value (an array inside an array): let the server group
+                pass
+        # $group, not distinct(): mongoeco's distinct compares every pair of values (O(n^2)).
+        # $unwind: a path through an array (parts.partId) yields each element, a plain value itself.
+        groups = self.db[collection].aggregate(
+            [{"$project": {"v": f"${field}"}}, {"$unwind": "$v"}, {"$group": {"_id": "$v"}}]
+        )
+        return [row["_id"] for row in groups if row["_id"] is not None]
+
+    def review_counts(self) -> dict[Any, int]:
+        """Reviews per product id, counted the same way in every shape of the store."""
+        referenced = "reviews" in self.db.list_collection_names()
+        stored = stored_documents(self.db, "reviews" if referenced else "products")
+        if stored is not None:
+            if referenced:
+                return dict(Counter(document.get("productId") for document in stored))
+            return {document["_id"]: len(document.get("reviews") or []) for document in stored}
+        if referenced:
+            rows = self.db.reviews.aggregate([{"$group": {"_id": "$productId", "n": {"$sum": 1}}}])
+        else:  # embedded: the reviews are inside the products
+            rows = self.db.products.aggregate([{"$project": {"n": {"$size": {"$ifNull": ["$reviews", []]}}}}])
+        return {row["_id"]: row["n"] for row in rows}
 
     def popular_product(self, rng: random.Random) -> Any:
         """A product drawn by popularity: weighted by its reviews (+1), counted the same in every shape."""
         if "popularity" not in self._cache:
-            if "reviews" in self.db.list_collection_names():
-                rows = self.db.reviews.aggregate([{"$group": {"_id": "$productId", "n": {"$sum": 1}}}])
-            else:  # embedded: the reviews are inside the products
-                rows = self.db.products.aggregate([{"$project": {"n": {"$size": {"$ifNull": ["$reviews", []]}}}}])
-            counts = {row["_id"]: row["n"] for row in rows}
+            counts = self.review_counts()
             products = self.ids("products")
             # Cumulative weights once, not per call: the same draws as weights=, in O(log n) a call.
             self._cache["popularity"] = (products, list(accumulate(counts.get(p, 0) + 1 for p in products)))

@@ -1,0 +1,67 @@
+"""Reading the offline engine's storage for the workbench's bookkeeping gives what a query would."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+import workbook
+from workbook import engine_reads
+from workbook.engine_reads import field_values, stored_documents
+from workbook.workloads import Pools
+
+
+@pytest.mark.parametrize(
+    ("document", "path", "values"),
+    [
+        ({"a": 1}, "a", [1]),
+        ({"a": [1, 2]}, "a", [1, 2]),
+        ({"b": 1}, "a", []),
+        ({"a": {"b": "x"}}, "a.b", ["x"]),
+        ({"a": [{"b": 1}, {"c": 2}, {"b": 3}, 4]}, "a.b", [1, 3]),
+        ({"a": [{"b": [1, 2]}]}, "a.b", [[1, 2]]),  # unwound one level only, as $unwind does
+        ({"a": 5}, "a.b", []),
+        ({"a": None}, "a", [None]),
+    ],
+)
+def test_field_values_follow_project_then_unwind(document: dict[str, Any], path: str, values: list[Any]) -> None:
+    assert field_values(document, path) == values
+
+
+FIELDS = {
+    "store": [("products", "_id"), ("products", "category._id"), ("customers", "_id"), ("orders", "customerId")],
+    "parts": [("products", "_id"), ("products", "parts.partId")],
+    "followers": [("users", "_id")],
+}
+
+
+@pytest.mark.parametrize("dataset", sorted(FIELDS))
+def test_pools_from_storage_equal_pools_from_the_server(dataset: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded = workbook.load(dataset, "hybrid", scale="tiny", progress=False)
+    from_storage = Pools(loaded.db)
+    monkeypatch.setattr("workbook.workloads.stored_documents", lambda db, collection: None)
+    from_server = Pools(loaded.db)
+    for collection, field in FIELDS[dataset]:
+        assert from_storage.ids(collection, field) == from_server.ids(collection, field) != []
+    if dataset == "store":
+        assert from_server.review_counts() == from_storage.review_counts()
+        monkeypatch.undo()
+        draws = [Pools(loaded.db).popular_product(random.Random(i)) for i in range(50)]
+        monkeypatch.setattr("workbook.workloads.stored_documents", lambda db, collection: None)
+        assert draws == [Pools(loaded.db).popular_product(random.Random(i)) for i in range(50)]
+
+
+def test_stored_documents_are_the_committed_documents_in_natural_order() -> None:
+    loaded = workbook.load("followers", "referenced", scale="tiny", progress=False)
+    assert stored_documents(loaded.db, "users") == list(loaded.db.users.find())
+    assert stored_documents(loaded.db, "no_such_collection") == []
+    assert engine_reads.stored_documents(loaded.db, "users") is not engine_reads.stored_documents(loaded.db, "users")
+
+
+def test_review_counts_from_storage_match_the_server_in_the_embedded_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded = workbook.load("store", "embedded", scale="tiny", progress=False)
+    from_storage = Pools(loaded.db).review_counts()
+    monkeypatch.setattr("workbook.workloads.stored_documents", lambda db, collection: None)
+    assert Pools(loaded.db).review_counts() == from_storage and sum(from_storage.values()) > 0
