@@ -65,3 +65,29 @@ def test_review_counts_from_storage_match_the_server_in_the_embedded_store(monke
     from_storage = Pools(loaded.db).review_counts()
     monkeypatch.setattr("workbook.workloads.stored_documents", lambda db, collection: None)
     assert Pools(loaded.db).review_counts() == from_storage and sum(from_storage.values()) > 0
+
+
+def test_derived_values_are_remembered_until_a_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    import uuid
+
+    from workbook.engine_reads import derived
+
+    monkeypatch.delenv("MONGODB_URI", raising=False)
+    db = workbook.connect(database=f"t{uuid.uuid4().hex[:10]}", quiet=True)
+    db.users.insert_many([{"_id": i} for i in range(3)])
+    calls: list[int] = []
+
+    def count() -> int:
+        calls.append(1)
+        return db.users.count_documents({})
+
+    try:
+        assert derived(db, ("users",), "n", count) == 3 and len(calls) == 1
+        assert derived(db, ("users",), "n", count) == 3 and len(calls) == 1
+        db.other.insert_one({"note": "another collection"})
+        assert derived(db, ("users",), "n", count) == 3 and len(calls) == 1
+        db.users.insert_one({"_id": "new user"})
+        assert derived(db, ("users",), "n", count) == 4 and len(calls) == 2
+        assert derived(db, ("users", "other"), "n", count) == 4 and len(calls) == 3  # another key
+    finally:
+        db.client.drop_database(db.name)

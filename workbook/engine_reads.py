@@ -11,7 +11,8 @@ caller asks the server.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 from pymongo.database import Database
@@ -33,6 +34,44 @@ def stored_documents(db: Database, collection: str) -> list[Mapping[str, Any]] |
         return []
     borrow = engine._borrow_storage_document
     return [borrow(stored) for stored in storage.copy().values()]  # copy(): O(1), a consistent version
+
+
+_DERIVED: dict[tuple[str, tuple[str, ...], Hashable], tuple[tuple[object, ...], Any]] = {}
+_DERIVED_LOCK = threading.Lock()
+
+
+def _versions(db: Database, collections: tuple[str, ...]) -> tuple[object, ...] | None:
+    """The offline engine's current version of each collection (None on a real server).
+
+    mongoeco keeps a collection in a persistent map whose root object is replaced by every write,
+    so the root identifies one version of the contents exactly.
+    """
+    from workbook.connection import engine_info
+    from workbook.offline import offline_server
+
+    if engine_info(db).kind != "offline":
+        return None
+    tables = offline_server().engine._storage.get(db.name, {})
+    return tuple(getattr(tables.get(name), "_values", None) for name in collections)
+
+
+def derived[T](db: Database, collections: tuple[str, ...], what: Hashable, compute: Callable[[], T]) -> T:
+    """``compute()``, remembered on the offline default until any of ``collections`` is written.
+
+    On a real server it is computed every time. The value is shared between callers: treat it as read-only.
+    """
+    versions = _versions(db, collections)
+    if versions is None:
+        return compute()
+    key = (db.name, collections, what)
+    with _DERIVED_LOCK:
+        known = _DERIVED.get(key)
+    if known is not None and all(a is b for a, b in zip(known[0], versions, strict=True)):
+        return known[1]
+    value = compute()
+    with _DERIVED_LOCK:
+        _DERIVED[key] = (versions, value)
+    return value
 
 
 _MISSING = object()

@@ -17,7 +17,7 @@ from typing import Any, Literal
 import pandas as pd
 from pymongo.database import Database
 
-from workbook.engine_reads import field_values, stored_documents
+from workbook.engine_reads import derived, field_values, stored_documents
 from workbook.errors import UnknownChoiceError
 
 PER_HOUR = 1 / 3600
@@ -37,7 +37,8 @@ class Pools:
         """Sorted distinct values of ``field`` in ``collection`` (cached)."""
         key = (collection, field)
         if key not in self._cache:
-            self._cache[key] = sorted(self._distinct(collection, field))
+            compute = lambda: sorted(self._distinct(collection, field))  # noqa: E731
+            self._cache[key] = derived(self.db, (collection,), ("ids", field), compute)
         return self._cache[key]
 
     def _distinct(self, collection: str, field: str) -> set[Any] | list[Any]:
@@ -71,7 +72,8 @@ class Pools:
     def popular_product(self, rng: random.Random) -> Any:
         """A product drawn by popularity: weighted by its reviews (+1), counted the same in every shape."""
         if "popularity" not in self._cache:
-            counts = self.review_counts()
+            reads = ("reviews", "products")
+            counts = derived(self.db, reads, "review_counts", self.review_counts)
             products = self.ids("products")
             # Cumulative weights once, not per call: the same draws as weights=, in O(log n) a call.
             self._cache["popularity"] = (products, list(accumulate(counts.get(p, 0) + 1 for p in products)))
