@@ -98,12 +98,13 @@ class LabServer:
         with urllib.request.urlopen(f"{self.base}/api{path}?token={self.token}", timeout=5) as response:
             return json.loads(response.read())
 
-    def wait_for_connected_kernel(self, timeout: float) -> None:
-        """Wait until a kernel is idle with a page connected to it (the notebook's own kernel)."""
+    def wait_for_connected_kernel(self, timeout: float, count: int = 1) -> None:
+        """Wait until ``count`` kernels are idle with a page connected (the latest: the notebook just opened)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             kernels = self.api("/kernels")
-            if any(k["execution_state"] == "idle" and k["connections"] > 0 for k in kernels):  # type: ignore[union-attr]
+            ready = [k for k in kernels if k["execution_state"] == "idle" and k["connections"] > 0]  # type: ignore[index]
+            if len(ready) >= count:
                 return
             time.sleep(0.25)
         raise TimeoutError(f"no kernel idle and connected within {timeout:.0f} s: {self.api('/kernels')}")

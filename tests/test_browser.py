@@ -44,8 +44,14 @@ CELLS = [
     "workbook.explore(loaded, repeat=2, warmup=0)",
 ]
 COURSE_DIR = Path(__file__).resolve().parent.parent / "notebooks"
-COURSE_NOTEBOOKS = ("00_start_here.ipynb", "01_workload.ipynb", "02_embed_reference_hybrid.ipynb")
-"""Real course notebooks the browser opens; it runs the first and answers one of its questions."""
+COURSE_NOTEBOOKS = (
+    "00_start_here.ipynb",
+    "07_case_insensitive_search.ipynb",
+    "01_workload.ipynb",
+    "02_embed_reference_hybrid.ipynb",
+)
+"""Real course notebooks the browser opens; it runs the first two (one from each part of the course)
+and answers one question of each."""
 QUIZ_NOTEBOOK = "quiz.ipynb"
 QUIZ_QUESTION = "reading-3"
 """The BSON document size limit, a numeric question in MiB (answer 16)."""
@@ -148,15 +154,19 @@ def evidence_on_failure(page: Page, lab: LabServer, name: str) -> Iterator[None]
         raise
 
 
-def open_and_run_all(page: Page, lab: LabServer, notebook_name: str, cells: int) -> Locator:
-    """Open the notebook, wait for its kernel, then Run > Run All Cells as a learner would; returns the notebook."""
+def open_and_run_all(page: Page, lab: LabServer, notebook_name: str, cells: int, kernels: int = 1) -> Locator:
+    """Open the notebook, wait for its kernel, then Run > Run All Cells as a learner would; returns the notebook.
+
+    ``kernels``: how many notebooks (each with its kernel) are open once this one is.
+    """
     page.goto(lab.url(notebook_name), timeout=PAGE_TIMEOUT_MS)
-    notebook = page.locator(".jp-NotebookPanel .jp-Notebook")
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")  # the tab in front
+    notebook = panel.locator(".jp-Notebook")
     expect(notebook.locator(".jp-Cell")).to_have_count(cells, timeout=PAGE_TIMEOUT_MS)
     no_dialog(page)
     # Run only once the page talks to a started kernel: before that, JupyterLab may ask which kernel.
-    lab.wait_for_connected_kernel(timeout=PAGE_TIMEOUT_MS / 1000)
-    expect(page.locator(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator")).to_have_attribute("data-status", "idle")
+    lab.wait_for_connected_kernel(timeout=PAGE_TIMEOUT_MS / 1000, count=kernels)
+    expect(panel.locator(".jp-Notebook-ExecutionIndicator")).to_have_attribute("data-status", "idle")
     page.locator("#jp-MainMenu").get_by_role("menuitem", name="Run", exact=True).click()
     page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
     return notebook
@@ -288,8 +298,29 @@ def test_the_real_course_notebooks_open_run_and_grade(course_lab: LabServer, pag
         question.evaluate("element => element.scrollIntoView({block: 'start'})")
         page.screenshot(path=artifacts_dir() / "course.png")
 
+        # A notebook of part 2 runs top to bottom too (its proofs hold in this kernel at the course
+        # scale), and its question widget grades a wrong choice, then the right one.
+        second = COURSE_NOTEBOOKS[1]
+        cells = len(json.loads((COURSE_DIR / second).read_text(encoding="utf-8"))["cells"])
+        notebook = open_and_run_all(page, course_lab, second, cells, kernels=2)
+        question = notebook.locator(".jp-Cell").filter(
+            has_text='workbook.quiz.show("nb07-2")'
+        )
+        expect(question.locator(".widget-html").first).to_have_text("The forgotten collation", timeout=RUN_TIMEOUT_MS)
+        feedback = question.locator(".widget-vbox > .widget-html").last
+        check = question.get_by_role("button", name="Check")
+        question.get_by_text("The server raises an error because the collations differ").click()
+        check.click()
+        expect(feedback).to_contain_text("✗ Not yet (attempt 1)", timeout=REDRAW_TIMEOUT_MS)
+        question.get_by_text("The index is not used, and Leo Wang is not found").click()
+        check.click()
+        expect(feedback).to_contain_text("✓ Correct (attempt 2)", timeout=REDRAW_TIMEOUT_MS)
+        saved = json.loads((progress_dir / f"{LEARNER}.json").read_text(encoding="utf-8"))
+        assert saved["questions"]["nb07-2"]["solved_at_attempt"] == 2
+        no_dialog(page)
+
         # The other real notebooks open in JupyterLab (each in the visible tab) with all their cells.
-        for name in COURSE_NOTEBOOKS[1:]:
+        for name in COURSE_NOTEBOOKS[2:]:
             cells = len(json.loads((COURSE_DIR / name).read_text(encoding="utf-8"))["cells"])
             page.goto(course_lab.url(name), timeout=PAGE_TIMEOUT_MS)
             expect(page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell")).to_have_count(
