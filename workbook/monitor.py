@@ -21,56 +21,26 @@ _IGNORED = {"hello", "isMaster", "ismaster", "endSessions", "buildInfo", "buildi
 
 @dataclass
 class Captured:
-    """The commands one block sent, and what came back.
+    """The commands one block sent, and what came back."""
 
-    Reply sizes are measured when first asked for, not while the block runs: encoding a reply to
-    count its bytes would otherwise add to the latency the block is timed for.
-    """
-
+    commands: list[dict[str, Any]] = field(default_factory=list)
     round_trips: int = 0
+    bytes_returned: int = 0
     docs_returned: int = 0
-    _commands: list[dict[str, Any]] = field(default_factory=list, repr=False)
-    _replies: list[tuple[int | None, dict[str, Any]]] = field(default_factory=list, repr=False)
-    _bytes: int = 0
-
-    def add_command(self, command: dict[str, Any]) -> None:
-        """Record one command sent."""
-        self._commands.append(command)
 
     def add_reply(self, reply: dict[str, Any]) -> None:
-        """Count one reply and the documents it carried (its BSON size is measured later)."""
-        docs = 0
+        """Count one reply: its BSON size and the documents it carried."""
+        size, docs = len(bson.encode(reply)), 0
         cursor = reply.get("cursor")
         if isinstance(cursor, dict):
             docs = len(cursor.get("firstBatch", cursor.get("nextBatch")) or [])
         elif isinstance(reply.get("value"), dict):  # findAndModify
             docs = 1
         self.round_trips += 1
+        self.bytes_returned += size
         self.docs_returned += docs
-        answered = len(self._commands) - 1 if self._commands else None
-        if answered is not None:  # a thread's commands and replies alternate: this reply answers the last command
-            self._commands[answered]["reply_docs"] = docs
-        self._replies.append((answered, reply))
-
-    def _measure(self) -> None:
-        for answered, reply in self._replies:
-            size = len(bson.encode(reply))
-            self._bytes += size
-            if answered is not None:
-                self._commands[answered]["reply_bytes"] = size
-        self._replies.clear()
-
-    @property
-    def bytes_returned(self) -> int:
-        """The BSON bytes of every reply."""
-        self._measure()
-        return self._bytes
-
-    @property
-    def commands(self) -> list[dict[str, Any]]:
-        """Each command sent (database, name, command), with its reply's ``reply_bytes`` and ``reply_docs``."""
-        self._measure()
-        return self._commands
+        if self.commands:  # a thread's commands and replies alternate: this reply answers the last command
+            self.commands[-1].update(reply_bytes=size, reply_docs=docs)
 
 
 class CommandLog(monitoring.CommandListener):
@@ -90,7 +60,7 @@ class CommandLog(monitoring.CommandListener):
                 for k, v in event.command.items()
                 if k not in ("lsid", "$clusterTime", "$readPreference", "txnNumber")
             }
-            captured.add_command({"database": event.database_name, "name": event.command_name, "command": command})
+            captured.commands.append({"database": event.database_name, "name": event.command_name, "command": command})
 
     def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
         captured = self._current()
