@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbook.gc_pause import paused
 from workbook.planner.bounds import EXACT, INEXACT_COVERED, OIL, Interval, all_values, intersect, translate
 from workbook.planner.collation import normalize
 from workbook.planner.keys import IndexData, IndexSpec, KeyMemo, build_index
@@ -75,7 +76,8 @@ class Collection:
     def index(self, spec: IndexSpec) -> IndexData:
         """The index's sorted keys over the documents (built once)."""
         if spec.name not in self._built:
-            self._built[spec.name] = build_index(spec, self.documents, self._memos.pop(spec.name, None))
+            with paused():  # hundreds of thousands of long-lived tuples: nothing for the collector to free
+                self._built[spec.name] = build_index(spec, self.documents, self._memos.pop(spec.name, None))
         return self._built[spec.name]
 
     @property
