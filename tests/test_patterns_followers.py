@@ -77,6 +77,9 @@ def test_keyset_pages_walk_every_follower_once_in_order(shapes, top, counts):
     assert seen == sorted(seen) and len(seen) == len(set(seen)) == counts[top]
     assert paging.page_with_skip(follows, top, 2, 6) == seen[12:18]
     assert paging.last_key_before(follows, top, 2, 6) == seen[11]
+    assert paging.last_key_before(follows, top, 0, 6) is None
+    past_the_end = len(seen) // 6 + 5
+    assert paging.last_key_before(follows, top, past_the_end, 6) == seen[-1]  # where a page-by-page walk stops
 
 
 def test_newest_first_keyset_pages_match_the_followers_page_operation(shapes, top, counts):

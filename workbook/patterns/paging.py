@@ -112,14 +112,20 @@ def newest_pages(follows: Collection, user_id: str, pages: int, page_size: int =
 
 
 def last_key_before(follows: Collection, user_id: str, page: int, page_size: int = PAGE_SIZE) -> str | None:
-    """The key a reader holds when asking for ``page``: the last id of page ``page - 1`` (walked page by page)."""
-    after: str | None = None
-    for _ in range(page):
-        ids = page_after(follows, user_id, after, page_size)
-        if not ids:
-            break
-        after = ids[-1]
-    return after
+    """The key a reader holds when asking for ``page``: the last id of page ``page - 1`` (None for page 0).
+
+    A reader gets it by walking the pages one by one; the follower ids are unique per followed user
+    (the ``followed_follower`` index), so it is the id at position ``page * page_size - 1`` in
+    follower order, read here in one query instead of ``page`` of them.
+    """
+    if page <= 0:
+        return None
+    query = {"followedId": user_id}
+    last = next(iter(follows.find(query, _FIELDS).sort(BY_FOLLOWER).skip(page * page_size - 1).limit(1)), None)
+    if last is None:  # past the end: the walk stops at the last page there is, holding its last id
+        by_follower_descending = [(field, -direction) for field, direction in BY_FOLLOWER]
+        last = next(iter(follows.find(query, _FIELDS).sort(by_follower_descending).limit(1)), None)
+    return None if last is None else str(last["followerId"])
 
 
 def paging_work(follows: Collection, user_id: str, pages: list[int], page_size: int = PAGE_SIZE) -> pd.DataFrame:
