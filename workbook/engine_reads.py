@@ -18,6 +18,13 @@ from typing import Any
 from pymongo.database import Database
 
 
+def is_offline(db: Database) -> bool:
+    """Whether ``db`` is on this process's offline default."""
+    from workbook.connection import engine_info
+
+    return engine_info(db).kind == "offline"
+
+
 def stored_documents(db: Database, collection: str) -> list[Mapping[str, Any]] | None:
     """The committed documents of ``db[collection]`` from the offline engine (None on a real server).
 

@@ -16,8 +16,10 @@ from typing import Any
 
 import pandas as pd
 
+from workbook.engine_reads import is_offline, stored_documents
 from workbook.errors import WorkbookError
 from workbook.facts import MAX_BSON_SIZE
+from workbook.sizes import document_sizes
 
 ARRAY_LIMIT = 250
 """Arrays above this many elements are flagged by MongoDB Compass's schema advice and by the
@@ -145,7 +147,19 @@ def _operation_facts(shape: Any, name: str, calls: int, seed: int) -> list[Fact]
 
 
 def array_lengths(collection: Any) -> dict[str, int]:
-    """The longest length of each top-level array field in ``collection`` (measured by the server)."""
+    """The longest length of each top-level array field in ``collection``.
+
+    Measured by the server with an aggregation; on the offline default, read from the engine's
+    storage (the same documents, without a pass of ``$objectToArray`` through the wire).
+    """
+    stored = stored_documents(collection.database, collection.name)
+    if stored is not None:
+        longest: dict[str, int] = {}
+        for document in stored:
+            for field, value in document.items():
+                if isinstance(value, list):
+                    longest[field] = max(longest.get(field, 0), len(value))
+        return dict(sorted(longest.items()))
     pipeline = [
         {"$project": {"field": {"$objectToArray": "$$ROOT"}}},
         {"$unwind": "$field"},
@@ -190,6 +204,9 @@ def _array_facts(shape: Any) -> list[Fact]:
 
 def largest_document_bytes(collection: Any) -> int:
     """The BSON size of the collection's largest document (``$bsonSize``), 0 when it is empty."""
+    if is_offline(collection.database):  # the sizes the offline default keeps per version of the contents
+        sizes = document_sizes(collection)
+        return int(sizes.max()) if len(sizes) else 0
     rows = list(collection.aggregate([{"$group": {"_id": None, "largest": {"$max": {"$bsonSize": "$$ROOT"}}}}]))
     return int(rows[0]["largest"]) if rows else 0
 
