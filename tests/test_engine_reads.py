@@ -107,3 +107,19 @@ def test_capstone_array_and_size_facts_from_storage_equal_the_servers(
     assert {name: grading.array_lengths(loaded[name]) for name in loaded.collection_names} == offline
     assert {name: grading.largest_document_bytes(loaded[name]) for name in loaded.collection_names} == largest
     assert any(offline.values()) and all(size > 0 for size in largest.values())
+
+
+def test_part_usage_and_stale_copies_from_storage_equal_the_servers(monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbook import relations
+
+    hybrid = workbook.load("parts", "hybrid", scale="tiny", progress=False)
+    part = hybrid["parts"].find_one()["_id"]
+    hybrid["parts"].update_one({"_id": part}, {"$set": {"name": "A name nobody copied"}})
+    try:
+        usage, stale = relations.part_usage(hybrid), relations.stale_copies(hybrid)
+        monkeypatch.setattr(relations, "stored_documents", lambda db, collection: None)
+        assert relations.part_usage(hybrid).equals(usage) and usage.sum() > 0
+        assert relations.stale_copies(hybrid) == stale >= usage[part] > 0
+    finally:
+        monkeypatch.undo()
+        relations.refresh_copies(hybrid)

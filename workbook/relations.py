@@ -11,12 +11,15 @@ command sent: the server's on MongoDB, the workbench's model offline) and latenc
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 import time
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 import pandas as pd
+
+from workbook.engine_reads import stored_documents
 
 from workbook.errors import UnknownChoiceError, WorkbookError
 from workbook.loaded import Loadable, LoadedShape, loaded_shapes
@@ -181,12 +184,20 @@ def rename_cost(shapes: Loadable, part_id: str, new_name: str, *, restore: bool 
 
 
 def stale_copies(loaded: LoadedShape) -> int:
-    """How many product lines carry a part name that differs from ``parts.name`` (hybrid shape)."""
-    names = {part["_id"]: part["name"] for part in loaded.db.parts.find({}, {"name": 1})}
+    """How many product lines carry a part name that differs from ``parts.name`` (hybrid shape).
+
+    Read through the wire from a server; on the offline default, from the engine's storage.
+    """
+    parts = stored_documents(loaded.db, "parts")
+    products = stored_documents(loaded.db, "products")
+    if parts is None or products is None:
+        parts = list(loaded.db.parts.find({}, {"name": 1}))
+        products = list(loaded.db.products.find({}, {"parts.partId": 1, "parts.name": 1}))
+    names = {part["_id"]: part.get("name") for part in parts}
     return sum(
         1
-        for product in loaded.db.products.find({}, {"parts.partId": 1, "parts.name": 1})
-        for line in product["parts"]
+        for product in products
+        for line in product.get("parts") or []
         if line["partId"] in names and line.get("name") != names[line["partId"]]
     )
 
@@ -270,19 +281,32 @@ def ladder_decision(rung: str) -> str:
 
 
 def part_usage(loaded: LoadedShape) -> pd.Series:
-    """How many products use each part (a product listing a part twice counts once), most used first."""
-    rows = loaded.db.products.aggregate(
-        [
-            {"$project": {"partIds": {"$setUnion": ["$parts.partId", []]}}},
-            {"$unwind": "$partIds"},
-            {"$group": {"_id": "$partIds", "n": {"$sum": 1}}},
-        ]
-    )
-    counts = {row["_id"]: int(row["n"]) for row in rows}
+    """How many products use each part (a product listing a part twice counts once), most used first.
+
+    Counted by the server with an aggregation; on the offline default, from the engine's storage.
+    """
+    stored = stored_documents(loaded.db, "products")
+    if stored is not None:
+        counts = dict(Counter(part for product in stored for part in _part_ids(product)))
+    else:
+        rows = loaded.db.products.aggregate(
+            [
+                {"$project": {"partIds": {"$setUnion": ["$parts.partId", []]}}},
+                {"$unwind": "$partIds"},
+                {"$group": {"_id": "$partIds", "n": {"$sum": 1}}},
+            ]
+        )
+        counts = {row["_id"]: int(row["n"]) for row in rows}
     if not counts:
         raise WorkbookError(f"{loaded.db.name} holds no products with parts.", fix="Load the parts dataset first.")
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     return pd.Series(dict(ordered), name="products using the part", dtype="int64").rename_axis("part")
+
+
+def _part_ids(product: Document) -> set[Any]:
+    """The distinct part ids a product lists (what ``$setUnion: ["$parts.partId", []]`` gives)."""
+    lines = product.get("parts")
+    return {line["partId"] for line in lines if "partId" in line} if isinstance(lines, list) else set()
 
 
 def _usage(source: LoadedShape | pd.Series) -> pd.Series:
