@@ -11,16 +11,15 @@ command sent: the server's on MongoDB, the workbench's model offline) and latenc
 from __future__ import annotations
 
 import statistics
-from collections import Counter
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
 import pandas as pd
 
 from workbook.engine_reads import stored_documents
-
 from workbook.errors import UnknownChoiceError, WorkbookError
 from workbook.loaded import Loadable, LoadedShape, loaded_shapes
 from workbook.monitor import capture
@@ -303,7 +302,7 @@ def part_usage(loaded: LoadedShape) -> pd.Series:
     return pd.Series(dict(ordered), name="products using the part", dtype="int64").rename_axis("part")
 
 
-def _part_ids(product: Document) -> set[Any]:
+def _part_ids(product: Mapping[str, Any]) -> set[Any]:
     """The distinct part ids a product lists (what ``$setUnion: ["$parts.partId", []]`` gives)."""
     lines = product.get("parts")
     return {line["partId"] for line in lines if "partId" in line} if isinstance(lines, list) else set()
