@@ -46,13 +46,23 @@ def refresh_part_names(
     for part_id in sorted(stale):
         name = names[part_id]
         result = db.products.update_many(
-            {"parts": {"$elemMatch": {"partId": part_id, "name": {"$ne": name}}}},
+            _stale_lines(part_id, name),
             {"$set": {"parts.$[line].name": name}},
             array_filters=[{"line.partId": part_id}],
             session=session,
         )
         rewritten += result.modified_count
     return rewritten
+
+
+def _stale_lines(part_id: str, name: str) -> Document:
+    """The products holding a line of ``part_id`` whose copied name is not ``name``.
+
+    The ``$elemMatch`` alone says it; the equality on ``parts.partId`` beside it (implied by the
+    ``$elemMatch``, so the same documents match) names the multikey index's path directly, which
+    the offline default needs to use the index instead of reading every product.
+    """
+    return {"parts.partId": part_id, "parts": {"$elemMatch": {"partId": part_id, "name": {"$ne": name}}}}
 
 
 def _line(part: Document | None, line: Document) -> Document:
@@ -164,7 +174,7 @@ class PartsEmbedded(PartsOperations):
     def _write_name(self, part_id: str, new_name: str, session: ClientSession | None) -> int:
         """Rewrite the part's line in every product that embeds it."""
         result = self.db.products.update_many(
-            {"parts": {"$elemMatch": {"partId": part_id, "name": {"$ne": new_name}}}},
+            _stale_lines(part_id, new_name),
             {"$set": {"parts.$[line].name": new_name}},
             array_filters=[{"line.partId": part_id}],
             session=session,
