@@ -126,6 +126,16 @@ def path_keys(document: Mapping[str, Any], path: str) -> tuple[list[Any], set[st
     ([1, None], {'a'})
     """
     parts = path.split(".")
+    value: Any = document
+    for part in parts:  # fast path: a path through subdocuments only, to a value that is not an array
+        if not isinstance(value, Mapping) or isinstance(value, list):
+            break
+        value = value.get(part, MISSING)
+        if value is MISSING:
+            return [MISSING], set()
+    else:
+        if not isinstance(value, list):
+            return [value], set()
     out: list[Any] = []
     arrays: set[str] = set()
 

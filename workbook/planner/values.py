@@ -59,6 +59,9 @@ class DateBound:
 
 def type_rank(value: Any) -> int:
     """The canonical BSON type rank of a Python value (MinKey < null < numbers < strings < ...)."""
+    rank = _RANK_OF_TYPE.get(type(value))  # the common exact types first (bool before int: exact match)
+    if rank is not None:
+        return rank
     if isinstance(value, MinKey):
         return RANK_MINKEY
     if isinstance(value, MaxKey):
@@ -90,6 +93,20 @@ def type_rank(value: Any) -> int:
     if isinstance(value, uuid.UUID):
         return RANK_BINARY  # stored as BinData subtype 4
     raise not_modelled(f"values of the BSON type {type(value).__name__}")
+
+
+_RANK_OF_TYPE: dict[type, int] = {
+    str: RANK_STRING,
+    int: RANK_NUMBER,
+    float: RANK_NUMBER,
+    bool: RANK_BOOL,
+    type(None): RANK_NULL,
+    dict: RANK_OBJECT,
+    list: RANK_ARRAY,
+    datetime.datetime: RANK_DATE,
+    ObjectId: RANK_OBJECTID,
+}
+"""Exact Python types and their rank, looked up before the general checks (subclasses take the long way)."""
 
 
 def _number(value: Any) -> float | int | Decimal:
