@@ -97,15 +97,16 @@ def test_derived_values_are_remembered_until_a_write(monkeypatch: pytest.MonkeyP
 def test_capstone_array_and_size_facts_from_storage_equal_the_servers(
     shape: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from workbook import sizes
     from workbook.capstone import grading
 
     loaded = workbook.load("blog", shape, scale="tiny", progress=False)
     offline = {name: grading.array_lengths(loaded[name]) for name in loaded.collection_names}
-    largest = {name: grading.largest_document_bytes(loaded[name]) for name in loaded.collection_names}
+    largest = {name: sizes.largest_document_bytes(loaded[name]) for name in loaded.collection_names}
     monkeypatch.setattr(grading, "stored_documents", lambda db, collection: None)
-    monkeypatch.setattr(grading, "is_offline", lambda db: False)
+    monkeypatch.setattr(sizes, "_is_offline", lambda db: False)
     assert {name: grading.array_lengths(loaded[name]) for name in loaded.collection_names} == offline
-    assert {name: grading.largest_document_bytes(loaded[name]) for name in loaded.collection_names} == largest
+    assert {name: sizes.largest_document_bytes(loaded[name]) for name in loaded.collection_names} == largest
     assert any(offline.values()) and all(size > 0 for size in largest.values())
 
 

@@ -258,3 +258,16 @@ def document_size_frame(shapes: Loadable) -> pd.DataFrame:
             columns = {"shape": loaded.shape, "collection": spec.name, "_id": sizes.index, "bytes": sizes.to_numpy()}
             frames.append(pd.DataFrame(columns))
     return pd.concat(frames, ignore_index=True)
+
+
+def largest_document_bytes(collection: Collection) -> int:
+    """The BSON size of the collection's largest document (``$bsonSize``), 0 when it is empty.
+
+    A server answers one ``$group``; the offline default reads the sizes it keeps per version of
+    the contents (:func:`document_sizes`).
+    """
+    if _is_offline(collection.database):
+        sizes = document_sizes(collection)
+        return int(sizes.max()) if len(sizes) else 0
+    rows = list(collection.aggregate([{"$group": {"_id": None, "largest": {"$max": {"$bsonSize": "$$ROOT"}}}}]))
+    return int(rows[0]["largest"]) if rows else 0

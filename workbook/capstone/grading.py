@@ -16,10 +16,10 @@ from typing import Any
 
 import pandas as pd
 
-from workbook.engine_reads import is_offline, stored_documents
+from workbook.engine_reads import stored_documents
 from workbook.errors import WorkbookError
 from workbook.facts import MAX_BSON_SIZE
-from workbook.sizes import document_sizes
+from workbook.sizes import largest_document_bytes
 
 ARRAY_LIMIT = 250
 """Arrays above this many elements are flagged by MongoDB Compass's schema advice and by the
@@ -200,15 +200,6 @@ def _array_facts(shape: Any) -> list[Fact]:
             else:
                 facts.append(Fact("arrays bounded", subject, True, f"maxItems {bound:,}; longest holds {longest:,}"))
     return facts
-
-
-def largest_document_bytes(collection: Any) -> int:
-    """The BSON size of the collection's largest document (``$bsonSize``), 0 when it is empty."""
-    if is_offline(collection.database):  # the sizes the offline default keeps per version of the contents
-        sizes = document_sizes(collection)
-        return int(sizes.max()) if len(sizes) else 0
-    rows = list(collection.aggregate([{"$group": {"_id": None, "largest": {"$max": {"$bsonSize": "$$ROOT"}}}}]))
-    return int(rows[0]["largest"]) if rows else 0
 
 
 def _size_facts(shape: Any) -> list[Fact]:

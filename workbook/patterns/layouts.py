@@ -32,6 +32,7 @@ from workbook.operations.followers import PAGE_SIZE
 from workbook.patterns.work import Work, measure_call
 from workbook.shapes.followers import follower_entry, newest
 from workbook.shapes.spec import Document
+from workbook.sizes import largest_document_bytes
 
 OUTLIER_CAP = 300
 """Followers a user document holds before it becomes an outlier: "a few hundred", the rule of thumb."""
@@ -226,13 +227,6 @@ def _bucket_follow(layout: Layout, followed_id: str, entry: Document) -> None:
     )
 
 
-def largest_document_bytes(db: Database, collection: str) -> int:
-    """The largest document's BSON size in ``collection`` (``$bsonSize``, measured by the server)."""
-    pipeline = [{"$group": {"_id": None, "max": {"$max": {"$bsonSize": "$$ROOT"}}}}]
-    row = next(db[collection].aggregate(pipeline), None)
-    return int(row["max"]) if row else 0
-
-
 def layout_table(
     shapes: list[LoadedShape | Layout], top_user: str, typical_user: str, deep_page: int = 10
 ) -> pd.DataFrame:
@@ -242,7 +236,7 @@ def layout_table(
     for target in shapes:
         page = partial(target.ops.run, "followers_page") if isinstance(target, LoadedShape) else target.followers_page
         big = max(
-            largest_document_bytes(target.db, name)
+            largest_document_bytes(target.db[name])
             for name in target.db.list_collection_names()
             if not name.startswith("_")
         )
