@@ -25,6 +25,7 @@ from pymongo import ASCENDING, DESCENDING
 from pymongo.database import Database
 
 from workbook.errors import ArgumentTypeError, WorkbookError
+from workbook.gc_pause import paused
 from workbook.monitor import capture
 from workbook.shapes.spec import Document
 
@@ -135,12 +136,14 @@ def load_applications(dataset: Any, db: Database | None = None) -> OrderApplicat
         raise ArgumentTypeError("dataset", dataset, 'the store, as workbook.generate("store", ...) returned it')
     db = db if db is not None else connect(database="store_apps", quiet=True)
     require_own_database(db.name)
-    orders = [dict(order) for order in dataset.collections["orders"]]
-    for name in ("orders", "pick_lines"):
-        db.drop_collection(name)
-    _bulk_insert(db, "orders", orders)
-    newest = [("customerId", ASCENDING), ("createdAt", DESCENDING), ("_id", DESCENDING)]
-    db.orders.create_index(newest, name="customer_newest")
-    _bulk_insert(db, "pick_lines", pick_lines(orders))
-    db.pick_lines.create_index([("status", ASCENDING), ("productId", ASCENDING), ("_id", ASCENDING)], name="pick_order")
+    with paused():  # a load makes long-lived objects only: see workbook.gc_pause
+        orders = [dict(order) for order in dataset.collections["orders"]]
+        for name in ("orders", "pick_lines"):
+            db.drop_collection(name)
+        _bulk_insert(db, "orders", orders)
+        newest = [("customerId", ASCENDING), ("createdAt", DESCENDING), ("_id", DESCENDING)]
+        db.orders.create_index(newest, name="customer_newest")
+        _bulk_insert(db, "pick_lines", pick_lines(orders))
+        pick_order = [("status", ASCENDING), ("productId", ASCENDING), ("_id", ASCENDING)]
+        db.pick_lines.create_index(pick_order, name="pick_order")
     return OrderApplications(db)

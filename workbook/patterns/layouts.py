@@ -26,6 +26,7 @@ from pymongo import ASCENDING, DESCENDING, ReturnDocument
 from pymongo.database import Database
 
 from workbook.errors import UnknownChoiceError, WorkbookError
+from workbook.gc_pause import paused
 from workbook.loaded import LoadedShape
 from workbook.operations.base import bson_time
 from workbook.operations.followers import PAGE_SIZE
@@ -141,14 +142,15 @@ def load_layout(dataset: Any, name: str, db: Database | None = None, *, size: in
     size = size or (OUTLIER_CAP if name == "outlier" else BUCKET_SIZE)
     db = db if db is not None else connect(database=f"followers_{name}", quiet=True)
     require_own_database(db.name)
-    documents = outlier_documents(dataset, size) if name == "outlier" else bucket_documents(dataset, size)
-    for collection, rows in documents.items():
-        db.drop_collection(collection)
-        for start in range(0, len(rows), 1000):
-            db[collection].insert_many(rows[start : start + 1000], ordered=False)
-        for index_collection, keys in _INDEXES[name].items():
-            if index_collection == collection:
-                db[collection].create_index(keys)
+    with paused():  # a load makes long-lived objects only: see workbook.gc_pause
+        documents = outlier_documents(dataset, size) if name == "outlier" else bucket_documents(dataset, size)
+        for collection, rows in documents.items():
+            db.drop_collection(collection)
+            for start in range(0, len(rows), 1000):
+                db[collection].insert_many(rows[start : start + 1000], ordered=False)
+            for index_collection, keys in _INDEXES[name].items():
+                if index_collection == collection:
+                    db[collection].create_index(keys)
     return Layout(name, db, size)
 
 
