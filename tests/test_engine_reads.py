@@ -124,3 +124,15 @@ def test_part_usage_and_stale_copies_from_storage_equal_the_servers(monkeypatch:
     finally:
         monkeypatch.undo()
         relations.refresh_copies(hybrid)
+
+
+@pytest.mark.parametrize("shape", ["embedded", "referenced", "hybrid"])
+def test_follower_counts_from_storage_equal_the_servers(shape: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbook.patterns import paging
+
+    loaded = workbook.load("followers", shape, scale="tiny", progress=False)
+    counts = paging.follower_counts(loaded)
+    top, typical = paging.most_followed_user(loaded), paging.median_followed_user(loaded)
+    monkeypatch.setattr(paging, "stored_documents", lambda db, collection: None)
+    assert paging.follower_counts(loaded) == counts and max(counts.values()) == counts[top] > 1
+    assert (paging.most_followed_user(loaded), paging.median_followed_user(loaded)) == (top, typical)

@@ -8,12 +8,14 @@ index (``followed_newest``). Deep pages with ``skip()`` walk every skipped key a
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 from typing import Any
 
 import pandas as pd
 from pymongo.collection import Collection
 
+from workbook.engine_reads import stored_documents
 from workbook.loaded import Loadable, LoadedShape, loaded_shapes
 from workbook.operations.followers import FOLLOWS_NEWEST_FIRST, PAGE_SIZE
 from workbook.patterns.work import measure_call
@@ -24,15 +26,28 @@ BY_FOLLOWER = [("followerId", 1)]
 _FIELDS = {"_id": 0, "followerId": 1}
 
 
-def most_followed_user(loaded: LoadedShape) -> str:
-    """The ``_id`` of the user with the most followers, in any followers shape."""
-    if "follows" in loaded.collection_names:
-        pipeline: list[dict[str, Any]] = [{"$group": {"_id": "$followedId", "n": {"$sum": 1}}}]
-        source = loaded["follows"]
+def follower_counts(loaded: LoadedShape) -> dict[str, int]:
+    """Followers per followed user id, in any followers shape (users nobody follows are absent).
+
+    Counted by the server with an aggregation; on the offline default, from the engine's storage.
+    """
+    relationship = "follows" in loaded.collection_names
+    stored = stored_documents(loaded.db, "follows" if relationship else "users")
+    if stored is not None:
+        if relationship:
+            return dict(Counter(edge["followedId"] for edge in stored if "followedId" in edge))
+        return {user["_id"]: len(user.get("followers") or []) for user in stored if user.get("followers")}
+    if relationship:
+        rows = loaded["follows"].aggregate([{"$group": {"_id": "$followedId", "n": {"$sum": 1}}}])
     else:
-        pipeline = [{"$project": {"n": {"$size": {"$ifNull": ["$followers", []]}}}}]
-        source = loaded["users"]
-    return str(next(source.aggregate([*pipeline, {"$sort": {"n": -1, "_id": 1}}, {"$limit": 1}]))["_id"])
+        rows = loaded["users"].aggregate([{"$project": {"n": {"$size": {"$ifNull": ["$followers", []]}}}}])
+    return {row["_id"]: int(row["n"]) for row in rows if row["n"]}
+
+
+def most_followed_user(loaded: LoadedShape) -> str:
+    """The ``_id`` of the user with the most followers, in any followers shape (ties: the smallest id)."""
+    counts = follower_counts(loaded)
+    return str(min(counts, key=lambda user: (-counts[user], user)))
 
 
 def index_order_vs_newest(follows: Collection, user_id: str, n: int = 5) -> pd.DataFrame:
@@ -166,12 +181,7 @@ def whom_follows_plans(shapes: Loadable, user_id: str) -> pd.DataFrame:
 def median_followed_user(loaded: LoadedShape) -> str:
     """A typical user: the first (by ``_id``) of those with the median follower count."""
     counts: dict[str, int] = {u["_id"]: 0 for u in loaded["users"].find({}, {"_id": 1})}
-    if "follows" in loaded.collection_names:
-        for row in loaded["follows"].aggregate([{"$group": {"_id": "$followedId", "n": {"$sum": 1}}}]):
-            counts[row["_id"]] = row["n"]
-    else:
-        for row in loaded["users"].aggregate([{"$project": {"n": {"$size": {"$ifNull": ["$followers", []]}}}}]):
-            counts[row["_id"]] = row["n"]
+    counts.update(follower_counts(loaded))
     ordered = sorted(counts.values())
     median = ordered[len(ordered) // 2]
     return min(user for user, n in counts.items() if n == median)
