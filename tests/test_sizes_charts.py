@@ -107,7 +107,7 @@ def test_size_growth_and_cost_charts(store_loaded, shapes):
             "engine": "offline default (test)",
         }
     )
-    cost = charts.workload_cost_chart(runs, workload("store"))
+    cost = charts.workload_cost_chart(runs, workload("store"), "docs_examined")
     bars = {(t.name, x): y for t in cost.data for x, y in zip(t.x, t.y, strict=True)}
     assert bars[("product_page", "hybrid")] == 2000 and bars[("my_orders", "hybrid")] == 400
     assert bars[("product_page", "referenced")] == 12000

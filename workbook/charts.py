@@ -158,23 +158,48 @@ def growth_chart(projection: pd.DataFrame, days: int | None = None) -> go.Figure
     )
 
 
-def workload_cost_chart(runs: pd.DataFrame, workload: Workload, metric: str = "docs_examined") -> go.Figure:
-    """Weighted cost of the workload per shape: per operation, mean ``metric`` per call x calls per second."""
-    frequencies = workload.table()["per_second"]
-    means = runs.groupby(["shape", "operation"], sort=False)[metric].mean().reset_index()
-    means["per second"] = means[metric] * means["operation"].map(frequencies)
-    label = WORK_METRICS.get(metric, metric.replace("_", " "))
+def workload_cost_chart(
+    runs: pd.DataFrame,
+    workload: Workload,
+    metric: str = "cost",
+    *,
+    rates: dict[str, float] | None = None,
+    weights: dict[str, float] | None = None,
+) -> go.Figure:
+    """What the whole workload costs each shape per second, one bar per shape stacked by operation
+    (rate x work per call), ranked cheapest first. ``metric`` is ``"cost"`` (the weighted work of
+    :func:`workbook.daily.call_cost`) or one count of :data:`workbook.daily.WORK`."""
+    from workbook import daily
+
+    if metric == daily.COST:
+        per_second = daily.cost_per_second(runs, workload, rates=rates, weights=weights)
+        label = "work units"
+        how = "work units: " + daily.weights_text(weights)
+    else:
+        bill = daily.daily_work(runs, workload, metric, rates=rates)
+        per_second = bill["per day"] / 86400
+        label = WORK_METRICS.get(metric, metric.replace("_", " "))
+        how = f"mean {label} per call x the operation's rate"
+    order = list(per_second.sum().sort_values(kind="stable").index)
+    long = per_second.rename_axis(index="operation", columns="shape").stack().rename("per second").reset_index()
     figure = px.bar(
-        means,
+        long,
         x="shape",
         y="per second",
         color="operation",
-        category_orders={"shape": list(SHAPE_NAMES)},
-        labels={"per second": f"{label} per second"},
+        category_orders={"shape": order, "operation": list(per_second.index)},
+        labels={"per second": f"{label} per second", "shape": "shape (cheapest first)"},
+        hover_data={"per second": ":,.0f"},
     )
+    totals = per_second.sum()
+    for rank, shape in enumerate(order, start=1):
+        figure.add_annotation(
+            x=shape, y=totals[shape], text=f"#{rank}: {totals[shape]:,.0f}", showarrow=False, yshift=12
+        )
+    changed = "" if not rates else " · rates changed by you"
     return _titled(
         figure,
         f"Workload cost per shape: {label} per second",
-        f"{_engine(runs)} · mean per call x the workload table's rate",
+        f"{_engine(runs)} · per call x calls per second{changed}<br>{how}",
         legend="operation",  # the bars are stacked by operation; the shapes are on the x axis
     )

@@ -56,6 +56,120 @@ def day_totals(
     return totals.rename(f"{measure} per day")
 
 
+COST_WEIGHTS: dict[str, float] = {
+    "round_trips": 10.0,
+    "docs_examined": 1.0,
+    "keys_examined": 0.2,
+    "bytes_returned": 1 / 1024,
+}
+"""Work units per unit of each count, one unit being one document examined. These are stated
+assumptions, not measurements: a round trip is a command parsed, authorised, planned and answered
+with two network messages (about ten cached documents' worth); an index key is a step along a sorted
+index with no document fetched (a fifth of one); a KiB sent back is serialised and sent (about one).
+Pass other ``weights`` to see how much the ranking depends on them."""
+
+COST = "cost"
+"""The name of the weighted measure (work units) beside the raw counts in :data:`WORK`."""
+
+
+def _weights(weights: dict[str, float] | None) -> dict[str, float]:
+    chosen = COST_WEIGHTS | (weights or {})
+    for name in chosen:
+        _check_measure(name)
+    return chosen
+
+
+_UNIT_NAMES = {
+    "round_trips": "round trip",
+    "docs_examined": "document examined",
+    "keys_examined": "index key examined",
+    "bytes_returned": "KiB returned",
+}
+
+
+def weights_text(weights: dict[str, float] | None = None) -> str:
+    """The weights in words: "10 per round trip, 1 per document examined, ..." (bytes per KiB)."""
+    chosen = _weights(weights)
+    return ", ".join(
+        f"{chosen[name] * (1024 if name == 'bytes_returned' else 1):g} per {unit}" for name, unit in _UNIT_NAMES.items()
+    )
+
+
+def _rates(workload: Workload, operations: list[str], rates: dict[str, float] | None) -> pd.Series:
+    for name in rates or {}:
+        if name not in operations:
+            raise UnknownChoiceError("operation in these runs", name, operations)
+    per_second = {name: workload.operation(name).per_second for name in operations} | (rates or {})
+    return pd.Series({name: float(per_second[name]) for name in operations}, name="per_second")
+
+
+def call_cost(runs: pd.DataFrame, weights: dict[str, float] | None = None) -> pd.DataFrame:
+    """Weighted work per call (work units, see :data:`COST_WEIGHTS`), one row per operation, one column
+    per shape: round trips, documents and keys examined and bytes returned, each times its weight."""
+    parts = [per_call(runs, name) * weight for name, weight in _weights(weights).items()]
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
+
+
+def cost_per_second(
+    runs: pd.DataFrame,
+    workload: Workload,
+    *,
+    rates: dict[str, float] | None = None,
+    weights: dict[str, float] | None = None,
+) -> pd.DataFrame:
+    """Each operation's weighted work per second in each shape: its rate times its work per call.
+    ``rates`` (calls per second) override the workload's."""
+    calls = call_cost(runs, weights)
+    return calls.mul(_rates(workload, list(calls.index), rates), axis=0)
+
+
+def cost_ranking(
+    runs: pd.DataFrame,
+    workload: Workload,
+    *,
+    rates: dict[str, float] | None = None,
+    weights: dict[str, float] | None = None,
+) -> pd.DataFrame:
+    """The shapes ranked by the whole workload's weighted work per second, cheapest first, with each
+    shape's cost as a multiple of the cheapest."""
+    totals = cost_per_second(runs, workload, rates=rates, weights=weights).sum().sort_values(kind="stable")
+    frame = totals.rename("work units per second").to_frame()
+    frame["times the cheapest"] = frame["work units per second"] / frame["work units per second"].iloc[0]
+    frame.insert(0, "rank", range(1, len(frame) + 1))
+    frame.index.name = "shape"
+    return frame
+
+
+def crossover_rate(
+    runs: pd.DataFrame,
+    workload: Workload,
+    operation: str,
+    shape: str,
+    rival: str,
+    *,
+    rates: dict[str, float] | None = None,
+    weights: dict[str, float] | None = None,
+) -> float | None:
+    """The rate of ``operation`` (calls per second, the other rates kept) at which ``shape`` and
+    ``rival`` cost the same; None if they never do (the operation costs both the same per call, or
+    the crossing would need a negative rate)."""
+    calls = call_cost(runs, weights)
+    for name in (shape, rival):
+        if name not in calls.columns:
+            raise UnknownChoiceError("shape in these runs", name, list(calls.columns))
+    if operation not in calls.index:
+        raise UnknownChoiceError("operation in these runs", operation, list(calls.index))
+    others = cost_per_second(runs, workload, rates=rates, weights=weights).drop(index=operation).sum()
+    slope = calls.loc[operation, shape] - calls.loc[operation, rival]
+    if slope == 0:
+        return None
+    rate = (others[rival] - others[shape]) / slope
+    return float(rate) if rate >= 0 else None
+
+
 def operation_work(runs: pd.DataFrame, operation: str) -> pd.DataFrame:
     """One operation's mean work per call in each shape: round trips, documents and keys examined, bytes."""
     mine = runs[runs["operation"] == operation]
@@ -79,44 +193,80 @@ def schema_table(loaded: LoadedShape) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["collection", "index"])
 
 
-def what_if(runs: pd.DataFrame, workload: Workload, measure: str = "bytes_returned") -> Any:
-    """Sliders for each operation's rate (per second, log scale) and the day's totals per shape, ranked,
-    redrawn as the rates change."""
+def what_if(runs: pd.DataFrame, workload: Workload, measure: str = COST, *, chart: bool = True) -> Any:
+    """Sliders for each operation's rate (per second, log scale); below them the shapes ranked by what
+    the whole workload costs at those rates (``measure``: the weighted ``"cost"`` or one count of
+    :data:`WORK`) and the cost chart, both redrawn when a slider is let go."""
     import ipywidgets as widgets
 
     from workbook.display import table
 
+    if measure != COST:
+        _check_measure(measure)
     names = list(dict.fromkeys(runs["operation"]))
     sliders = {
         name: widgets.FloatLogSlider(
             value=workload.operation(name).per_second,
             base=10,
             min=-6,
-            max=4,
+            max=5,
             step=0.1,
             description=name,
+            continuous_update=False,
             style={"description_width": "12em"},
             layout={"width": "36em"},
-            readout_format=".3g",
+            readout_format=",.3g",
         )
         for name in names
     }
+    reset = widgets.Button(description="back to the workload's rates", layout={"width": "auto"})
     shown = widgets.Output()
 
+    def ranking(rates: dict[str, float]) -> pd.DataFrame:
+        if measure == COST:
+            return cost_ranking(runs, workload, rates=rates)
+        totals = day_totals(runs, workload, measure, rates=rates).sort_values(kind="stable")
+        ranked = (totals / 86400).rename(f"{measure} per second").to_frame()
+        ranked.insert(0, "rank", range(1, len(ranked) + 1))
+        return ranked
+
+    holding: list[bool] = []
+
     def redraw(_change: Any = None) -> None:
-        totals = day_totals(runs, workload, measure, rates={n: s.value for n, s in sliders.items()})
-        ranked = totals.sort_values().to_frame()
-        ranked["rank"] = range(1, len(ranked) + 1)
+        if holding:
+            return
+        rates = {n: s.value for n, s in sliders.items()}
+        changed = {n: r for n, r in rates.items() if r != workload.operation(n).per_second}
+        ranked = ranking(rates)
+        box.ranking = ranked
         shown.clear_output(wait=True)
         with shown:
             from IPython.display import display
 
-            display(table(ranked, caption=f"{measure} per day at these rates, least first"))
+            display(table(ranked, caption="the shapes at these rates, cheapest first"))
+            if chart:
+                from workbook.charts import workload_cost_chart
 
+                display(workload_cost_chart(runs, workload, measure, rates=changed or None))
+
+    def back(_button: Any = None) -> None:
+        holding.append(True)  # one redraw for the whole reset, not one per slider
+        try:
+            for name, slider in sliders.items():
+                slider.value = workload.operation(name).per_second
+        finally:
+            holding.clear()
+        redraw()
+
+    box = widgets.VBox([widgets.HTML("<b>Rates, calls per second</b>"), *sliders.values(), reset, shown])
+    box.ranking = pd.DataFrame()  # the ranking on show, kept for tests and for the curious
+    box.sliders = sliders
+    box.reset = back
     for slider in sliders.values():
         slider.observe(redraw, names="value")
+    reset.on_click(back)
     redraw()
-    return widgets.VBox([widgets.HTML("<b>Rates, per second</b>"), *sliders.values(), shown])
+    return box
 
 
 def revisit(runs: pd.DataFrame, workload: Workload, shape: str) -> pd.DataFrame:
