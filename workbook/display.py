@@ -181,6 +181,21 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+def _is_code(column: Any) -> bool:
+    """True for a column of error codes: numbers that name something, shown without separators."""
+    name = column[-1] if isinstance(column, tuple) else column
+    return str(name).lower().replace("_", " ").endswith("code")
+
+
+def _identifier(value: Any) -> str:
+    """A code as written: 17419, not 17,419."""
+    return (
+        str(int(value))
+        if isinstance(value, int | float) and not isinstance(value, bool) and value == value
+        else _cell(value)
+    )
+
+
 class Table:
     """A DataFrame shown for reading: counts as integers (30, not 30.0), thousands separated, numbers
     kept whole, and the last text column wrapped between words instead of running off the right edge."""
@@ -192,7 +207,7 @@ class Table:
     def _formatted(self) -> Any:
         frame = self.frame.copy()
         for column in frame.columns:
-            frame[column] = frame[column].map(_cell)
+            frame[column] = frame[column].map(_identifier if _is_code(column) else _cell)
         return frame
 
     def __repr__(self) -> str:
@@ -228,3 +243,45 @@ def table(frame: Any, caption: str = "") -> Table:
     1     2,000      3.25
     """
     return Table(frame, caption=caption)
+
+
+class Record:
+    """A few named values (a dict) shown for reading: one row per name, numbers formatted like
+    :class:`Table`'s cells, a pair such as (before, after) shown as "before → after"."""
+
+    def __init__(self, values: Mapping[str, Any], *, caption: str = "") -> None:
+        self.values = dict(values)
+        self.caption = caption
+
+    def _text(self, value: Any) -> str:
+        if isinstance(value, tuple) and len(value) == 2:
+            return f"{self._text(value[0])} → {self._text(value[1])}"
+        return _cell(value)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def __repr__(self) -> str:
+        width = max((len(name) for name in self.values), default=0)
+        lines = [f"{name:<{width}}  {self._text(value)}" for name, value in self.values.items()]
+        return "\n".join([self.caption, *lines] if self.caption else lines)
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(str(name))}</th>"
+            f"<td style='text-align:left'>{html.escape(self._text(value))}</td></tr>"
+            for name, value in self.values.items()
+        )
+        style = "text-align:left;color:#555"
+        caption = f"<caption style='{style}'>{html.escape(self.caption)}</caption>" if self.caption else ""
+        return f"<table class='wb-record'>{caption}{rows}</table>"
+
+
+def record(values: Mapping[str, Any], caption: str = "") -> Record:
+    """Show a few named values for reading (see :class:`Record`); the values themselves are ``.values``.
+
+    >>> record({"ratingCount": (3675, 3676), "newest review": "Light and bright."})
+    ratingCount    3,675 → 3,676
+    newest review  Light and bright.
+    """
+    return Record(values, caption=caption)

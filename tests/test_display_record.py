@@ -1,0 +1,28 @@
+"""display.record: a few named values shown as a small table, with a stable plain-text form for nbval."""
+
+from __future__ import annotations
+
+from workbook import display
+
+
+def test_a_record_formats_counts_and_pairs_and_escapes_html():
+    shown = display.record({"ratingCount": (3675.0, 3676), "share_pct": 0.384, "name": "<b>x</b>"}, caption="page")
+    text = repr(shown)
+    assert text.splitlines() == ["page", "ratingCount  3,675 → 3,676", "share_pct    0.384", "name         <b>x</b>"]
+    html = shown._repr_html_()
+    assert "3,675 → 3,676" in html and "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
+    assert html.count("<tr>") == 3 and "<caption" in html
+    assert shown["ratingCount"] == (3675.0, 3676)  # the values stay as they were
+
+
+def test_an_empty_record_and_one_without_a_caption():
+    assert repr(display.record({})) == ""
+    assert "<caption" not in display.record({"a": 1})._repr_html_()
+    assert repr(display.record({"count": 30.0})) == "count  30"  # a count is never shown as 30.0
+
+
+def test_error_codes_in_a_table_have_no_thousands_separator():
+    import pandas as pd
+
+    shown = repr(display.table(pd.DataFrame({"documents": [17419], "code": [17419], "error_code": [None]})))
+    assert "17,419" in shown and shown.count("17419") == 1
