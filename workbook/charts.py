@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import cast
 
 import pandas as pd
 import plotly.express as px
@@ -177,11 +178,12 @@ def workload_cost_chart(
         how = "work units: " + daily.weights_text(weights)
     else:
         bill = daily.daily_work(runs, workload, metric, rates=rates)
-        per_second = bill["per day"] / 86400
+        per_second = cast("pd.DataFrame", bill["per day"]) / 86400
         label = WORK_METRICS.get(metric, metric.replace("_", " "))
         how = f"mean {label} per call x the operation's rate"
     order = list(per_second.sum().sort_values(kind="stable").index)
-    long = per_second.rename_axis(index="operation", columns="shape").stack().rename("per second").reset_index()
+    stacked = cast("pd.Series", per_second.rename_axis(index="operation", columns="shape").stack())
+    long = stacked.rename("per second").reset_index()
     figure = px.bar(
         long,
         x="shape",

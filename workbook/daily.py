@@ -163,10 +163,11 @@ def crossover_rate(
     if operation not in calls.index:
         raise UnknownChoiceError("operation in these runs", operation, list(calls.index))
     others = cost_per_second(runs, workload, rates=rates, weights=weights).drop(index=operation).sum()
-    slope = calls.loc[operation, shape] - calls.loc[operation, rival]
+    row = cast("dict[str, float]", calls.loc[operation].to_dict())
+    slope = row[shape] - row[rival]
     if slope == 0:
         return None
-    rate = (others[rival] - others[shape]) / slope
+    rate = (float(others[rival]) - float(others[shape])) / slope
     return float(rate) if rate >= 0 else None
 
 
