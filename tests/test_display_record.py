@@ -26,3 +26,14 @@ def test_error_codes_in_a_table_have_no_thousands_separator():
 
     shown = repr(display.table(pd.DataFrame({"documents": [17419], "code": [17419], "error_code": [None]})))
     assert "17,419" in shown and shown.count("17419") == 1
+
+
+def test_a_dataset_summary_lists_every_collection_with_its_count():
+    import workbook
+
+    dataset = workbook.generate("followers", scale="tiny", seed=7)
+    shown = display.dataset_summary(dataset)
+    assert shown.values == dataset.counts() and "followers at scale tiny, seed 7" in repr(shown)
+    assert all(
+        f"<th style='text-align:left;padding-right:1em'>{name}</th>" in shown._repr_html_() for name in shown.values
+    )

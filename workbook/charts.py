@@ -199,9 +199,11 @@ def workload_cost_chart(
             x=shape, y=totals[shape], text=f"#{rank}: {totals[shape]:,.0f}", showarrow=False, yshift=12
         )
     changed = "" if not rates else " · rates changed by you"
-    return _titled(
+    figure.update_yaxes(range=[0, totals.max() * 1.12])  # room above the tallest bar for its label
+    figure = _titled(
         figure,
         f"Workload cost per shape: {label} per second",
         f"{_engine(runs)} · per call x calls per second{changed}<br>{how}",
         legend="operation",  # the bars are stacked by operation; the shapes are on the x axis
     )
+    return figure.update_layout(margin={"t": 110})  # the subtitle has two lines

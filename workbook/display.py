@@ -285,3 +285,16 @@ def record(values: Mapping[str, Any], caption: str = "") -> Record:
     newest review  Light and bright.
     """
     return Record(values, caption=caption)
+
+
+def dataset_summary(dataset: Any) -> Record:
+    """A generated dataset at a glance: its documents per collection, captioned with name, scale and seed.
+
+    >>> from workbook.datasets.dataset import Dataset
+    >>> dataset_summary(Dataset("store", "tiny", 7, {"products": [{}] * 1200, "reviews": []}))
+    store at scale tiny, seed 7: documents per collection
+    products  1,200
+    reviews   0
+    """
+    caption = f"{dataset.name} at scale {dataset.scale}, seed {dataset.seed}: documents per collection"
+    return Record(dataset.counts(), caption=caption)
