@@ -49,6 +49,9 @@ COURSE_NOTEBOOKS = (
     "07_case_insensitive_search.ipynb",
     "01_workload.ipynb",
     "02_embed_reference_hybrid.ipynb",
+    "03_read_together.ipynb",
+    "04_unbounded_arrays.ipynb",
+    "05_document_size.ipynb",
 )
 """Real course notebooks the browser opens; it runs the first two (one from each part of the course)
 and answers one question of each."""
