@@ -9,10 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pymongo.database import Database
 
 from workbook.loaded import MARKER_COLLECTION
 from workbook.schema_doctor.readonly import Budget, ReadOnlyDatabase
+
+if TYPE_CHECKING:
+    from workbook.schema_doctor.memory import MemoryRead
 from workbook.schema_doctor.thresholds import Thresholds
 
 
@@ -93,10 +98,13 @@ class Context:
     full_scan: bool
     say: Callable[[str], None]
     notes: list[str] = field(default_factory=list)
+    source: Database[Any] | None = None
+    """The database itself, for reading the offline engine's memory (:mod:`~workbook.schema_doctor.memory`)."""
     _collections: list[str] | None = None
     _samples: dict[str, Sample] = field(default_factory=dict)
     _stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     _indexes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    _memory_reads: dict[str, MemoryRead | None] = field(default_factory=dict)
 
     def collections(self) -> list[str]:
         """The database's collections (not views, ``system.*`` or the workbench's load record), sorted."""
@@ -113,6 +121,11 @@ class Context:
     def stats(self, collection: str) -> dict[str, Any]:
         """A collection's count, size and avgObjSize (``$collStats`` storage statistics: metadata, no scan)."""
         if collection not in self._stats:
+            remembered = self._memory(collection)
+            if remembered is not None and remembered.whole_collection:  # the same sums, already known
+                count, size = remembered.count, remembered.total_bytes
+                self._stats[collection] = {"count": count, "size": size, "avgObjSize": size / count if count else 0.0}
+                return self._stats[collection]
             # $collStats: the collStats command is deprecated since MongoDB 6.2. One row per shard: add them up.
             rows = [
                 r.get("storageStats", {}) for r in self.db[collection].aggregate([{"$collStats": {"storageStats": {}}}])
@@ -132,6 +145,19 @@ class Context:
         """Up to ``sample_size`` documents, summarised per field on the server (``full_scan``: all of them)."""
         if collection in self._samples:
             return self._samples[collection]
+        remembered = self._memory(collection)
+        if remembered is not None:
+            read = len(remembered.documents)
+            if remembered.whole_collection:
+                self.notes.append(f"{collection}: all {read:,} documents read (from the offline engine's memory)")
+            else:
+                self.notes.append(
+                    f"{collection}: a seeded sample of {read:,} of {remembered.count:,} documents "
+                    "(from the offline engine's memory)"
+                )
+            sample = Sample(collection, remembered.count, remembered.documents, remembered.whole_collection)
+            self._samples[collection] = sample
+            return sample
         count = self.db[collection].estimated_document_count()
         whole = self.full_scan or count <= self.sample_size
         if whole:
@@ -157,3 +183,15 @@ class Context:
         )
         self._samples[collection] = sample = Sample(collection, count, documents, whole)
         return sample
+
+    def _memory(self, collection: str) -> MemoryRead | None:
+        """The collection read from the offline engine's memory (once per run), or None on a server."""
+        if self.source is None:
+            return None
+        if collection not in self._memory_reads:
+            from workbook.schema_doctor import memory
+
+            self._memory_reads[collection] = memory.read(
+                self.source, collection, self.sample_size, self.full_scan, self.budget, self.say
+            )
+        return self._memory_reads[collection]

@@ -73,7 +73,9 @@ def doctor(
     doctor run each hot read a few times under command monitoring to check bloat against what it
     returns, data read together, case-insensitive regexes and ``$lookup``. Writes are never run.
     ``full_scan=True`` reads every document instead of a ``$sample`` of ``sample_size`` (announced
-    first through ``say``, default: standard error).
+    first through ``say``, default: standard error). On the offline default the documents are read
+    from the engine's memory instead (every one, up to 200,000 per collection; see
+    :mod:`~workbook.schema_doctor.memory`); ``report.notes`` says what was read, and how.
     """
     from workbook.connection import engine_info
 
@@ -90,7 +92,9 @@ def doctor(
         raise ArgumentTypeError("thresholds", thresholds, "a Thresholds", fix="Thresholds(array_elements=1000)")
     budget = Budget(time_limit)
     readonly = ReadOnlyDatabase(database, budget)
-    context = Context(readonly, budget, thresholds or DEFAULT_THRESHOLDS, sample_size, full_scan, say or _stderr)
+    context = Context(
+        readonly, budget, thresholds or DEFAULT_THRESHOLDS, sample_size, full_scan, say or _stderr, source=database
+    )
     report = Report(database.name, engine_info(database).label)
     observations: list[Observation] = []
 

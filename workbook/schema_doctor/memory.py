@@ -1,0 +1,237 @@
+"""On the offline default, the doctor reads documents from the engine's memory, not through ``$sample``.
+
+The offline engine runs in this Python process, so there is no server to spare: reading a
+collection's stored documents directly costs a few microseconds each, where the ``$sample`` +
+``$project`` pipeline of :mod:`~workbook.schema_doctor.context` costs about a millisecond per
+document in the engine's aggregation interpreter (measured at ``small``: store/hybrid read whole in
+about 1 s from memory, 60-100 s through the pipeline). Every document is read, up to
+:data:`READ_ALL_LIMIT` per collection; past that, a sample of ``sample_size`` chosen with a seeded
+generator (the same documents every run). The per-field summary is the one the pipeline computes
+on a server (``$type``, ``$size``, ``$bsonSize`` of ``{k: v}``), worked out from BSON's layout;
+``tests/test_schema_doctor.py`` checks the two agree field by field.
+
+Summaries of a whole collection are kept per version of its contents (mongoeco keeps a collection
+as a persistent map whose root object changes on every write, as :mod:`workbook.sizes` uses), so a
+second doctor run on unchanged collections reads nothing.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import bson
+from bson.int64 import Int64
+from bson.objectid import ObjectId
+from pymongo.database import Database
+
+from workbook.engine_compat import to_pymongo
+from workbook.schema_doctor.context import DocumentStat, FieldStat
+from workbook.schema_doctor.readonly import Budget
+
+READ_ALL_LIMIT = 200_000
+"""Collections up to this many documents are read whole from the offline engine's memory (about 4 s at most)."""
+
+CACHED_COLLECTIONS = 16
+"""Whole-collection summaries kept (least recently used dropped first)."""
+
+_CHECK_EVERY = 2_000
+"""Documents read between two looks at the time budget."""
+
+BSON_TYPES = {
+    0x01: "double",
+    0x02: "string",
+    0x03: "object",
+    0x04: "array",
+    0x05: "binData",
+    0x06: "undefined",
+    0x07: "objectId",
+    0x08: "bool",
+    0x09: "date",
+    0x0A: "null",
+    0x0B: "regex",
+    0x0C: "dbPointer",
+    0x0D: "javascript",
+    0x0E: "symbol",
+    0x0F: "javascriptWithScope",
+    0x10: "int",
+    0x11: "timestamp",
+    0x12: "long",
+    0x13: "decimal",
+    0x7F: "maxKey",
+    0xFF: "minKey",
+}
+"""BSON element type bytes and the names ``$type`` gives them (BSON spec, bsonspec.org)."""
+
+_INT32 = range(-(2**31), 2**31)
+
+
+@dataclass(frozen=True)
+class MemoryRead:
+    """Documents summarised from the engine's memory: how many the collection holds, and whether all were read."""
+
+    count: int
+    documents: tuple[DocumentStat, ...]
+    whole_collection: bool
+
+    @property
+    def total_bytes(self) -> int:
+        """Sum of the documents' BSON sizes (the collection's data size when the read was whole)."""
+        return sum(d.bytes for d in self.documents)
+
+
+_CACHE: OrderedDict[tuple[str, str], tuple[object, MemoryRead]] = OrderedDict()
+
+
+def value_layout(value: Any, *, pymongo_value: bool = False) -> tuple[str, int | None, int]:
+    """``$type`` name, array length (None if not an array) and BSON value bytes of one value.
+
+    Plain scalars are sized from BSON's layout (string: 4-byte length, UTF-8, NUL; int32 4; int64,
+    double and date 8; ObjectId 12; bool 1; null 0); anything else is converted to pymongo's type
+    (unless ``pymongo_value`` says it is one already) and encoded once as ``{"": value}``.
+    """
+    kind = type(value)
+    if kind is str:
+        return "string", None, len(value.encode("utf-8", "surrogatepass")) + 5
+    if kind is bool:
+        return "bool", None, 1
+    if kind is int:
+        return ("int", None, 4) if value in _INT32 else ("long", None, 8)
+    if kind is Int64:
+        return "long", None, 8
+    if kind is float:
+        return "double", None, 8
+    if value is None:
+        return "null", None, 0
+    if kind is datetime:
+        return "date", None, 8
+    if kind is ObjectId:
+        return "objectId", None, 12
+    if not pymongo_value:  # mongoeco's own scalar types (BsonInt64, its ObjectId...): as the wire sends them
+        return value_layout(to_pymongo(value), pymongo_value=True)
+    raw = bson.encode({"": value})
+    # {"": v} is: int32 total, type byte, "" and its NUL, the value, the document's closing NUL.
+    return BSON_TYPES.get(raw[4], f"type {raw[4]:#x}"), len(value) if kind is list else None, len(raw) - 7
+
+
+def _element(name: str, value_bytes: int) -> int:
+    """Bytes of one element: type byte, the key as a C string, the value."""
+    return 2 + len(name.encode("utf-8")) + value_bytes
+
+
+def summarize(document: dict[str, Any]) -> DocumentStat:
+    """The per-field summary the server-side pipeline makes of one document, computed in Python."""
+    fields = []
+    nested = []
+    total = 5  # int32 length + closing NUL
+    for name, value in document.items():
+        if type(value) is dict:
+            inner = 5
+            for sub, sub_value in value.items():
+                sub_type, sub_length, sub_bytes = value_layout(sub_value)
+                element = _element(sub, sub_bytes)
+                inner += element
+                nested.append(FieldStat(f"{name}.{sub}", sub_type, sub_length, element + 5))
+            kind, length, value_bytes = "object", None, inner
+        else:
+            kind, length, value_bytes = value_layout(value)
+        element = _element(name, value_bytes)
+        total += element
+        fields.append(FieldStat(name, kind, length, element + 5))  # $bsonSize of {name: value}
+    identifier = document.get("_id")
+    if type(identifier) not in (str, int, float):
+        identifier = to_pymongo(identifier)
+    return DocumentStat(identifier, total, tuple(fields), tuple(nested))
+
+
+def offline_storage(db: Database[Any], collection: str) -> Any | None:
+    """A frozen view of ``collection``'s stored documents on the offline default, or None on a server."""
+    from workbook.connection import engine_info
+
+    if engine_info(db).kind != "offline":
+        return None
+    server = _this_process_server(db)
+    if server is None:  # an offline server of another process (its MONGODB_URI): read it through the wire
+        return None
+    storage = server.engine._storage.get(db.name, {}).get(collection)
+    return {} if storage is None else storage.copy()  # O(1): later writes do not change what is read here
+
+
+def _this_process_server(db: Database[Any]) -> Any | None:
+    """The offline server running in this process, if ``db``'s client is connected to it."""
+    from workbook import offline
+
+    server = offline._server
+    if server is None or (server.host, server.port) not in set(db.client.nodes):
+        return None
+    return server
+
+
+def read(
+    db: Database[Any],
+    collection: str,
+    sample_size: int,
+    full_scan: bool,
+    budget: Budget,
+    say: Callable[[str], None] = print,
+) -> MemoryRead | None:
+    """Summaries of ``collection``'s documents from the offline engine's memory, or None on a server.
+
+    All of them when the collection holds at most :data:`READ_ALL_LIMIT` documents (or ``full_scan``),
+    else ``sample_size`` chosen by a generator seeded with the collection's name. A whole read past
+    :data:`READ_ALL_LIMIT` is announced through ``say`` first.
+    """
+    storage = offline_storage(db, collection)
+    server = _this_process_server(db) if storage is not None else None
+    if storage is None or server is None:
+        return None
+    engine = server.engine
+    count = len(storage)
+    version = getattr(storage, "_values", None)
+    key = (db.name, collection)
+    cached = _CACHE.get(key)
+    if cached is not None and version is not None and cached[0] is version:
+        _CACHE.move_to_end(key)
+        return cached[1]
+    whole = full_scan or count <= max(READ_ALL_LIMIT, sample_size)
+    if whole:
+        chosen = None
+        if count > READ_ALL_LIMIT:  # past the quick size: say so before it starts, as a server scan does
+            say(f"schema doctor: reading all {count:,} documents of {db.name}.{collection} from memory")
+    else:
+        chosen = set(random.Random(f"schema doctor:{db.name}.{collection}").sample(range(count), sample_size))
+    documents = []
+    for position, stored in enumerate(storage.values()):
+        if position % _CHECK_EVERY == 0:
+            budget.check()
+        if chosen is not None and position not in chosen:
+            continue
+        documents.append(summarize(_borrow(engine, stored)))
+    result = MemoryRead(count, tuple(documents), whole)
+    if whole and version is not None:
+        _CACHE[key] = (version, result)
+        _CACHE.move_to_end(key)
+        while len(_CACHE) > CACHED_COLLECTIONS:
+            _CACHE.popitem(last=False)
+    return result
+
+
+def _borrow(engine: Any, stored: Any) -> dict[str, Any]:
+    """A stored document, decoded with its BSON types kept (Int64 stays long), without copying or caching it."""
+    cached = getattr(stored, "decoded_wrapped", None)
+    if cached is not None:
+        return dict(cached)
+    payload = getattr(stored, "payload", stored)
+    try:
+        return dict(engine._decode_codec_payload(payload, preserve_bson_wrappers=True))
+    except (AttributeError, TypeError):  # another engine version: its public decoding (copies)
+        return dict(engine._decode_storage_document(stored))
+
+
+def forget() -> None:
+    """Drop every cached summary (tests)."""
+    _CACHE.clear()
