@@ -35,15 +35,27 @@ def test_over_indexing_is_found_and_quiet_once_the_prefixes_are_dropped(store: w
 
 def test_daily_collections_are_found_and_quiet_once_merged(db: Database) -> None:
     names = clinic.daily_collections(db, 5, per_day=2)
-    assert names[0] == "events_2025_01_01" and names[-1] == "events_2025_01_05"
+    assert names[0] == "events_2020_01_01" and names[-1] == "events_2020_01_05"
     limits = Thresholds(collections=4)
     report = workbook.doctor(db, thresholds=limits, full_scan=True)
     assert sorted(f.where for f in report.of("many_collections")) == sorted([db.name, "events_<date>"])
     assert clinic.merge_daily_collections(db) == 5
     assert db.list_collection_names() == ["events"]
-    assert sorted(db.events.distinct("day")) == ["2025-01-01", "2025-01-02", "2025-01-03", "2025-01-04", "2025-01-05"]
+    assert sorted(db.events.distinct("day")) == ["2020-01-01", "2020-01-02", "2020-01-03", "2020-01-04", "2020-01-05"]
     assert db.events.count_documents({}) == 10
     assert workbook.doctor(db, thresholds=limits, full_scan=True).findings == []
+    assert "day_at" in db.events.index_information()
+
+
+def test_merging_in_batches_keeps_every_event_with_its_day(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(clinic, "MERGE_BATCH", 3)  # 7 days: batches of 3, 3 and 1
+    names = clinic.daily_collections(db, 7, per_day=2)
+    ids = {doc["_id"]: name for name in names for doc in db[name].find()}
+    assert clinic.merge_daily_collections(db) == 7
+    merged = list(db.events.find())
+    assert {doc["_id"] for doc in merged} == set(ids)  # every event once, with its own _id
+    assert all(ids[doc["_id"]] == "events_" + doc["day"].replace("-", "_") for doc in merged)
+    assert clinic.merge_daily_collections(db) == 0 and db.events.count_documents({}) == 14
 
 
 def test_the_regex_lookup_needs_both_the_collation_index_and_the_collation_query(

@@ -130,6 +130,29 @@ def test_many_collections_and_dated_names_are_found_and_quiet_once_merged(db: Da
     assert examine(db, thresholds=Thresholds(collections=4)).of(MANY_COLLECTIONS) == []
 
 
+def test_of_a_big_family_of_alike_named_collections_a_few_are_examined(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workbook.schema_doctor import thresholds
+
+    monkeypatch.setattr(thresholds, "FAMILY_EXAMINED", 5)
+    days = [f"logs_2024_01_{d:02d}" for d in range(1, 31)]
+    for day in days:
+        db[day].insert_one({"msg": "hello", "tags": ["t"] * (300 if day == days[-1] else 1)})
+    db.orders.insert_one({"_id": 1, "items": ["i"] * 260})
+    report = examine(db, thresholds=Thresholds(collections=20))
+    assert report.of(MANY_COLLECTIONS)[0].evidence["collections"] == 31  # the count is of every collection
+    assert "logs_<date>: indexes, arrays and documents checked in 5 of 30 collections named alike" in report.notes[0]
+    # first and last of the family are among the five, and a collection of no family is always read
+    assert sorted(f.where for f in report.of(UNBOUNDED_ARRAYS)) == ["logs_2024_01_30.tags", "orders.items"]
+    read = [n for n in report.notes if "documents read" in n]
+    assert len(read) == 6 and any(n.startswith("logs_2024_01_01:") for n in read)
+
+    whole = examine(db, thresholds=Thresholds(collections=20), full_scan=True)
+    assert len([n for n in whole.notes if "documents read" in n]) == 31
+    assert not any("named alike" in n for n in whole.notes)
+
+
 def test_name_patterns() -> None:
     assert name_pattern("events_20240131") == "events_<date>"
     assert name_pattern("tenant_4f3c2a1b-0d9e-4c7b-8a6f-1e2d3c4b5a69") == "tenant_<id>"

@@ -41,10 +41,13 @@ def over_index(products: Collection) -> list[str]:
     return [products.create_index(keys, name=name) for name, keys in EXTRA_PRODUCT_INDEXES]
 
 
-def daily_collections(db: Database, days: int, *, prefix: str = "events", per_day: int = 3) -> list[str]:
-    """A collection per day (``events_2025_01_01``...), each with ``per_day`` events; returns their names."""
+def daily_collections(db: Database, days: int, *, prefix: str = "events", per_day: int = 1) -> list[str]:
+    """A collection per day (``events_2020_01_01``...), each with ``per_day`` events; returns their names.
+
+    One ``insert_many`` per day creates its collection: a command each, as on any server.
+    """
     require_own_database(db.name)
-    start = datetime(2025, 1, 1, tzinfo=UTC)
+    start = datetime(2020, 1, 1, tzinfo=UTC)
     names = []
     for offset in range(days):
         day = start + timedelta(days=offset)
@@ -54,24 +57,38 @@ def daily_collections(db: Database, days: int, *, prefix: str = "events", per_da
     return names
 
 
+MERGE_BATCH = 50
+"""Daily collections read per aggregation, one ``$unionWith`` stage each (MongoDB allows 1,000 stages; the
+offline engine copies what a pipeline has gathered at each ``$unionWith``, so there shorter pipelines are faster)."""
+
+
 def merge_daily_collections(db: Database, *, prefix: str = "events") -> int:
-    """Move every ``<prefix>_<date>`` collection into one ``<prefix>`` collection with a ``day`` field
-    (indexed), dropping the daily ones; returns how many collections were merged."""
+    """Fold every ``<prefix>_<date>`` collection into one ``<prefix>`` with a ``day`` field; returns how many.
+
+    Per batch of :data:`MERGE_BATCH` collections, one aggregation reads them all with ``$unionWith``
+    (adding each one's ``day``) and one ``insert_many`` writes them, keeping their ``_id``; then the
+    daily collections are dropped and ``{day: 1, at: 1}`` is indexed. (The doctor's command, one
+    ``$merge`` per collection, gives the same result; the offline engine's ``$merge`` slows down
+    as its target grows, so the clinic inserts.)
+    """
     require_own_database(db.name)
     pattern = re.compile(rf"^{re.escape(prefix)}_(\d{{4}}_\d\d_\d\d)$")
-    merged = 0
-    for name in sorted(db.list_collection_names()):
-        found = pattern.match(name)
-        if found is None:
-            continue
-        day = found.group(1).replace("_", "-")
-        documents = [{**doc, "_id": f"{day}:{doc['_id']}", "day": day} for doc in db[name].find()]
+    daily = [
+        (name, found.group(1).replace("_", "-"))
+        for name in sorted(db.list_collection_names())
+        if (found := pattern.match(name)) is not None
+    ]
+    for first in range(0, len(daily), MERGE_BATCH):
+        (name, day), *rest = daily[first : first + MERGE_BATCH]
+        pipeline: list[dict[str, Any]] = [{"$set": {"day": day}}]
+        pipeline += [{"$unionWith": {"coll": other, "pipeline": [{"$set": {"day": when}}]}} for other, when in rest]
+        documents = list(db[name].aggregate(pipeline))
         if documents:
             db[prefix].insert_many(documents)
+    for name, _ in daily:
         db.drop_collection(name)
-        merged += 1
     db[prefix].create_index([("day", 1), ("at", 1)], name="day_at")
-    return merged
+    return len(daily)
 
 
 def email_lookup(customers: Collection, *, regex: bool, calls: int = 3) -> list[Any]:

@@ -19,7 +19,7 @@ WHY = (
 
 def check_arrays(ctx: Context) -> Iterator[Finding]:
     """Findings for each top-level array field that is long, or whose longest is far above its average."""
-    for collection in ctx.collections():
+    for collection in ctx.examined():
         ctx.budget.check()
         sample = ctx.sample(collection)
         for name, lengths in _array_lengths(sample).items():

@@ -101,6 +101,7 @@ class Context:
     source: Database[Any] | None = None
     """The database itself, for reading the offline engine's memory (:mod:`~workbook.schema_doctor.memory`)."""
     _collections: list[str] | None = None
+    _examined: list[str] | None = None
     _samples: dict[str, Sample] = field(default_factory=dict)
     _stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     _indexes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -117,6 +118,37 @@ class Context:
                 and c["name"] != MARKER_COLLECTION
             )
         return self._collections
+
+    def examined(self) -> list[str]:
+        """The collections the per-collection checks read: all, but only a few of each big family named alike.
+
+        Of a family (``events_<date>``) with more than ``FAMILY_EXAMINED`` members, that many are read,
+        spread evenly by name (``full_scan``: all of them); the notes say how many of each family.
+        """
+        if self._examined is None:
+            from workbook.schema_doctor import thresholds
+            from workbook.schema_doctor.collections import name_pattern
+
+            names = self.collections()
+            families: dict[str, list[str]] = {}
+            for name in names:
+                pattern = name_pattern(name)
+                if pattern is not None:
+                    families.setdefault(pattern, []).append(name)
+            skipped: set[str] = set()
+            limit = thresholds.FAMILY_EXAMINED
+            for pattern, members in sorted(families.items()):
+                if self.full_scan or len(members) <= limit:
+                    continue
+                step = (len(members) - 1) / (limit - 1) if limit > 1 else 0
+                kept = {members[round(i * step)] for i in range(limit)} if limit else set()
+                skipped.update(m for m in members if m not in kept)
+                self.notes.append(
+                    f"{pattern}: indexes, arrays and documents checked in {len(kept)} of {len(members):,} collections "
+                    "named alike, spread from first to last (full_scan=True checks every one)"
+                )
+            self._examined = [name for name in names if name not in skipped]
+        return self._examined
 
     def stats(self, collection: str) -> dict[str, Any]:
         """A collection's count, size and avgObjSize (``$collStats`` storage statistics: metadata, no scan)."""

@@ -17,7 +17,7 @@ WHY = (
 
 def check_documents(ctx: Context, observations: list[Observation]) -> Iterator[Finding]:
     """Findings per collection: hot reads far smaller than the average document, huge documents, binary payloads."""
-    for collection in ctx.collections():
+    for collection in ctx.examined():
         ctx.budget.check()
         yield from _sampled(ctx, collection)
         finding = _against_workload(ctx, collection, observations)

@@ -34,7 +34,7 @@ def enforces(spec: dict[str, Any]) -> str | None:
 
 def check_indexes(ctx: Context) -> Iterator[Finding]:
     """Findings per collection: unused and prefix-redundant indexes, and too many indexes."""
-    for collection in ctx.collections():
+    for collection in ctx.examined():
         ctx.budget.check()
         specs = ctx.indexes(collection)
         yield from _too_many(ctx, collection, specs)

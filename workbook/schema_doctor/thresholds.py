@@ -15,6 +15,7 @@ from workbook.facts import MAX_BSON_SIZE, MAX_INDEXES_PER_COLLECTION
 __all__ = [
     "CALLS_PER_OPERATION",
     "DEFAULT_THRESHOLDS",
+    "FAMILY_EXAMINED",
     "MAX_BSON_SIZE",
     "MAX_INDEXES_PER_COLLECTION",
     "PROFILE_ENTRIES",
@@ -36,6 +37,11 @@ CALLS_PER_OPERATION = 3
 
 PROFILE_ENTRIES = 1000
 """Newest ``system.profile`` entries read when the profiler is on."""
+
+FAMILY_EXAMINED = 10
+"""Of a family of collections whose names differ only by a date or id (``events_2025_01_01``...), how many
+the per-collection checks (indexes, arrays, documents) read, spread evenly from first to last by name;
+they hold the same kind of document, and a database of thousands would otherwise cost thousands of reads."""
 
 
 @dataclass(frozen=True)
