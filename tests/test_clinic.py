@@ -25,8 +25,9 @@ def test_over_indexing_is_found_and_quiet_once_the_prefixes_are_dropped(store: w
         report = workbook.doctor(store, full_scan=True)
         wheres = sorted(f.where for f in report.of("unnecessary_indexes"))
         assert wheres == ["products", "products.brand", "products.category", "products.name"]
-        for name in ("brand", "category", "name"):
-            store["products"].drop_index(name)
+        assert clinic.redundant_indexes(report) == ["brand", "category", "name"]
+        left = clinic.drop_indexes(store["products"], clinic.redundant_indexes(report))
+        assert len(left) == 9 and not {"brand", "category", "name"} & set(left) and "category_price" in left
         assert workbook.doctor(store, full_scan=True).of("unnecessary_indexes") == []
     finally:
         for name in set(added) & set(store["products"].index_information()):
@@ -73,6 +74,14 @@ def test_the_regex_lookup_needs_both_the_collation_index_and_the_collation_query
     assert workbook.doctor(store, exact, full_scan=True).of("case_insensitive_regex") == []
 
 
+def test_a_fresh_database_is_the_learners_own_and_empty() -> None:
+    first = clinic.fresh_database("clinic_fresh_test")
+    first.leftover.insert_one({"_id": 1})
+    again = clinic.fresh_database("clinic_fresh_test")
+    assert again.name == first.name and again.name.startswith("workbench_")
+    assert again.list_collection_names() == []
+
+
 def test_the_clinic_writes_only_to_the_learners_databases() -> None:
     client = workbook.connect(quiet=True).client
     with pytest.raises(workbook.NamespaceError):
@@ -82,3 +91,28 @@ def test_the_clinic_writes_only_to_the_learners_databases() -> None:
 def test_course_thresholds_are_the_defaults_except_at_tiny() -> None:
     assert clinic.course_thresholds("small") == Thresholds()
     assert clinic.course_thresholds("tiny").array_elements == 20
+
+
+def test_a_unique_case_insensitive_index_is_built_in_one_pass_and_still_refuses_case_duplicates(
+    db: Database,
+) -> None:
+    import time
+
+    from pymongo.errors import DuplicateKeyError, OperationFailure
+
+    db.people.insert_many([{"_id": i, "email": f"person{i}@example.org"} for i in range(3000)])
+    started = time.perf_counter()
+    db.people.create_index("email", name="email_ci", unique=True, collation=clinic.CASE_INSENSITIVE)
+    assert time.perf_counter() - started < 20  # pairwise, 3,000 keys under a collation took minutes
+    with pytest.raises(DuplicateKeyError):
+        db.people.insert_one({"email": "PERSON7@Example.org"})
+
+    db.pairs.insert_many([{"email": "Ana@x.org"}, {"email": "ana@X.ORG"}])
+    with pytest.raises(OperationFailure) as refused:
+        db.pairs.create_index("email", unique=True, collation=clinic.CASE_INSENSITIVE)
+    assert refused.value.code == 11000 and "email_1" not in db.pairs.index_information()
+
+    db.lists.insert_many([{"tags": ["A", "b"]}, {"tags": ["c"]}])  # an array key: the engine's own check decides
+    db.lists.create_index("tags", unique=True, collation=clinic.CASE_INSENSITIVE)
+    with pytest.raises(DuplicateKeyError):
+        db.lists.insert_one({"tags": ["a"]})

@@ -41,6 +41,29 @@ def over_index(products: Collection) -> list[str]:
     return [products.create_index(keys, name=name) for name, keys in EXTRA_PRODUCT_INDEXES]
 
 
+def redundant_indexes(report: Any) -> list[str]:
+    """Names of the indexes a doctor report found to be a prefix of another index, sorted."""
+    return sorted(str(f.evidence["index"]) for f in report.of("unnecessary_indexes") if f.evidence.get("covered_by"))
+
+
+def drop_indexes(collection: Collection, names: list[str]) -> list[str]:
+    """Drop the indexes called ``names`` from ``collection``; returns the names of the indexes left, sorted."""
+    require_own_database(collection.database.name)
+    for name in names:
+        collection.drop_index(name)
+    return sorted(collection.index_information())
+
+
+def fresh_database(name: str) -> Database:
+    """Your own database ``name`` (``workbench_<learner>_<name>``), emptied first: the same start every run."""
+    from workbook.connection import connect
+
+    db = connect(database=name, quiet=True)
+    require_own_database(db.name)
+    db.client.drop_database(db.name)
+    return db
+
+
 def daily_collections(db: Database, days: int, *, prefix: str = "events", per_day: int = 1) -> list[str]:
     """A collection per day (``events_2020_01_01``...), each with ``per_day`` events; returns their names.
 
