@@ -61,6 +61,19 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         _MEMORY, "MemoryEngine._unique_index_keys", "the keys a unique index sees in a document", ("document", "fields")
     ),
     PrivateName(
+        _MEMORY,
+        "MemoryEngine._unique_index_values",
+        "the raw values a unique index sees (collated unique builds)",
+        ("document", "fields"),
+    ),
+    PrivateName(_MEMORY, "MemoryEngine._index_equality_key", "how a non-string key compares", ("value",)),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._decode_codec_payload",
+        "decode a stored document without caching it (the schema doctor's memory read)",
+        ("payload", "preserve_bson_wrappers"),
+    ),
+    PrivateName(
         _MEMORY, "MemoryEngine._get_lock", "the per-collection lock around index builds and collMod", ("db", "coll")
     ),
     PrivateName(_MEMORY, "MemoryEngine._storage_key", "the storage key of an _id"),
