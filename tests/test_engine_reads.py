@@ -136,3 +136,16 @@ def test_follower_counts_from_storage_equal_the_servers(shape: str, monkeypatch:
     monkeypatch.setattr(paging, "stored_documents", lambda db, collection: None)
     assert paging.follower_counts(loaded) == counts and max(counts.values()) == counts[top] > 1
     assert (paging.most_followed_user(loaded), paging.median_followed_user(loaded)) == (top, typical)
+
+
+def test_an_offline_default_of_another_process_is_read_through_the_wire(monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbook import offline, sizes
+
+    loaded = workbook.load("followers", "referenced", scale="tiny", progress=False)
+    assert engine_reads.is_offline(loaded.db) and stored_documents(loaded.db, "users")
+    server = offline._server
+    elsewhere = type("Elsewhere", (), {"host": server.host, "port": server.port + 1, "engine": server.engine})()
+    monkeypatch.setattr(offline, "_server", elsewhere)  # this process's server is not the one db talks to
+    assert engine_reads.local_engine(loaded.db) is None and stored_documents(loaded.db, "users") is None
+    assert not sizes._is_offline(loaded.db)
+    assert Pools(loaded.db).ids("users") == sorted(u["_id"] for u in loaded.db.users.find({}, {"_id": 1}))

@@ -18,11 +18,20 @@ from typing import Any
 from pymongo.database import Database
 
 
-def is_offline(db: Database) -> bool:
-    """Whether ``db`` is on this process's offline default."""
-    from workbook.connection import engine_info
+def local_engine(db: Database) -> Any | None:
+    """The offline engine serving ``db`` when it runs in this process; None on a server, or on an
+    offline default of another process (reached through ``MONGODB_URI``), which is read through the wire."""
+    from workbook import offline
 
-    return engine_info(db).kind == "offline"
+    server = offline._server
+    if server is None or (server.host, server.port) not in set(db.client.nodes):
+        return None
+    return server.engine
+
+
+def is_offline(db: Database) -> bool:
+    """Whether ``db`` is served by this process's offline default (whose storage can be read directly)."""
+    return local_engine(db) is not None
 
 
 def stored_documents(db: Database, collection: str) -> list[Mapping[str, Any]] | None:
@@ -30,12 +39,9 @@ def stored_documents(db: Database, collection: str) -> list[Mapping[str, Any]] |
 
     The documents are the engine's own decoded copies: read them, never change them.
     """
-    from workbook.connection import engine_info
-    from workbook.offline import offline_server
-
-    if engine_info(db).kind != "offline":
+    engine = local_engine(db)
+    if engine is None:
         return None
-    engine = offline_server().engine
     storage = engine._storage.get(db.name, {}).get(collection)
     if storage is None:
         return []
@@ -53,12 +59,10 @@ def _versions(db: Database, collections: tuple[str, ...]) -> tuple[object, ...] 
     mongoeco keeps a collection in a persistent map whose root object is replaced by every write,
     so the root identifies one version of the contents exactly.
     """
-    from workbook.connection import engine_info
-    from workbook.offline import offline_server
-
-    if engine_info(db).kind != "offline":
+    engine = local_engine(db)
+    if engine is None:
         return None
-    tables = offline_server().engine._storage.get(db.name, {})
+    tables = engine._storage.get(db.name, {})
     return tuple(getattr(tables.get(name), "_values", None) for name in collections)
 
 

@@ -98,9 +98,10 @@ def seed_offline_sizes(db_name: str, collection: str, version: object, state: tu
 
 
 def _is_offline(db: Database) -> bool:
-    from workbook.connection import engine_info
+    """Whether this process's offline default serves ``db`` (its storage is then read directly)."""
+    from workbook.engine_reads import is_offline
 
-    return engine_info(db).kind == "offline"
+    return is_offline(db)
 
 
 def size_table(shapes: Loadable) -> pd.DataFrame:
