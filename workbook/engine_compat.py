@@ -146,6 +146,34 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         "_bson_value_size",
         "$bsonSize of Int64, Decimal128, DBRef, Code, MinKey, MaxKey",
     ),
+    # The bulk loader (workbook/bulkload.py): checks and builds what inserts would, in one pass.
+    PrivateName(_MEMORY, "MemoryEngine._index_keys", "the keys an index holds for a document", ("document", "fields")),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._validate_compound_multikey_shape",
+        "refuse compound indexes over two arrays",
+        ("document", "index"),
+    ),
+    PrivateName(_MEMORY, "MemoryEngine._codec", "which codec stores documents", instance_attribute=True),
+    PrivateName(_MEMORY, "MemoryEngine._index_data", "install built index maps", instance_attribute=True),
+    PrivateName(_MEMORY, "MemoryEngine._collections", "register an installed collection", instance_attribute=True),
+    PrivateName(_MEMORY, "MemoryEngine._meta_lock", "install under the metadata lock", instance_attribute=True),
+    PrivateName("mongoeco.core.codec", "DocumentCodec._MARKER", "the key the codec reserves for tagged values"),
+    PrivateName("mongoeco.core.codec", "DocumentCodec.encode", "encode dates, ObjectIds and other scalars"),
+    PrivateName(
+        "mongoeco.core.schema_validation",
+        "compile_collection_validator",
+        "compile a collection's validator once per load",
+        ("options", "dialect"),
+    ),
+    PrivateName(
+        "mongoeco.engines.semantic_core",
+        "enforce_collection_document_validation",
+        "the engine's own error for a document the validator refuses",
+        ("document", "options", "original_document", "dialect"),
+    ),
+    PrivateName("mongoeco._types.indexes", "is_ordered_index_spec", "which indexes the bulk loader builds"),
+    PrivateName("mongoeco.core.identity", "assert_valid_root_document_id", "refuse array and regex _ids"),
 )
 
 
@@ -352,3 +380,134 @@ def memory_storage_internals() -> Any:
     from mongoeco.engines import _memory_collection
 
     return _memory_collection
+
+
+# --- the bulk loader (workbook/bulkload.py): first loads built in one pass, checked as inserts are ---
+
+CODEC_MARKER = "$mongoeco"
+"""The key mongoeco's codec reserves for tagged values (a document holding it takes the codec's path)."""
+
+
+def compile_validator(options: Any) -> Any:
+    """The engine's compiled validator for a collection's options, or None when it has none."""
+    from mongoeco.compat import MONGODB_DIALECT_70
+    from mongoeco.core.schema_validation import compile_collection_validator
+
+    return compile_collection_validator(options, dialect=MONGODB_DIALECT_70)
+
+
+def validates(compiled: Any, document: Any) -> bool:
+    """Whether the engine's compiled validator lets ``document`` in (a "warn" validator always does)."""
+    from mongoeco.compat import MONGODB_DIALECT_70
+
+    if compiled.validation_action == "warn":
+        return True
+    result = compiled.validate_document(document, original_document=None, is_upsert_insert=False,
+                                        dialect=MONGODB_DIALECT_70)  # fmt: skip
+    return bool(result.valid)
+
+
+def enforce_validation(document: Any, options: Any) -> None:
+    """Raise the engine's own DocumentValidationFailure (code 121, with errInfo) if ``document`` fails."""
+    from mongoeco.compat import MONGODB_DIALECT_70
+    from mongoeco.engines.semantic_core import enforce_collection_document_validation
+
+    enforce_collection_document_validation(document, options=options, original_document=None,
+                                           dialect=MONGODB_DIALECT_70)  # fmt: skip
+
+
+def document_codec() -> Any:
+    """mongoeco's document codec (the engine's stored form of documents)."""
+    from mongoeco.core.codec import DocumentCodec
+
+    if DocumentCodec._MARKER != CODEC_MARKER:
+        raise AttributeError(f"mongoeco's codec marker is {DocumentCodec._MARKER!r}, not {CODEC_MARKER!r}")
+    return DocumentCodec
+
+
+def uses_codec(engine: Any, codec: Any) -> bool:
+    """Whether ``engine`` stores documents with ``codec`` (else the bulk loader encodes through the engine)."""
+    return getattr(engine, "_codec", None) is codec
+
+
+def stored_payload(engine: Any, document: Any) -> Any:
+    """``document`` in the engine's stored form, through the engine (size and depth limits included)."""
+    return engine._encode_storage_document(document).payload
+
+
+def storage_key_function(engine: Any) -> Any:
+    """The engine's function from an ``_id`` to its storage key."""
+    return engine._storage_key
+
+
+def check_root_id(identifier: Any) -> None:
+    """Raise the engine's error (code 53) for an ``_id`` that cannot be one (an array, a regex)."""
+    from mongoeco.core.identity import assert_valid_root_document_id
+
+    assert_valid_root_document_id(identifier)
+
+
+def decoder(engine: Any) -> Any:
+    """A function from a stored payload to the document the engine's index builds read."""
+    return lambda payload: engine._borrow_storage_document(payload)
+
+
+def index_keys(engine: Any, document: Any, fields: list[str]) -> Any:
+    """The keys an index over ``fields`` holds for ``document``, as the engine computes them."""
+    return engine._index_keys(document, fields)
+
+
+def unique_index_keys(engine: Any, document: Any, fields: list[str]) -> Any:
+    """The keys a unique index over ``fields`` compares for ``document``."""
+    return engine._unique_index_keys(document, fields)
+
+
+def check_compound_shape(engine: Any, document: Any, record: Any) -> None:
+    """Raise the engine's error for a compound index over more than one array in ``document``."""
+    engine._validate_compound_multikey_shape(document, record)
+
+
+def index_duplicate_error(namespace: str, record: Any, document: Any, conflict: Any) -> Exception:
+    """The engine's E11000 for a unique index build that meets a repeated key."""
+    error: Exception = index_helpers()[3](namespace=namespace, index=record, document=document, conflict=conflict)
+    return error
+
+
+def plain_index(record: Any) -> bool:
+    """Whether an index record is a plain ascending/descending index the bulk loader builds itself."""
+    from mongoeco._types.indexes import is_ordered_index_spec
+
+    return bool(
+        is_ordered_index_spec(record.key)
+        and not record.sparse
+        and record.collation is None
+        and record.partial_filter_expression is None
+        and record.expire_after_seconds is None
+        and not record.weights
+    )
+
+
+async def collection_state(engine: Any, db_name: str, coll_name: str) -> tuple[Any, list[Any]]:
+    """A collection's options and index records (on the engine's loop); it must exist and be empty."""
+    import copy
+
+    async with engine._get_lock(db_name, coll_name):
+        if engine._storage.get(db_name, {}).get(coll_name):
+            raise ValueError(f"{db_name}.{coll_name} is not empty: the bulk loader fills empty collections only")
+        options = copy.deepcopy(engine._collection_options.get(db_name, {}).get(coll_name) or None)
+        return options, list(engine._indexes.get(db_name, {}).get(coll_name, []))
+
+
+async def swap_in(
+    engine: Any, db_name: str, coll_name: str, collection: Any, indexes: dict[str, Any], records: list[Any]
+) -> None:
+    """Install a built collection and its index maps into the empty collection, under its lock."""
+    async with engine._get_lock(db_name, coll_name):
+        with engine._meta_lock:
+            if engine._storage.get(db_name, {}).get(coll_name):
+                raise ValueError(f"{db_name}.{coll_name} was written to during the bulk load")
+            if list(engine._indexes.get(db_name, {}).get(coll_name, [])) != list(records):
+                raise ValueError(f"{db_name}.{coll_name}'s indexes changed during the bulk load")
+            engine._storage.setdefault(db_name, {})[coll_name] = collection
+            engine._index_data.setdefault(db_name, {}).setdefault(coll_name, {}).update(indexes)
+            engine._collections.setdefault(db_name, set()).add(coll_name)

@@ -1,0 +1,450 @@
+"""First loads on the offline default without inserting document by document (like mongorestore).
+
+A load's documents are checked and encoded here, then the engine's storage and index structures
+are built in one pass (the same builders that restore snapshots, :mod:`workbook.snapshot`) and
+installed into an empty collection whose validator and indexes were created through the wire.
+Nothing is skipped that an insert checks: every document goes through the collection's validator
+(the engine's own, compiled once; a fast pre-check for the simple ``$jsonSchema`` subset the
+shapes use only ever says "valid" when sure, and sends every other document to the engine's),
+``_id`` and unique-index duplicates are refused with E11000, ``_id`` types and nesting depth are
+checked, and each document is stored in the engine's own encoded form. tests/test_bulkload.py
+proves that, at ``tiny``, every dataset and shape ends in the same engine state as inserting
+through the wire and building the indexes after.
+
+Real MongoDB servers never come here: :mod:`workbook.loading` uses ``insert_many`` for them.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from bson import Decimal128, ObjectId
+
+from workbook import engine_compat
+from workbook.facts import MAX_NESTING_DEPTH
+
+INT32 = (-(2**31), 2**31 - 1)
+INT64 = (-(2**63), 2**63 - 1)
+
+_SCHEMA_KEYWORDS = frozenset(
+    {"bsonType", "required", "properties", "items", "minItems", "maxItems", "minimum", "maximum",
+     "minLength", "maxLength", "description", "title"}
+)  # fmt: skip
+"""``$jsonSchema`` keywords the fast pre-check understands; any other sends every document to the engine."""
+
+Check = Callable[[Any], bool]
+
+
+class NotBulkLoadable(Exception):
+    """This collection needs the document-by-document path (an index kind the bulk builder does not build)."""
+
+
+# --- validation: the engine's validator, with a conservative fast pre-check ------------------------------
+
+
+_NAMED_TYPES = {
+    "string": "str", "object": "dict", "array": "list", "double": "float", "bool": "bool",
+    "date": "datetime", "decimal": "Decimal128", "objectId": "ObjectId", "null": "NoneType",
+}  # fmt: skip
+_INT_RANGES = {"int": (INT32,), "long": ((INT64[0], INT32[0] - 1), (INT32[1] + 1, INT64[1]))}
+_NAMESPACE = {
+    "str": str, "dict": dict, "list": list, "float": float, "bool": bool, "int": int, "type": type, "len": len,
+    "all": all, "datetime": datetime.datetime, "Decimal128": Decimal128, "ObjectId": ObjectId,
+    "NoneType": type(None), "MISSING": object(),
+}  # fmt: skip
+
+
+class _Source:
+    """Fresh variable names for the generated check."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def name(self) -> str:
+        self.count += 1
+        return f"v{self.count}"
+
+
+def _type_expression(names: Sequence[str], var: str) -> str | None:
+    """Python for "``var`` has one of the BSON types ``names``", or None if a name is not handled here."""
+    exact, ranges = [], []
+    for name in names:
+        if name in _NAMED_TYPES:
+            exact.append(_NAMED_TYPES[name])
+        elif name in _INT_RANGES:
+            ranges.extend(_INT_RANGES[name])
+        else:
+            return None  # aliases ("number") and rarer types: the engine decides
+    parts = []
+    if exact:
+        parts.append(f"type({var}) in ({', '.join(exact)},)")
+    if ranges:
+        bounds = " or ".join(f"{low} <= {var} <= {high}" for low, high in ranges)
+        parts.append(f"(type({var}) is int and ({bounds}))")
+    return "(" + " or ".join(parts) + ")" if parts else "False"
+
+
+def _expression(schema: Any, var: str, names: _Source) -> str | None:
+    """Python that is True only when ``var`` surely satisfies ``schema``; None if it uses other keywords."""
+    if not isinstance(schema, dict) or not set(schema) <= _SCHEMA_KEYWORDS:
+        return None
+    checks: list[str] = []
+    if "bsonType" in schema:
+        types = schema["bsonType"]
+        typed = _type_expression([types] if isinstance(types, str) else list(types), var)
+        if typed is None:
+            return None
+        checks.append(typed)
+    for keyword, operator in (("minimum", ">="), ("maximum", "<=")):
+        if keyword in schema:
+            bound = schema[keyword]
+            if type(bound) not in (int, float) or bound != bound:
+                return None
+            checks.append(f"(type({var}) in (int, float) and {var} == {var} and {var} {operator} {bound!r})")
+    for keyword, kind, operator in (
+        ("minLength", "str", ">="), ("maxLength", "str", "<="), ("minItems", "list", ">="), ("maxItems", "list", "<="),
+    ):  # fmt: skip
+        if keyword in schema:
+            size = schema[keyword]
+            if type(size) is not int:
+                return None
+            checks.append(f"(type({var}) is {kind} and len({var}) {operator} {size})")
+    required = schema.get("required", [])
+    properties = schema.get("properties") or {}
+    if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
+        return None
+    if required or properties:
+        checks.append(f"type({var}) is dict")
+        checks.extend(f"{name!r} in {var}" for name in required)
+        for name, sub in properties.items():
+            inner = names.name()
+            body = _expression(sub, inner, names)
+            if body is None or not isinstance(name, str):
+                return None
+            checks.append(f"(({inner} := {var}.get({name!r}, MISSING)) is MISSING or {body})")
+    if "items" in schema:
+        element = names.name()
+        body = _expression(schema["items"], element, names)
+        if body is None:
+            return None
+        checks.append(f"(type({var}) is list and all({body} for {element} in {var}))")
+    return "(" + " and ".join(checks) + ")" if checks else "True"
+
+
+def _compile(schema: Any) -> Check | None:
+    """A function True only for documents sure to satisfy ``schema`` (None if it uses other keywords)."""
+    expression = _expression(schema, "document", _Source())
+    if expression is None:
+        return None
+    check: Check = eval(f"lambda document: {expression}", dict(_NAMESPACE))  # noqa: S307 - our own generated code
+    return check
+
+
+def fast_validator(options: Mapping[str, Any] | None) -> Check | None:
+    """The fast pre-check for a collection's options: only a plain ``$jsonSchema`` validator; else None."""
+    if not options or set(options) != {"validator"}:
+        return None
+    validator = options["validator"]
+    if not isinstance(validator, dict) or set(validator) != {"$jsonSchema"}:
+        return None
+    return _compile(validator["$jsonSchema"])
+
+
+def validator_for(options: Mapping[str, Any] | None) -> Callable[[Mapping[str, Any]], None]:
+    """A function that raises the engine's own validation error for a document the collection refuses."""
+    compiled = engine_compat.compile_validator(options)
+    if compiled is None:
+        return lambda document: None
+    fast = fast_validator(options)
+
+    def validate(document: Mapping[str, Any]) -> None:
+        if fast is not None and fast(document):
+            return
+        if not engine_compat.validates(compiled, document):
+            engine_compat.enforce_validation(document, options)  # the engine's error, exactly
+
+    return validate
+
+
+# --- encoding: the engine's stored form in one pass ------------------------------------------------------
+
+
+def encoder(engine: Any) -> Callable[[Mapping[str, Any]], Any]:
+    """A function from a document to the engine's stored payload (its codec's, for every value it cannot copy).
+
+    The codec revalidates the whole subtree at every level (quadratic in depth); this walks each
+    value once, copies plain containers and JSON scalars (as the codec returns them) and hands any
+    other value (dates, ObjectIds, Decimal128...) to the codec itself.
+    """
+    codec = engine_compat.document_codec()
+    if not engine_compat.uses_codec(engine, codec):
+        return lambda document: engine_compat.stored_payload(engine, document)
+    scalar, marker = codec.encode, engine_compat.CODEC_MARKER
+    low, high = INT64
+
+    def encode(value: Any, depth: int) -> Any:
+        kind = type(value)
+        if kind is str or kind is float or kind is bool or value is None:
+            return value
+        if kind is int:
+            return value if low <= value <= high else scalar(value)  # the codec raises the overflow
+        if kind is dict:
+            if depth > MAX_NESTING_DEPTH or marker in value:
+                raise _Unusual
+            out = {}
+            for key, item in value.items():
+                if type(key) is not str:
+                    raise _Unusual
+                out[key] = encode(item, depth + 1)
+            return out
+        if kind is list:
+            if depth > MAX_NESTING_DEPTH:
+                raise _Unusual
+            return [encode(item, depth + 1) for item in value]
+        if kind is tuple:
+            raise _Unusual
+        return scalar(value)
+
+    def encode_document(document: Mapping[str, Any]) -> Any:
+        try:
+            return encode(document, 1)
+        except _Unusual:  # deep, tuples, odd keys or a reserved marker: the engine's own path and errors
+            return engine_compat.stored_payload(engine, document)
+
+    return encode_document
+
+
+class _Unusual(Exception):
+    """A document the one-pass encoder leaves to the engine."""
+
+
+def _duplicate_id(db_name: str, coll_name: str, identifier: Any) -> Exception:
+    """E11000 for a repeated ``_id``, worded as the engine-direct path words it."""
+    from mongoeco.errors import WriteError
+
+    return WriteError(
+        f"E11000 duplicate key error collection: {db_name}.{coll_name} index: _id_ dup key: {{ _id: {identifier!r} }}",
+        code=11000,
+    )
+
+
+# --- the collection: storage and indexes built in one pass ---------------------------------------------------
+
+
+def build(
+    engine: Any,
+    db_name: str,
+    coll_name: str,
+    documents: Sequence[Mapping[str, Any]],
+    options: Mapping[str, Any] | None,
+    records: Sequence[Any],
+) -> tuple[Any, dict[str, Any]]:
+    """Check and encode ``documents``; return the engine's collection and index maps holding them.
+
+    ``options`` and ``records`` are the collection's options and index records as the engine holds
+    them (read from the empty collection). Raises the engine's errors: validation (121), bad
+    ``_id`` (53), duplicate key (11000), nesting depth, index shape.
+    """
+    from workbook import snapshot
+
+    for record in records:
+        if not engine_compat.plain_index(record):
+            raise NotBulkLoadable(f"index {record.name} is not a plain ascending/descending index")
+    validate = validator_for(options)
+    encode = encoder(engine)
+    storage_key = engine_compat.storage_key_function(engine)
+    rows: list[tuple[Any, Any]] = []
+    seen: set[Any] = set()
+    numeric_seen: set[Any] = set()
+    for document in documents:
+        identifier = document["_id"]
+        engine_compat.check_root_id(identifier)
+        validate(document)
+        key = storage_key(identifier)
+        duplicate = key in seen
+        if not duplicate and engine_compat.id_contains_numeric_value(identifier):
+            equality = engine_compat.bson_equality_key(identifier)
+            duplicate = equality in numeric_seen
+            numeric_seen.add(equality)
+        if duplicate:
+            raise _duplicate_id(db_name, coll_name, identifier)
+        seen.add(key)
+        rows.append((key, encode(document)))
+    collection = snapshot._rebuild_collection(rows)
+    return collection, _build_indexes(engine, db_name, coll_name, rows, records)
+
+
+def _build_indexes(
+    engine: Any, db_name: str, coll_name: str, rows: list[tuple[Any, Any]], records: Sequence[Any]
+) -> dict[str, Any]:
+    """Each index's map over ``rows`` (storage key, payload), with the engine's keys and unique checks."""
+    from workbook import snapshot
+    from workbook.offline_limits import parallel_arrays_error
+
+    if not records:
+        return {}
+    paths = [tuple(field.split(".")) for record in records for field in record.fields]
+    if any(part.isdigit() for path in paths for part in path):  # positional paths: keep whole top fields
+        paths = [path[:1] for path in paths]
+    decode = engine_compat.decoder(engine)
+    projected, with_arrays = [], []
+    for _, payload in rows:
+        found: list[str] = []
+        pruned = _prune(payload, paths, engine_compat.CODEC_MARKER, found)
+        projected.append(decode(pruned) if "tagged" in found else pruned)  # plain JSON decodes to itself
+        with_arrays.append("array" in found)
+    equality = _EqualityKeys(engine_compat.bson_equality_key)
+    all_paths = list(dict.fromkeys(tuple(field.split(".")) for record in records for field in record.fields))
+    scalar_keys = [
+        None if has else equality.paths(document, all_paths)
+        for document, has in zip(projected, with_arrays, strict=True)
+    ]
+    arrays = [document for document, has in zip(projected, with_arrays, strict=True) if has]
+    built: dict[str, Any] = {}
+    for record in records:
+        fields = list(record.fields)
+        if len(fields) > 1:  # both limits are about two arrays on the paths: documents without any pass
+            error = parallel_arrays_error(arrays, fields)
+            if error is not None:
+                from mongoeco.errors import OperationFailure
+
+                raise OperationFailure(error[1], code=error[0])
+            for document in arrays:
+                engine_compat.check_compound_shape(engine, document, record)
+        buckets: dict[Any, list[tuple[int, Any]]] = {}
+        unique: set[Any] = set()
+        split = [tuple(field.split(".")) for field in fields]
+        for ordinal, ((key, _), document, found) in enumerate(zip(rows, projected, scalar_keys, strict=True)):
+            if found is None:  # an array on a path (multikey): the engine's own key functions
+                keys = engine_compat.index_keys(engine, document, fields)
+                document_keys = keys
+                if record.unique and len(fields) > 1:
+                    document_keys = engine_compat.unique_index_keys(engine, document, fields)
+            else:
+                keys, document_keys = equality.keys(found, split)
+            if record.unique:
+                conflict = unique.intersection(document_keys)
+                if conflict:
+                    raise engine_compat.index_duplicate_error(
+                        f"{db_name}.{coll_name}", record, decode(rows[ordinal][1]), next(iter(conflict))
+                    )
+                unique.update(document_keys)
+            for index_key in keys:
+                buckets.setdefault(index_key, []).append((ordinal, key))
+        built[record.name] = snapshot._rebuild_index((len(rows), list(buckets.items())))
+    return built
+
+
+_ABSENT = object()
+_MEMO_TYPES = frozenset({str, int, datetime.datetime, ObjectId})
+"""Scalar types whose equality key depends on the value alone (floats left out: -0.0 equals 0.0)."""
+
+
+class _EqualityKeys:
+    """BSON equality keys of one document's index paths (no array on any), each path computed once."""
+
+    def __init__(self, equality: Callable[[Any], Any]) -> None:
+        self.equality = equality
+        self.memo: dict[tuple[type, Any], Any] = {}
+        self.null = equality(None)
+
+    def of(self, value: Any) -> Any:
+        """The equality key of ``value`` (memoised for scalars that repeat: ids, names, dates)."""
+        kind = type(value)
+        if kind not in _MEMO_TYPES:
+            return self.equality(value)
+        memo_key = (kind, value)
+        found = self.memo.get(memo_key, _ABSENT)
+        if found is _ABSENT:
+            found = self.memo[memo_key] = self.equality(value)
+        return found
+
+    def paths(self, document: Mapping[str, Any], paths: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], Any]:
+        """Each path's equality key, or ``_ABSENT`` when the path is missing (through plain subdocuments)."""
+        found = {}
+        for path in paths:
+            value: Any = document
+            for part in path:
+                value = value.get(part, _ABSENT) if type(value) is dict else _ABSENT
+                if value is _ABSENT:
+                    break
+            found[path] = value if value is _ABSENT else self.of(value)
+        return found
+
+    def keys(self, found: Mapping[tuple[str, ...], Any], paths: list[tuple[str, ...]]) -> tuple[set[Any], set[Any]]:
+        """The index keys and unique-index keys over ``paths``, by the engine's rules.
+
+        A missing value is ``None`` in the index key (the engine's ``_index_key``), and the key of
+        null in a compound unique check (its ``_unique_index_keys``); tests/test_bulkload.py
+        compares both with the engine's functions.
+        """
+        values = [found[path] for path in paths]
+        if len(paths) == 1:
+            keys = {(None if values[0] is _ABSENT else values[0],)}
+            return keys, keys
+        index_key = tuple(None if value is _ABSENT else value for value in values)
+        unique_key = tuple(self.null if value is _ABSENT else value for value in values)
+        return {index_key}, {unique_key}
+
+
+def _prune(value: Any, paths: Sequence[tuple[str, ...]], marker: str, found: list[str]) -> Any:
+    """``value`` (a stored payload) keeping only what lies on ``paths``: the index keys are unchanged.
+
+    Arrays along a path keep every element (scalars too) and their order; values at a path's end
+    are kept whole; tagged codec values are never split. ``found`` gets "tagged" when what is kept
+    may hold a tagged value (then it must be decoded; plain JSON values decode to themselves) and
+    "array" when an array lies on a path.
+    """
+    kind = type(value)
+    if () in paths:
+        if kind is list or (kind is dict and marker not in value):
+            found.append("array")  # perhaps: arrays inside count for the compound checks
+        if kind is list or kind is dict:
+            found.append("tagged")
+        return value
+    if kind is list:
+        found.append("array")
+        return [_prune(element, paths, marker, found) for element in value]
+    if kind is not dict:
+        return value
+    if marker in value:
+        found.append("tagged")
+        return value
+    heads: dict[str, list[tuple[str, ...]]] = {}
+    for path in paths:
+        heads.setdefault(path[0], []).append(path[1:])
+    kept = {}
+    for head, tails in heads.items():
+        if head in value:
+            child = value[head]
+            plain = type(child) is not dict and type(child) is not list
+            kept[head] = child if plain else _prune(child, tails, marker, found)  # scalars: no call
+    return kept
+
+
+def install(db_name: str, coll_name: str, documents: Sequence[Mapping[str, Any]]) -> int:
+    """Check, encode and install ``documents`` into the empty collection ``db_name.coll_name``; the count.
+
+    The collection (validator, indexes) must exist and be empty; the work runs on the calling
+    thread, only the final swap on the engine's, under the collection's lock.
+    """
+    from workbook.explaining.native import hook_for
+    from workbook.offline import WRITE_LISTENERS, offline_server
+
+    server = offline_server()
+    engine = server.engine
+    options, records = server.run(engine_compat.collection_state(engine, db_name, coll_name))
+    if not documents:
+        return 0
+    collection, indexes = build(engine, db_name, coll_name, documents, options, records)
+    writes = hook_for(engine).writes
+    writes.bump(db_name, coll_name)
+    try:
+        server.run(engine_compat.swap_in(engine, db_name, coll_name, collection, indexes, records))
+    finally:
+        writes.bump(db_name, coll_name)
+    for listener in WRITE_LISTENERS:
+        listener("insert", db_name, coll_name)
+    return len(documents)
