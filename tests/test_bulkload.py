@@ -266,3 +266,32 @@ def test_scalar_index_keys_match_the_engines() -> None:
             index_keys, unique_keys = keys.keys(keys.paths(decoded, paths), paths)
             assert index_keys == engine_compat.index_keys(engine, decoded, fields), (fields, document)
             assert unique_keys == engine_compat.unique_index_keys(engine, decoded, fields), (fields, document)
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_sizes_kept_at_load_time_equal_sizes_measured_from_the_engine(no_snapshots: None, dataset: str) -> None:
+    from workbook import sizes
+
+    db = _db("s")
+    try:
+        loaded = workbook.load(workbook.generate(dataset, "tiny", 7), "hybrid", db, progress=False)
+        for collection in loaded.spec.collections:
+            kept = sizes._SIZE_CACHE[(db.name, collection.name)]
+            assert kept.version is offline_server().engine._storage[db.name][collection.name]._values
+            del sizes._SIZE_CACHE[(db.name, collection.name)]
+            measured = sizes._offline_sizes(db, collection.name, list(kept.index_bytes))
+            assert measured is not None and measured is not kept
+            assert measured.ids == kept.ids
+            assert measured.bytes.tolist() == kept.bytes.tolist()
+            assert measured.index_bytes == kept.index_bytes
+    finally:
+        db.client.drop_database(db.name)
+
+
+def test_index_entry_arithmetic_matches_bson_encoding() -> None:
+    from workbook import sizes
+
+    for value in [v for v in ODD_VALUES if not isinstance(v, uuid.UUID)]:  # bson cannot encode bare UUIDs
+        document = {"_id": 1, "a": value, "b": {"c": value}, "n": 5}
+        for fields in (("a",), ("b.c", "n"), ("zz",), ("a", "zz", "n")):
+            assert sizes._entry_bytes_fast(document, fields) == sizes._entry_bytes(document, fields), (value, fields)

@@ -37,6 +37,12 @@ _SCHEMA_KEYWORDS = frozenset(
 Check = Callable[[Any], bool]
 
 
+BUILT: dict[int, tuple[object, list[tuple[Any, Any]], dict[str, tuple[object, Any]]]] = {}
+"""The plain forms (rows, index buckets) of collections just built, by their contents' identity: the
+snapshot file is written from these instead of walking the persistent maps again (speed). Emptied
+by :func:`workbook.loading.load` once its snapshot is taken."""
+
+
 class NotBulkLoadable(Exception):
     """This collection needs the document-by-document path (an index kind the bulk builder does not build)."""
 
@@ -273,18 +279,24 @@ def build(
         seen.add(key)
         rows.append((key, encode(document)))
     collection = snapshot._rebuild_collection(rows)
-    return collection, _build_indexes(engine, db_name, coll_name, rows, records)
+    indexes, plain = _build_indexes(engine, db_name, coll_name, rows, records)
+    BUILT[id(collection._values)] = (
+        collection._values,  # held, so the id stays this map's
+        rows,
+        {name: (index._buckets, plain[name]) for name, index in indexes.items()},
+    )
+    return collection, indexes
 
 
 def _build_indexes(
     engine: Any, db_name: str, coll_name: str, rows: list[tuple[Any, Any]], records: Sequence[Any]
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Each index's map over ``rows`` (storage key, payload), with the engine's keys and unique checks."""
     from workbook import snapshot
     from workbook.offline_limits import parallel_arrays_error
 
     if not records:
-        return {}
+        return {}, {}
     paths = [tuple(field.split(".")) for record in records for field in record.fields]
     if any(part.isdigit() for path in paths for part in path):  # positional paths: keep whole top fields
         paths = [path[:1] for path in paths]
@@ -303,6 +315,7 @@ def _build_indexes(
     ]
     arrays = [document for document, has in zip(projected, with_arrays, strict=True) if has]
     built: dict[str, Any] = {}
+    plain: dict[str, Any] = {}
     for record in records:
         fields = list(record.fields)
         if len(fields) > 1:  # both limits are about two arrays on the paths: documents without any pass
@@ -333,8 +346,9 @@ def _build_indexes(
                 unique.update(document_keys)
             for index_key in keys:
                 buckets.setdefault(index_key, []).append((ordinal, key))
-        built[record.name] = snapshot._rebuild_index((len(rows), list(buckets.items())))
-    return built
+        plain[record.name] = (len(rows), list(buckets.items()))
+        built[record.name] = snapshot._rebuild_index(plain[record.name])
+    return built, plain
 
 
 _ABSENT = object()
@@ -424,8 +438,10 @@ def _prune(value: Any, paths: Sequence[tuple[str, ...]], marker: str, found: lis
     return kept
 
 
-def install(db_name: str, coll_name: str, documents: Sequence[Mapping[str, Any]]) -> int:
-    """Check, encode and install ``documents`` into the empty collection ``db_name.coll_name``; the count.
+def install(db_name: str, coll_name: str, documents: Sequence[Mapping[str, Any]]) -> tuple[int, object]:
+    """Check, encode and install ``documents`` into the empty collection ``db_name.coll_name``.
+
+    Returns the count and the installed contents' version (what :mod:`workbook.sizes` keys on).
 
     The collection (validator, indexes) must exist and be empty; the work runs on the calling
     thread, only the final swap on the engine's, under the collection's lock.
@@ -437,7 +453,7 @@ def install(db_name: str, coll_name: str, documents: Sequence[Mapping[str, Any]]
     engine = server.engine
     options, records = server.run(engine_compat.collection_state(engine, db_name, coll_name))
     if not documents:
-        return 0
+        return 0, None
     collection, indexes = build(engine, db_name, coll_name, documents, options, records)
     writes = hook_for(engine).writes
     writes.bump(db_name, coll_name)
@@ -447,4 +463,4 @@ def install(db_name: str, coll_name: str, documents: Sequence[Mapping[str, Any]]
         writes.bump(db_name, coll_name)
     for listener in WRITE_LISTENERS:
         listener("insert", db_name, coll_name)
-    return len(documents)
+    return len(documents), collection._values

@@ -103,7 +103,12 @@ def load(
         lease.give_up()
         raise
     if info.kind == "offline":
-        snapshot.remember(dataset, shape, report)  # speed: the next identical load restores this state
+        from workbook.bulkload import BUILT
+
+        try:
+            snapshot.remember(dataset, shape, report)  # speed: the next identical load restores this state
+        finally:
+            BUILT.clear()
     return LoadedShape(db, report)
 
 
@@ -167,7 +172,7 @@ def _load_collection(
         db.create_collection(spec.name, validator=spec.validator)
     else:
         db.create_collection(spec.name)
-    accepted, total_bytes, max_bytes = [], 0, 0
+    accepted, sizes, total_bytes, max_bytes = [], [], 0, 0
     for document in documents:
         size = bson_size(document)
         if size > MAX_BSON_SIZE:
@@ -177,9 +182,10 @@ def _load_collection(
             bar.update(1)
             continue
         accepted.append(document)
+        sizes.append(size)
         total_bytes, max_bytes = total_bytes + size, max(max_bytes, size)
     if kind == "offline" and bulkload_enabled() and all(_plain(index) for index in spec.indexes):
-        stored = _bulk(db, spec, accepted, bar, lease)
+        stored = _bulk(db, spec, accepted, sizes, bar, lease)
     else:
         stored = _batches(db, spec, accepted, bar, kind, lease)
     bar.set_postfix_str("")
@@ -198,11 +204,17 @@ def bulkload_enabled() -> bool:
     return os.environ.get("WORKBOOK_BULKLOAD", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
-def _bulk(db: Database, spec: CollectionSpec, documents: list[dict[str, Any]], bar: tqdm, lease: Lease) -> int:
-    """Indexes on the empty collection, then every document installed in one pass (offline default, speed)."""
+def _bulk(
+    db: Database, spec: CollectionSpec, documents: list[dict[str, Any]], sizes: list[int], bar: tqdm, lease: Lease
+) -> int:
+    """Indexes on the empty collection, then every document installed in one pass (offline default, speed).
+
+    The documents' sizes, measured above, are kept for :mod:`workbook.sizes` with their index entries.
+    """
     from bson import ObjectId
 
     from workbook import bulkload
+    from workbook.sizes import seed_sizes_from_documents
 
     for index in spec.indexes:
         db[spec.name].create_index(**index.as_kwargs())  # empty: instant, and the records are the engine's own
@@ -210,9 +222,12 @@ def _bulk(db: Database, spec: CollectionSpec, documents: list[dict[str, Any]], b
     bar.set_postfix_str(f"storing {spec.name}")
     with_ids = [d if "_id" in d else {"_id": ObjectId(), **d} for d in documents]
     try:
-        stored = bulkload.install(db.name, spec.name, with_ids)
+        stored, version = bulkload.install(db.name, spec.name, with_ids)
     except bulkload.NotBulkLoadable:  # an index kind it does not build: insert, then those builds
         return _batches(db, spec, with_ids, bar, "offline", lease)
+    if version is not None:
+        indexes = [("_id",), *(tuple(field for field, _ in index.keys) for index in spec.indexes)]
+        seed_sizes_from_documents(db.name, spec.name, version, with_ids, sizes, indexes)
     bar.update(len(documents))
     return stored
 

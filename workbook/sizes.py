@@ -97,6 +97,60 @@ def seed_offline_sizes(db_name: str, collection: str, version: object, state: tu
     _SIZE_CACHE[(db_name, collection)] = _StoredSizes(version, ids, measured, dict(index_bytes))
 
 
+def seed_sizes_from_documents(
+    db_name: str,
+    collection: str,
+    version: object,
+    documents: list[dict[str, Any]],
+    sizes: list[int],
+    indexes: Iterable[tuple[str, ...]],
+) -> None:
+    """Sizes of documents just bulk-loaded, from the documents themselves (their stored form has the same bytes).
+
+    ``sizes`` are their BSON sizes, measured by the loader; the index entries are measured here
+    with the same rule as :func:`_entry_bytes`, by arithmetic for plain scalars.
+    """
+    entries = {fields: sum(_entry_bytes_fast(document, fields) for document in documents) for fields in indexes}
+    ids = [document["_id"] for document in documents]
+    _SIZE_CACHE[(db_name, collection)] = _StoredSizes(version, ids, np.asarray(sizes, dtype="int64"), entries)
+
+
+def _scalar_bytes(value: Any) -> int | None:
+    """A BSON value's bytes for the plain scalar types, else None (then BSON encoding measures it)."""
+    import datetime
+
+    from bson import ObjectId
+
+    kind = type(value)
+    if kind is str:
+        return 4 + len(value.encode("utf-8")) + 1
+    if kind is bool:
+        return 1
+    if kind is int:
+        return 4 if -(2**31) <= value < 2**31 else 8
+    if kind is float or kind is datetime.datetime:
+        return 8
+    if kind is ObjectId:
+        return 12
+    if value is None:
+        return 0
+    return None
+
+
+def _entry_bytes_fast(document: dict[str, Any], fields: Iterable[str]) -> int:
+    """:func:`_entry_bytes` by arithmetic when every indexed value is a plain scalar (``{k0: v, ...}``)."""
+    total = 4 + 1 + 8  # document length, terminator, record id
+    for position, field in enumerate(fields):
+        value = _field_path(document, field.split("."))
+        if value is _MISSING:
+            continue
+        size = _scalar_bytes(value)
+        if size is None or position > 9:
+            return _entry_bytes(document, fields)
+        total += 1 + 3 + size  # type byte, "kN" and its terminator, the value
+    return total
+
+
 def _is_offline(db: Database) -> bool:
     """Whether this process's offline default serves ``db`` (its storage is then read directly)."""
     from workbook.engine_reads import is_offline

@@ -307,10 +307,26 @@ def _rebuild_index(plain: tuple[int, list[tuple[Any, list[tuple[int, Any]]]]]) -
 
 
 def _to_plain(collections: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    from workbook.bulkload import BUILT
+
+    def built(storage: Any) -> Any:
+        found = BUILT.get(id(storage._values))
+        return found if found is not None and found[0] is storage._values else None
+
+    def collection(storage: Any) -> list[tuple[Any, Any]]:
+        found = built(storage)
+        return found[1] if found is not None else _plain_collection(storage)
+
+    def index(storage: Any, name: str, data: Any) -> Any:
+        found = built(storage)
+        if found is not None and name in found[2] and found[2][name][0] is data._buckets:
+            return found[2][name][1]  # the bulk loader's own plain form of these very buckets
+        return _plain_index(data)
+
     return {
         name: {
-            "_storage": _plain_collection(state["_storage"]),
-            "_index_data": {index: _plain_index(data) for index, data in state["_index_data"].items()},
+            "_storage": collection(state["_storage"]),
+            "_index_data": {i: index(state["_storage"], i, data) for i, data in state["_index_data"].items()},
             "_indexes": state["_indexes"],
             "_collection_options": state["_collection_options"],
             "sizes": state.get("sizes"),
