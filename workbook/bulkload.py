@@ -189,6 +189,7 @@ def encoder(engine: Any) -> Callable[[Mapping[str, Any]], Any]:
         return lambda document: engine_compat.stored_payload(engine, document)
     scalar, marker = codec.encode, engine_compat.CODEC_MARKER
     low, high = INT64
+    a_datetime, stored_datetime = datetime.datetime, engine_compat.datetime_payload()
 
     def encode(value: Any, depth: int) -> Any:
         kind = type(value)
@@ -203,12 +204,18 @@ def encoder(engine: Any) -> Callable[[Mapping[str, Any]], Any]:
             for key, item in value.items():
                 if type(key) is not str:
                     raise _Unusual
-                out[key] = encode(item, depth + 1)
+                inner = type(item)
+                if inner is str or inner is float or inner is bool or item is None:
+                    out[key] = item  # the common scalars inline: no call per value
+                else:
+                    out[key] = encode(item, depth + 1)
             return out
         if kind is list:
             if depth > MAX_NESTING_DEPTH:
                 raise _Unusual
-            return [encode(item, depth + 1) for item in value]
+            return [item if type(item) is str or type(item) is float else encode(item, depth + 1) for item in value]
+        if kind is a_datetime:
+            return stored_datetime(value)
         if kind is tuple:
             raise _Unusual
         return scalar(value)
@@ -309,10 +316,7 @@ def _build_indexes(
         with_arrays.append("array" in found)
     equality = _EqualityKeys(engine_compat.bson_equality_key)
     all_paths = list(dict.fromkeys(tuple(field.split(".")) for record in records for field in record.fields))
-    scalar_keys = [
-        None if has else equality.paths(document, all_paths)
-        for document, has in zip(projected, with_arrays, strict=True)
-    ]
+    scalar_keys = [equality.paths(document, all_paths) for document in projected]
     arrays = [document for document, has in zip(projected, with_arrays, strict=True) if has]
     built: dict[str, Any] = {}
     plain: dict[str, Any] = {}
@@ -330,13 +334,14 @@ def _build_indexes(
         unique: set[Any] = set()
         split = [tuple(field.split(".")) for field in fields]
         for ordinal, ((key, _), document, found) in enumerate(zip(rows, projected, scalar_keys, strict=True)):
-            if found is None:  # an array on a path (multikey): the engine's own key functions
+            both = equality.keys(found, split)
+            if both is None:  # arrays the fast rules do not cover: the engine's own key functions
                 keys = engine_compat.index_keys(engine, document, fields)
                 document_keys = keys
                 if record.unique and len(fields) > 1:
                     document_keys = engine_compat.unique_index_keys(engine, document, fields)
             else:
-                keys, document_keys = equality.keys(found, split)
+                keys, document_keys = both
             if record.unique:
                 conflict = unique.intersection(document_keys)
                 if conflict:
@@ -352,6 +357,18 @@ def _build_indexes(
 
 
 _ABSENT = object()
+_ENGINE = object()
+
+
+class _Multi:
+    """The equality keys of one path through an array of subdocuments (a multikey index's keys)."""
+
+    __slots__ = ("keys",)
+
+    def __init__(self, keys: Any) -> None:
+        self.keys = keys
+
+
 _MEMO_TYPES = frozenset({str, int, datetime.datetime, ObjectId})
 """Scalar types whose equality key depends on the value alone (floats left out: -0.0 equals 0.0)."""
 
@@ -376,28 +393,59 @@ class _EqualityKeys:
         return found
 
     def paths(self, document: Mapping[str, Any], paths: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], Any]:
-        """Each path's equality key, or ``_ABSENT`` when the path is missing (through plain subdocuments)."""
+        """Each path's equality key; ``_ABSENT`` when missing; a ``_Multi`` of keys through one array of
+        subdocuments that all hold the last field as a scalar; ``_ENGINE`` for any other array."""
         found = {}
         for path in paths:
             value: Any = document
-            for part in path:
-                value = value.get(part, _ABSENT) if type(value) is dict else _ABSENT
-                if value is _ABSENT:
-                    break
-            found[path] = value if value is _ABSENT else self.of(value)
+            for position, part in enumerate(path):
+                kind = type(value)
+                if kind is dict:
+                    value = value.get(part, _ABSENT)
+                    if value is _ABSENT:
+                        break
+                    continue
+                if kind is list and value and position == len(path) - 1:
+                    value = _Multi(self._through(value, part))
+                else:
+                    value = _ENGINE if kind is list else _ABSENT
+                break
+            if type(value) is list:
+                value = _ENGINE  # an array at the path's end: the engine's rules
+            found[path] = value if value is _ABSENT or value is _ENGINE or type(value) is _Multi else self.of(value)
         return found
 
-    def keys(self, found: Mapping[tuple[str, ...], Any], paths: list[tuple[str, ...]]) -> tuple[set[Any], set[Any]]:
-        """The index keys and unique-index keys over ``paths``, by the engine's rules.
+    def _through(self, elements: list[Any], part: str) -> Any:
+        """The keys of ``part`` in every element, if each is a subdocument holding it as a scalar, else _ENGINE."""
+        keys = set()
+        for element in elements:
+            if type(element) is not dict or part not in element:
+                return _ENGINE
+            value = element[part]
+            if type(value) is list or type(value) is dict:
+                return _ENGINE
+            keys.add(self.of(value))
+        return keys
+
+    def keys(
+        self, found: Mapping[tuple[str, ...], Any], paths: list[tuple[str, ...]]
+    ) -> tuple[set[Any], set[Any]] | None:
+        """The index keys and unique-index keys over ``paths``, by the engine's rules (None: ask the engine).
 
         A missing value is ``None`` in the index key (the engine's ``_index_key``), and the key of
         null in a compound unique check (its ``_unique_index_keys``); tests/test_bulkload.py
         compares both with the engine's functions.
         """
         values = [found[path] for path in paths]
+        if any(value is _ENGINE or (type(value) is _Multi and value.keys is _ENGINE) for value in values):
+            return None
         if len(paths) == 1:
-            keys = {(None if values[0] is _ABSENT else values[0],)}
+            only = values[0]
+            multi = type(only) is _Multi
+            keys = {(key,) for key in only.keys} if multi else {(None if only is _ABSENT else only,)}
             return keys, keys
+        if any(type(value) is _Multi for value in values):
+            return None  # compound multikey: the engine's rules
         index_key = tuple(None if value is _ABSENT else value for value in values)
         unique_key = tuple(self.null if value is _ABSENT else value for value in values)
         return {index_key}, {unique_key}

@@ -160,6 +160,8 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName(_MEMORY, "MemoryEngine._meta_lock", "install under the metadata lock", instance_attribute=True),
     PrivateName("mongoeco.core.codec", "DocumentCodec._MARKER", "the key the codec reserves for tagged values"),
     PrivateName("mongoeco.core.codec", "DocumentCodec.encode", "encode dates, ObjectIds and other scalars"),
+    PrivateName("mongoeco.core.codec", "DocumentCodec._tagged_value", "a datetime's stored form, in one call"),
+    PrivateName("mongoeco.core.bson_scalars", "normalize_utc_bson_datetime", "datetimes as BSON stores them"),
     PrivateName(
         "mongoeco.core.schema_validation",
         "compile_collection_validator",
@@ -511,3 +513,12 @@ async def swap_in(
             engine._storage.setdefault(db_name, {})[coll_name] = collection
             engine._index_data.setdefault(db_name, {}).setdefault(coll_name, {}).update(indexes)
             engine._collections.setdefault(db_name, set()).add(coll_name)
+
+
+def datetime_payload() -> Any:
+    """A function from a datetime to the codec's stored form (UTC, milliseconds, tagged), as its encode gives."""
+    from mongoeco.core.bson_scalars import normalize_utc_bson_datetime
+    from mongoeco.core.codec import DocumentCodec
+
+    tagged = DocumentCodec._tagged_value
+    return lambda value: tagged("datetime", normalize_utc_bson_datetime(value).isoformat())

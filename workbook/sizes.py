@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from bson import ObjectId
 from pymongo.collection import Collection
 from pymongo.database import Database
 
@@ -117,10 +119,6 @@ def seed_sizes_from_documents(
 
 def _scalar_bytes(value: Any) -> int | None:
     """A BSON value's bytes for the plain scalar types, else None (then BSON encoding measures it)."""
-    import datetime
-
-    from bson import ObjectId
-
     kind = type(value)
     if kind is str:
         return 4 + len(value.encode("utf-8")) + 1
@@ -128,7 +126,7 @@ def _scalar_bytes(value: Any) -> int | None:
         return 1
     if kind is int:
         return 4 if -(2**31) <= value < 2**31 else 8
-    if kind is float or kind is datetime.datetime:
+    if kind is float or kind is datetime:
         return 8
     if kind is ObjectId:
         return 12
