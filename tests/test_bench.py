@@ -50,3 +50,48 @@ def test_a_slow_side_is_stopped_and_projected():
     measured = bench.bench_insert_ids(count=100, budget=0.0)  # no time at all: one batch each, then projected
     ints = next(f for f in measured if "integer _ids" in f.name)
     assert ints.note.startswith("stopped after 10 documents") and ints.value > 0
+
+
+def test_the_run_figure_uses_the_workload_notebooks_counts(tmp_path, monkeypatch):
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    cell = {"cell_type": "code", "source": ["runs = workbook.run_workload(shapes, repeat=3, warmup=0, explain_runs=2)"]}
+    cells = [{"cell_type": "markdown", "source": []}, cell]
+    (folder / bench.WORKLOAD_NOTEBOOK).write_text(json.dumps({"cells": cells}))
+    monkeypatch.setattr(bench, "notebooks_dir", lambda: folder)
+    assert bench.notebook_counts() == {"repeat": 3, "warmup": 0, "explain_runs": 2}
+    (folder / bench.WORKLOAD_NOTEBOOK).unlink()
+    assert bench.notebook_counts() == {
+        "repeat": bench.NOTEBOOK_REPEAT, "warmup": bench.NOTEBOOK_WARMUP, "explain_runs": bench.NOTEBOOK_EXPLAIN_RUNS
+    }  # fmt: skip
+
+
+def test_every_printed_figure_carries_the_load_average():
+    run = bench.BenchRun("quick", bench.machine())
+    run.figures = [bench.Figure("engine", "scan", 3.0, "x", at_least=100, load_average=7.5)]
+    assert "load  7.5" in run.table() and "load average at the end" in run.table()
+
+
+def test_the_readme_table_is_rewritten_from_the_recorded_run(tmp_path):
+    import pytest
+
+    from workbook.errors import WorkbookError
+
+    run = bench.BenchRun("full", bench.machine())
+    run.figures = [
+        bench.Figure("load at small", "parts/hybrid, first on this machine", 2.5, "s", at_most=3.0, load_average=1.0),
+        bench.Figure("notebooks (nbval, small)", "04_unbounded_arrays.ipynb", 31.0, "s", at_most=20.0),
+    ]
+    recorded = tmp_path / "last.json"
+    recorded.write_text(json.dumps(run.to_json()))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# Title\n\nbefore\n{bench.README_START}\nold table\n{bench.README_END}\nafter\n")
+    bench.update_readme(str(recorded), str(readme))
+    text = readme.read_text()
+    assert "old table" not in text and text.startswith("# Title\n\nbefore\n") and text.endswith("after\n")
+    assert "| load at small | parts/hybrid, first on this machine | 2.5 s | <= 3 s | yes | 1.0 |" in text
+    assert "04_unbounded_arrays.ipynb | 31 s | <= 20 s | **no**" in text
+    assert "`full` mode" in text and f"{run.machine['cores']} cores" in text
+    readme.write_text("# no markers\n")
+    with pytest.raises(WorkbookError, match="markers"):
+        bench.update_readme(str(recorded), str(readme))

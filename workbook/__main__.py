@@ -39,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     bench = commands.add_parser("bench", help="measure the course's speed goals on this machine (quick; --full)")
     bench.add_argument("--full", action="store_true", help="also the notebooks, first-ever loads, 100k documents")
     bench.add_argument("--json", metavar="PATH", help="where to write the JSON (default benchmarks/results/last.json)")
+    bench.add_argument("--readme", action="store_true", help="measure nothing: rewrite README's table from the JSON")
     from workbook.quiz.cli import QUIZ_COMMANDS, add_quiz_commands
     from workbook.schema_doctor.cli import add_doctor_command
 
@@ -73,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "bench":
             from workbook.bench import main as bench_main
 
-            return bench_main(full=args.full, json_path=args.json)
+            return bench_main(full=args.full, json_path=args.json, readme=args.readme)
         if args.command in QUIZ_COMMANDS:
             from workbook.quiz.cli import run_quiz_command
 

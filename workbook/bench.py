@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -35,11 +35,20 @@ from tqdm.auto import tqdm
 SCALE = "small"
 """The learners' scale: every figure is measured at it."""
 
-NOTEBOOK_REPEAT, NOTEBOOK_WARMUP = 10, 2
-"""The repeat and warm-up counts notebook 04 passes to run()."""
+NOTEBOOK_REPEAT, NOTEBOOK_WARMUP, NOTEBOOK_EXPLAIN_RUNS = 5, 1, 5
+"""The counts notebook 01 passes to ``run_workload`` (``repeat=5, warmup=1, explain_runs=5``);
+:func:`notebook_counts` reads them from the notebook itself, these are the fallback."""
+
+WORKLOAD_NOTEBOOK = "01_workload.ipynb"
+"""The notebook whose ``run_workload(...)`` call the run() figure reproduces."""
 
 DATASETS = ("store", "followers", "parts")
 SHAPES = ("embedded", "referenced", "hybrid")
+
+
+def _load_now() -> float | None:
+    """The 1-minute load average now (None where the platform has none)."""
+    return round(os.getloadavg()[0], 1) if hasattr(os, "getloadavg") else None
 
 
 @dataclass
@@ -53,6 +62,7 @@ class Figure:
     at_most: float | None = None
     at_least: float | None = None
     note: str = ""
+    load_average: float | None = field(default_factory=lambda: _load_now())
 
     @property
     def goal(self) -> str:
@@ -103,9 +113,17 @@ class BenchRun:
             verdict = {True: "ok", False: "MISSED", None: ""}[figure.ok]
             value = f"{figure.value:,.3g}" if abs(figure.value) < 100 else f"{figure.value:,.0f}"
             note = f"  ({figure.note})" if figure.note else ""
-            lines.append(f"  {figure.name:<{width}}  {value:>9} {figure.unit:<3} {figure.goal:>10}  {verdict:<6}{note}")
+            load = "" if figure.load_average is None else f"load {figure.load_average:>4.1f}"
+            lines.append(
+                f"  {figure.name:<{width}}  {value:>9} {figure.unit:<3} {figure.goal:>10}  {verdict:<6} {load}{note}"
+            )
         missed = [f for f in self.figures if f.ok is False]
         lines.append("")
+        cores = self.machine.get("cores")
+        lines.append(
+            f"load average at the end: {_load_now()} (each figure's is beside it; above {cores}, "
+            "the machine was shared and wall times are inflated)"
+        )
         lines.append(
             f"{len(self.figures)} figures in {self.seconds:.0f} s; "
             + (f"{len(missed)} goal(s) missed." if missed else "every goal holds.")
@@ -176,11 +194,28 @@ def _environment(**values: str | None) -> Iterator[None]:
 # --- the figures --------------------------------------------------------------------------------------
 
 
+def bench_server_start() -> list[Figure]:
+    """The offline server's start in a fresh process (import and start; once per kernel, not part of any load)."""
+    code = (
+        "import time; t = time.perf_counter(); from workbook.offline import offline_server; offline_server(); "
+        "print(time.perf_counter() - t)"
+    )
+    env = {**os.environ}
+    env.pop("MONGODB_URI", None)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    try:
+        seconds = float(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return []
+    return [Figure("load at small", "offline server start, once per process", seconds, "s",
+                   note="not counted in the loads below")]  # fmt: skip
+
+
 def bench_loads(full: bool) -> list[Figure]:
     """Each dataset in each shape at ``small``: first load, from this machine's snapshot, repeated."""
     from workbook import snapshot
 
-    figures: list[Figure] = []
+    figures: list[Figure] = bench_server_start()
     for dataset in DATASETS:
         for shape in SHAPES:
             label, load = f"{dataset}/{shape}", _loader(dataset, shape)
@@ -236,21 +271,40 @@ def bench_sizes() -> list[Figure]:
     ]
 
 
+def notebook_counts() -> dict[str, int]:
+    """``repeat``, ``warmup``, ``explain_runs`` as notebook 01 passes them to ``run_workload`` (else defaults)."""
+    import re
+
+    counts = {"repeat": NOTEBOOK_REPEAT, "warmup": NOTEBOOK_WARMUP, "explain_runs": NOTEBOOK_EXPLAIN_RUNS}
+    folder = notebooks_dir()
+    notebook = folder / WORKLOAD_NOTEBOOK if folder is not None else None
+    if notebook is None or not notebook.is_file():
+        return counts
+    for cell in json.loads(notebook.read_text())["cells"]:
+        source = "".join(cell.get("source", []))
+        call = re.search(r"run_workload\(([^)]*)\)", source)
+        if cell.get("cell_type") == "code" and call:
+            for name, value in re.findall(r"(repeat|warmup|explain_runs)\s*=\s*(\d+)", call.group(1)):
+                counts[name] = int(value)
+            break
+    return counts
+
+
 def bench_run() -> tuple[list[Figure], Any]:
-    """``run()`` of the store workload on the three shapes at ``small`` with the notebook's counts."""
+    """``run()`` of the store workload on the three shapes at ``small`` with notebook 01's counts."""
     import workbook
 
     shapes = store_shapes()
-    seconds, runs = timed(
-        lambda: workbook.run_workload(shapes, repeat=NOTEBOOK_REPEAT, warmup=NOTEBOOK_WARMUP, progress=False)
-    )
+    counts = notebook_counts()
+    seconds, runs = timed(lambda: workbook.run_workload(shapes, **counts, progress=False))
+    described = ", ".join(f"{name}={value}" for name, value in counts.items())
     figure = Figure(
         "run_workload() at small",
-        f"store workload, 3 shapes, repeat={NOTEBOOK_REPEAT}, warmup={NOTEBOOK_WARMUP}",
+        f"store workload, 3 shapes, {described}",
         seconds,
         "s",
         at_most=15.0,
-        note=f"{len(runs)} timed calls",
+        note=f"{len(runs)} timed calls; notebook 01's counts",
     )
     return [figure], runs
 
@@ -418,27 +472,30 @@ def notebooks_dir() -> Path | None:
     return folder if folder.is_dir() else None
 
 
-def bench_notebooks() -> list[Figure]:
-    """Each notebook's wall time under nbval at the learners' scale, one pytest per notebook, and the total."""
+def bench_notebooks(pattern: str = "*.ipynb") -> Iterator[Figure]:
+    """Each notebook's wall time under nbval at the learners' scale, one pytest per notebook, and the total.
+
+    Yielded one by one, so each is printed as soon as it is measured. Loads in the notebooks are
+    restored from the snapshots this run's load figures left in the cache folder, as on a learner's
+    machine after the first time.
+    """
     folder = notebooks_dir()
     if folder is None:
-        return []
-    figures, total = [], 0.0
+        return
+    total, count = 0.0, 0
     env = {**os.environ, "WORKBOOK_SCALE": SCALE}
     env.pop("MONGODB_URI", None)
-    for notebook in sorted(folder.glob("*.ipynb")):
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax", str(notebook)]
+    for notebook in sorted(folder.glob(pattern)):
+        # the project's own pytest options: strict nbval with its sanitizers, as the test suite runs them
+        relative = str(notebook.relative_to(folder.parent))
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", relative]
         run = partial(subprocess.run, command, cwd=folder.parent, env=env, capture_output=True, text=True, check=False)
         seconds, done = timed(run)
         total += seconds
-        passed = done.returncode == 0
-        figures.append(
-            Figure(
-                "notebooks (nbval, small)", notebook.name, seconds, "s", at_most=20.0, note="" if passed else "FAILED"
-            )
-        )
-    figures.append(Figure("notebooks (nbval, small)", "the whole course", total, "s", at_most=180.0))
-    return figures
+        count += 1
+        note = "" if done.returncode == 0 else "FAILED: " + (done.stdout.strip().splitlines() or ["?"])[-1]
+        yield Figure("notebooks (nbval, small)", notebook.name, seconds, "s", at_most=20.0, note=note)
+    yield Figure("notebooks (nbval, small)", f"the whole course ({count} notebooks)", total, "s", at_most=180.0)
 
 
 def measure(full: bool = False) -> BenchRun:
@@ -448,7 +505,7 @@ def measure(full: bool = False) -> BenchRun:
     with _environment(MONGODB_URI=None, WORKBOOK_SCALE=SCALE):
         bench = BenchRun("full" if full else "quick", machine())
         started = time.perf_counter()
-        steps: list[tuple[str, Callable[[], list[Figure]]]] = [("loads", lambda: bench_loads(full))]
+        steps: list[tuple[str, Callable[[], Iterable[Figure]]]] = [("loads", lambda: bench_loads(full))]
         runs_holder: dict[str, Any] = {}
 
         def run_step() -> list[Figure]:
@@ -472,7 +529,11 @@ def measure(full: bool = False) -> BenchRun:
                 bar.set_postfix_str(label)
                 for figure in step():  # each figure as soon as it is measured: a stopped run still says something
                     bench.figures.append(figure)
-                    bar.write(f"  {figure.group}: {figure.name}: {figure.value:,.3g} {figure.unit} {figure.goal}")
+                    verdict = {True: "ok", False: "MISSED", None: ""}[figure.ok]
+                    bar.write(
+                        f"  {figure.group}: {figure.name}: {figure.value:,.3g} {figure.unit} "
+                        f"(goal {figure.goal or 'none'}) {verdict}, load average {figure.load_average}"
+                    )
         bench.seconds = time.perf_counter() - started
     return bench
 
@@ -483,8 +544,68 @@ def default_json_path() -> Path | None:
     return None if folder is None else folder.parent / "benchmarks" / "results" / "last.json"
 
 
-def main(full: bool = False, json_path: str | None = None) -> int:
-    """Run the benchmark, print the table, write the JSON; exit code 0 (goals are reported, not enforced)."""
+README_START = "<!-- bench table: generated by `python -m workbook bench --readme` from the last recorded run -->"
+README_END = "<!-- end of bench table -->"
+
+
+def _value_text(value: float) -> str:
+    return f"{value:,.3g}" if abs(value) < 100 else f"{value:,.0f}"
+
+
+def readme_table(data: dict[str, Any]) -> str:
+    """The README's speed table (markdown) from a recorded run's JSON: every figure, its goal and verdict."""
+    info = data["machine"]
+    load = info.get("load_average") or ["?"]
+    lines = [
+        f"Last recorded run: {info['when']}, `{data['mode']}` mode, {info['cores']} cores, load average "
+        f"{load[0]} at the start, Python {info['python']}, {info['engine']}, scale `{info['scale']}` "
+        f"({data['seconds']:.0f} s in all). Above a load average of {info['cores']} the machine was shared and "
+        "wall times are inflated; each row has the load average when it was measured.",
+        "",
+        "| group | figure | measured | goal | holds | load |",
+        "|---|---|---:|---|---|---:|",
+    ]
+    for figure in data["figures"]:
+        verdict = {True: "yes", False: "**no**", None: ""}[figure["ok"]]
+        note = f" ({figure['note']})" if figure.get("note") else ""
+        measured = f"{_value_text(figure['value'])} {figure['unit']}"
+        lines.append(
+            f"| {figure['group']} | {figure['name']}{note} | {measured} | {figure['goal']} | {verdict} | "
+            f"{figure.get('load_average') if figure.get('load_average') is not None else ''} |"
+        )
+    return "\n".join(lines)
+
+
+def update_readme(json_path: str | None = None, readme: str | None = None) -> Path:
+    """Rewrite the README's speed table from the recorded run (``benchmarks/results/last.json``)."""
+    from workbook.errors import WorkbookError
+
+    source = Path(json_path) if json_path else default_json_path()
+    if source is None or not source.is_file():
+        raise WorkbookError(f"no recorded benchmark run at {source}", fix="run `python -m workbook bench --full` first")
+    folder = notebooks_dir()
+    target = Path(readme) if readme else (folder.parent if folder is not None else Path.cwd()) / "README.md"
+    text = target.read_text()
+    if README_START not in text or README_END not in text:
+        raise WorkbookError(
+            f"{target} has no speed table markers",
+            fix=f"put the two lines {README_START!r} and {README_END!r} where the table goes",
+        )
+    before, _, rest = text.partition(README_START)
+    _, _, after = rest.partition(README_END)
+    table = readme_table(json.loads(source.read_text()))
+    target.write_text(f"{before}{README_START}\n{table}\n{README_END}{after}")
+    return target
+
+
+def main(full: bool = False, json_path: str | None = None, readme: bool = False) -> int:
+    """Run the benchmark, print the table, write the JSON; exit code 0 (goals are reported, not enforced).
+
+    ``readme``: measure nothing, rewrite the README's speed table from the recorded JSON instead.
+    """
+    if readme:
+        print(f"speed table rewritten in {update_readme(json_path)}")
+        return 0
     bench = measure(full)
     print(bench.table())
     target = Path(json_path) if json_path else default_json_path()
