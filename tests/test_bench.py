@@ -95,3 +95,10 @@ def test_the_readme_table_is_rewritten_from_the_recorded_run(tmp_path):
     readme.write_text("# no markers\n")
     with pytest.raises(WorkbookError, match="markers"):
         bench.update_readme(str(recorded), str(readme))
+
+
+def test_the_repository_readme_has_the_speed_table_markers():
+    folder = bench.notebooks_dir()
+    assert folder is not None
+    text = (folder.parent / "README.md").read_text()
+    assert text.index(bench.README_START) < text.index(bench.README_END)
