@@ -23,6 +23,7 @@ from typing import Any
 from bson import Decimal128, ObjectId
 
 from workbook import engine_compat
+from workbook.errors import BulkLoadFallback
 from workbook.facts import MAX_NESTING_DEPTH
 
 INT32 = (-(2**31), 2**31 - 1)
@@ -43,8 +44,14 @@ snapshot file is written from these instead of walking the persistent maps again
 by :func:`workbook.loading.load` once its snapshot is taken."""
 
 
-class NotBulkLoadable(Exception):
-    """This collection needs the document-by-document path (an index kind the bulk builder does not build)."""
+INSTALLED: dict[tuple[str, str], object] = {}
+"""The contents' version of each collection the bulk loader last installed, by (database, collection)."""
+
+
+NotBulkLoadable = BulkLoadFallback
+"""Raised for a collection that needs the document-by-document path (an index kind not built here)."""
+_Unusual = BulkLoadFallback
+"""Raised inside the encoder for a document the engine's own encoder must take."""
 
 
 # --- validation: the engine's validator, with a conservative fast pre-check ------------------------------
@@ -227,10 +234,6 @@ def encoder(engine: Any) -> Callable[[Mapping[str, Any]], Any]:
             return engine_compat.stored_payload(engine, document)
 
     return encode_document
-
-
-class _Unusual(Exception):
-    """A document the one-pass encoder leaves to the engine."""
 
 
 def _duplicate_id(db_name: str, coll_name: str, identifier: Any) -> Exception:
@@ -486,10 +489,10 @@ def _prune(value: Any, paths: Sequence[tuple[str, ...]], marker: str, found: lis
     return kept
 
 
-def install(db_name: str, coll_name: str, documents: Sequence[Mapping[str, Any]]) -> tuple[int, object]:
-    """Check, encode and install ``documents`` into the empty collection ``db_name.coll_name``.
+def install(db_name: str, coll_name: str, documents: Sequence[Mapping[str, Any]]) -> int:
+    """Check, encode and install ``documents`` into the empty collection ``db_name.coll_name``; the count.
 
-    Returns the count and the installed contents' version (what :mod:`workbook.sizes` keys on).
+    The installed contents' version (what :mod:`workbook.sizes` keys on) is left in :data:`INSTALLED`.
 
     The collection (validator, indexes) must exist and be empty; the work runs on the calling
     thread, only the final swap on the engine's, under the collection's lock.
@@ -501,7 +504,7 @@ def install(db_name: str, coll_name: str, documents: Sequence[Mapping[str, Any]]
     engine = server.engine
     options, records = server.run(engine_compat.collection_state(engine, db_name, coll_name))
     if not documents:
-        return 0, None
+        return 0
     collection, indexes = build(engine, db_name, coll_name, documents, options, records)
     writes = hook_for(engine).writes
     writes.bump(db_name, coll_name)
@@ -511,4 +514,5 @@ def install(db_name: str, coll_name: str, documents: Sequence[Mapping[str, Any]]
         writes.bump(db_name, coll_name)
     for listener in WRITE_LISTENERS:
         listener("insert", db_name, coll_name)
-    return len(documents), collection._values
+    INSTALLED[(db_name, coll_name)] = collection._values
+    return len(documents)

@@ -127,3 +127,7 @@ class DoctorOutOfTime(Exception):
 
 class ScaleRefusedError(WorkbookError, ValueError):
     """Raised when a scale is too big for the engine it would load into (``large`` on the offline default)."""
+
+
+class BulkLoadFallback(Exception):  # noqa: N818 - a signal, never shown to a learner
+    """Internal: the bulk loader (workbook/bulkload.py) leaves this document or collection to the engine's path."""

@@ -222,9 +222,10 @@ def _bulk(
     bar.set_postfix_str(f"storing {spec.name}")
     with_ids = [d if "_id" in d else {"_id": ObjectId(), **d} for d in documents]
     try:
-        stored, version = bulkload.install(db.name, spec.name, with_ids)
+        stored = _insert(db, spec.name, with_ids, "bulk")
     except bulkload.NotBulkLoadable:  # an index kind it does not build: insert, then those builds
         return _batches(db, spec, with_ids, bar, "offline", lease)
+    version = bulkload.INSTALLED.pop((db.name, spec.name), None)
     if version is not None:
         indexes = [("_id",), *(tuple(field for field, _ in index.keys) for index in spec.indexes)]
         seed_sizes_from_documents(db.name, spec.name, version, with_ids, sizes, indexes)
@@ -250,11 +251,14 @@ def _batches(
 
 
 def _insert(db: Database, collection: str, batch: list[dict[str, Any]], kind: str) -> int:
-    """Insert a batch: straight into the engine on the offline default, ``insert_many`` on a server."""
+    """Insert a batch: built in one pass (``bulk``), straight into the engine (offline), ``insert_many`` on a server."""
+    from workbook import bulkload
     from workbook.offline import offline_server
 
     if not batch:
         return 0
+    if kind == "bulk":
+        return bulkload.install(db.name, collection, batch)
     if kind == "offline":
         return offline_server().bulk_insert(db.name, collection, batch)  # counted as a write by the server
     return len(db[collection].insert_many(batch, ordered=False).inserted_ids)
