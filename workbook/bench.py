@@ -296,7 +296,10 @@ def bench_run() -> tuple[list[Figure], Any]:
 
     shapes = store_shapes()
     counts = notebook_counts()
-    seconds, runs = timed(lambda: workbook.run_workload(shapes, **counts, progress=False))
+    repeat, warmup, explain_runs = counts["repeat"], counts["warmup"], counts["explain_runs"]
+    seconds, runs = timed(
+        lambda: workbook.run_workload(shapes, repeat=repeat, warmup=warmup, explain_runs=explain_runs, progress=False)
+    )
     described = ", ".join(f"{name}={value}" for name, value in counts.items())
     figure = Figure(
         "run_workload() at small",

@@ -82,7 +82,8 @@ class _Source:
 
 def _type_expression(names: Sequence[str], var: str) -> str | None:
     """Python for "``var`` has one of the BSON types ``names``", or None if a name is not handled here."""
-    exact, ranges = [], []
+    exact: list[str] = []
+    ranges: list[tuple[int, int]] = []
     for name in names:
         if name in _NAMED_TYPES:
             exact.append(_NAMED_TYPES[name])
@@ -336,8 +337,8 @@ def _build_indexes(
         buckets: dict[Any, list[tuple[int, Any]]] = {}
         unique: set[Any] = set()
         split = [tuple(field.split(".")) for field in fields]
-        for ordinal, ((key, _), document, found) in enumerate(zip(rows, projected, scalar_keys, strict=True)):
-            both = equality.keys(found, split)
+        for ordinal, ((key, _), document, paths_found) in enumerate(zip(rows, projected, scalar_keys, strict=True)):
+            both = equality.keys(paths_found, split)
             if both is None:  # arrays the fast rules do not cover: the engine's own key functions
                 keys = engine_compat.index_keys(engine, document, fields)
                 document_keys = keys

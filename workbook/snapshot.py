@@ -287,7 +287,8 @@ def _rebuild_index(plain: tuple[int, list[tuple[Any, list[tuple[int, Any]]]]]) -
 
     next_ordinal, buckets = plain
     members_of, ordinals_of, roots_of = [], [], []
-    empty_set, empty_map = HashTrieSet(), HashTrieMap()
+    empty_set: Any = HashTrieSet()
+    empty_map: Any = HashTrieMap()
     for key, members in buckets:
         if len(members) == 1:  # most buckets of a selective index: no treap to arrange
             ordinal, member = members[0]
