@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from pymongo.database import Database
@@ -53,7 +55,7 @@ def load(
     and ``medium`` prints an estimate first.
     """
     from workbook.connection import connect, engine_info
-    from workbook.datasets import Dataset, generate
+    from workbook.datasets import Dataset
 
     if not isinstance(dataset, (str, Dataset)):
         raise ArgumentTypeError(
@@ -80,6 +82,25 @@ def load(
     if info.kind == "offline":
         scales.check_offline_load(name, shape, scale if isinstance(dataset, str) else dataset.scale, force=force)
     # --- end speed ---
+    with _collector_paused():  # millions of new objects: no full collections over the learner's heap meanwhile
+        return _load_for_real(db, dataset, shape, spec, info, started, scale=scale, seed=seed, progress=progress)
+
+
+def _load_for_real(
+    db: Database,
+    dataset: Dataset | str,
+    shape: str,
+    spec: Any,
+    info: Any,
+    started: float,
+    *,
+    scale: str,
+    seed: int,
+    progress: bool,
+) -> LoadedShape:
+    """Generate, shape and store the documents (no snapshot to restore): the body of :func:`load`."""
+    from workbook.datasets import generate
+
     if isinstance(dataset, str):
         dataset = generate(dataset, scale=scale, seed=seed)
     documents = spec.build(dataset)
@@ -110,6 +131,20 @@ def load(
         finally:
             BUILT.clear()
     return LoadedShape(db, report)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block (a load makes only acyclic data), as it was after."""
+    import gc
+
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _restore(db: Database, found: snapshot.Snapshot, engine: str, started: float) -> LoadedShape:
