@@ -185,7 +185,9 @@ def test_a_deep_document_is_refused_with_the_depth_error() -> None:
 # --- the pieces, against the engine's own functions -----------------------------------------------------
 
 ODD_VALUES: list[Any] = [
-    None, True, 0, -1, 2**31, -(2**31) - 1, 2**40, 1.5, -0.0, float("nan"), "", "x", [], {}, [1, [2]], (1, 2),
+    None, True, 0, -1, 2**31,
+    ["a", 1, 2.5, None, 2**40, *range(12)],
+    -(2**31) - 1, 2**40, 1.5, -0.0, float("nan"), "", "x", [], {}, [1, [2]], (1, 2),
     {"a": {"b": 1}}, datetime.datetime(2024, 1, 2, 3, 4, 5, 678901), ObjectId("65a1b2c3d4e5f60718293a4b"),
     datetime.datetime(2024, 1, 2, tzinfo=datetime.timezone(datetime.timedelta(hours=2))),
     Decimal128("1.5"), Int64(7), b"\x00\x01", uuid.UUID(int=5), {"$mongoeco": {"type": "datetime", "value": "x"}},

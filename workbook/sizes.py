@@ -135,6 +135,17 @@ def _scalar_bytes(value: Any) -> int | None:
     return None
 
 
+def _array_bytes(values: list[Any]) -> int | None:
+    """A BSON array of plain scalars: a document keyed "0", "1"...; None if an element is not a plain scalar."""
+    total = 4 + 1
+    for position, value in enumerate(values):
+        size = _scalar_bytes(value)
+        if size is None:
+            return None
+        total += 1 + len(str(position)) + 1 + size
+    return total
+
+
 def _entry_bytes_fast(document: dict[str, Any], fields: Iterable[str]) -> int:
     """:func:`_entry_bytes` by arithmetic when every indexed value is a plain scalar (``{k0: v, ...}``)."""
     total = 4 + 1 + 8  # document length, terminator, record id
@@ -142,7 +153,7 @@ def _entry_bytes_fast(document: dict[str, Any], fields: Iterable[str]) -> int:
         value = _field_path(document, field.split("."))
         if value is _MISSING:
             continue
-        size = _scalar_bytes(value)
+        size = _array_bytes(value) if type(value) is list else _scalar_bytes(value)
         if size is None or position > 9:
             return _entry_bytes(document, fields)
         total += 1 + 3 + size  # type byte, "kN" and its terminator, the value
