@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from pymongo.database import Database
 from tqdm.auto import tqdm
 
-from workbook import scales, snapshot
+from workbook import gc_pause, scales, snapshot
 from workbook.errors import ArgumentTypeError
 from workbook.facts import MAX_BSON_SIZE, bson_size
 from workbook.loaded import CollectionLoad, Lease, LoadedShape, LoadReport, Rejected, begin_load
@@ -82,7 +80,7 @@ def load(
     if info.kind == "offline":
         scales.check_offline_load(name, shape, scale if isinstance(dataset, str) else dataset.scale, force=force)
     # --- end speed ---
-    with _collector_paused():  # millions of new objects: no full collections over the learner's heap meanwhile
+    with gc_pause.paused():  # millions of new acyclic objects: no collections over the learner's heap meanwhile
         return _load_for_real(db, dataset, shape, spec, info, started, scale=scale, seed=seed, progress=progress)
 
 
@@ -131,20 +129,6 @@ def _load_for_real(
         finally:
             BUILT.clear()
     return LoadedShape(db, report)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off for the block (a load makes only acyclic data), as it was after."""
-    import gc
-
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _restore(db: Database, found: snapshot.Snapshot, engine: str, started: float) -> LoadedShape:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import gc
 import hashlib
 import os
 import pickle
@@ -31,6 +30,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbook import gc_pause
 from workbook.sizes import offline_size_state, seed_offline_sizes
 
 if TYPE_CHECKING:
@@ -378,8 +378,12 @@ def read(key: str) -> Snapshot | None:
     except OSError:
         return None
     digest, _, body = raw.partition(b"\n")
-    collecting = gc.isenabled()
-    gc.disable()  # a million new objects would set off full collections over the whole heap
+    with gc_pause.paused():  # a million new objects would set off full collections over the whole heap
+        return _parse(key, path, digest, body)
+
+
+def _parse(key: str, path: Path, digest: bytes, body: bytes) -> Snapshot | None:
+    """The snapshot in a file's bytes, or None (and the file removed) if damaged or stale."""
     try:
         if hashlib.sha256(body).hexdigest().encode() != digest:
             raise ValueError("checksum mismatch")
@@ -390,9 +394,6 @@ def read(key: str) -> Snapshot | None:
     except Exception:  # damaged, stale or from another engine version: rebuild by loading
         path.unlink(missing_ok=True)
         return None
-    finally:
-        if collecting:
-            gc.enable()
 
 
 # --- what load() calls ------------------------------------------------------------------------------
