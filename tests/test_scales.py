@@ -27,7 +27,7 @@ def test_medium_prints_an_estimate_from_the_measured_small_load(capsys):
     scales.check_offline_load("parts", "embedded", "medium")
     said = capsys.readouterr().out
     expected = scales.estimate_seconds("parts", "embedded", "medium")
-    assert "488,000 documents" in said and f"about {expected / 60:.0f} min" in said
+    assert "488,000 documents" in said and f"about {scales._duration(expected)} the first time" in said
     assert expected == pytest.approx(10 * scales.estimate_seconds("parts", "embedded", "small"))
 
 

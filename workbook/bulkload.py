@@ -11,6 +11,12 @@ checked, and each document is stored in the engine's own encoded form. tests/tes
 proves that, at ``tiny``, every dataset and shape ends in the same engine state as inserting
 through the wire and building the indexes after.
 
+Where this module computes something itself rather than call the engine (plain containers and
+dates encoded in one pass, index keys of scalars and of one array of subdocuments, the fast
+validator), every other case goes to the engine's own function, and the tests compare each fast
+path with that function on odd values (numbers of every width, NaN, -0.0, dates with time zones,
+ObjectIds, Decimal128, missing and null fields, nested and empty arrays).
+
 Real MongoDB servers never come here: :mod:`workbook.loading` uses ``insert_many`` for them.
 """
 
