@@ -149,3 +149,20 @@ def test_an_offline_default_of_another_process_is_read_through_the_wire(monkeypa
     assert engine_reads.local_engine(loaded.db) is None and stored_documents(loaded.db, "users") is None
     assert not sizes._is_offline(loaded.db)
     assert Pools(loaded.db).ids("users") == sorted(u["_id"] for u in loaded.db.users.find({}, {"_id": 1}))
+
+
+def test_a_load_through_another_process_offline_default_goes_through_the_wire(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from workbook import bulkload, offline, snapshot
+
+    server = offline._server or offline.offline_server()
+    elsewhere = type("Elsewhere", (), {"host": server.host, "port": server.port + 1, "engine": server.engine})()
+    monkeypatch.setattr(offline, "_server", elsewhere)  # as if db's server ran in another process
+    refused = lambda *args, **kwargs: pytest.fail("this process's engine was written to directly")  # noqa: E731
+    monkeypatch.setattr(bulkload, "install", refused)
+    monkeypatch.setattr(snapshot, "install", refused)
+    monkeypatch.setattr(server, "bulk_insert", refused)
+    loaded = workbook.load("followers", "referenced", scale="tiny", progress=False)
+    monkeypatch.undo()
+    assert loaded["users"].count_documents({}) == loaded.report.collections[0].documents > 0

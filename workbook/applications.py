@@ -118,10 +118,10 @@ class OrderApplications:
 
 def _bulk_insert(db: Database, collection: str, documents: list[Document]) -> None:
     """Insert in batches the way ``load()`` does (straight into the engine on the offline default)."""
-    from workbook.connection import engine_info
+    from workbook.engine_reads import is_offline
     from workbook.loading import BATCH, _insert
 
-    kind = engine_info(db).kind
+    kind = "offline" if is_offline(db) else "mongodb"
     for start in range(0, len(documents), BATCH):
         _insert(db, collection, documents[start : start + BATCH], kind)
 

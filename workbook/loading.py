@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,7 @@ def load(
     """
     from workbook.connection import connect, engine_info
     from workbook.datasets import Dataset
+    from workbook.engine_reads import is_offline
 
     if not isinstance(dataset, (str, Dataset)):
         raise ArgumentTypeError(
@@ -71,6 +73,8 @@ def load(
         )
     require_own_database(db.name)
     info = engine_info(db)
+    if info.kind == "offline" and not is_offline(db):  # another process's offline default: a server to us
+        info = dataclasses.replace(info, kind="mongodb")
     started = time.perf_counter()
     # --- speed (workbook/snapshot.py, workbook/scales.py): the same load restored from a snapshot; ---
     # --- large refused on the offline default unless forced, medium estimated before it starts ---
