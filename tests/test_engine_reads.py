@@ -166,3 +166,45 @@ def test_a_load_through_another_process_offline_default_goes_through_the_wire(
     loaded = workbook.load("followers", "referenced", scale="tiny", progress=False)
     monkeypatch.undo()
     assert loaded["users"].count_documents({}) == loaded.report.collections[0].documents > 0
+
+
+@pytest.mark.parametrize("layout", ["outlier", "bucket", "applications"])
+def test_lesson_loads_in_one_pass_equal_inserting_through_the_wire(
+    layout: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workbook import applications
+    from workbook.patterns import layouts
+
+    def load(suffix: str) -> Any:
+        db = workbook.connect(database=f"fill_{layout}_{suffix}", quiet=True)
+        if layout == "applications":
+            return applications.load_applications(workbook.generate("store", scale="tiny", seed=7), db).db
+        return layouts.load_layout(workbook.generate("followers", scale="tiny", seed=7), layout, db).db
+
+    def state(db: Any) -> dict[str, Any]:
+        return {
+            name: (list(db[name].find()), [i["key"] for i in db[name].list_indexes()])
+            for name in sorted(db.list_collection_names())
+        }
+
+    one_pass = load("bulk")
+    monkeypatch.setenv("WORKBOOK_BULKLOAD", "0")
+    wire = load("wire")
+    try:
+        assert state(one_pass) == state(wire) and any(docs for docs, _ in state(wire).values())
+        checked = 0
+        for name in sorted(one_pass.list_collection_names()):
+            for index in one_pass[name].list_indexes():
+                field = next(iter(index["key"]))
+                holder = one_pass[name].find_one({field: {"$exists": True}})
+                if holder is None:
+                    continue
+                query = {field: field_values(holder, field)[0]}
+                explained = [workbook.explain(db[name], query).summary() for db in (one_pass, wire)]
+                assert explained[0]["keysExamined"] == explained[1]["keysExamined"] > 0
+                assert explained[0]["index"] == explained[1]["index"]
+                checked += 1
+        assert checked
+    finally:
+        for db in (one_pass, wire):
+            db.client.drop_database(db.name)

@@ -116,20 +116,11 @@ class OrderApplications:
         return frame[columns].astype({c: "Int64" for c in columns[:-1]})
 
 
-def _bulk_insert(db: Database, collection: str, documents: list[Document]) -> None:
-    """Insert in batches the way ``load()`` does (straight into the engine on the offline default)."""
-    from workbook.engine_reads import is_offline
-    from workbook.loading import BATCH, _insert
-
-    kind = "offline" if is_offline(db) else "mongodb"
-    for start in range(0, len(documents), BATCH):
-        _insert(db, collection, documents[start : start + BATCH], kind)
-
-
 def load_applications(dataset: Any, db: Database | None = None) -> OrderApplications:
     """Store ``dataset``'s orders in both applications' shapes (replacing what ``db`` held); returns them."""
     from workbook.connection import connect
     from workbook.datasets import Dataset
+    from workbook.loading import fill
     from workbook.namespace import require_own_database
 
     if not isinstance(dataset, Dataset) or dataset.name != "store":
@@ -140,10 +131,10 @@ def load_applications(dataset: Any, db: Database | None = None) -> OrderApplicat
         orders = [dict(order) for order in dataset.collections["orders"]]
         for name in ("orders", "pick_lines"):
             db.drop_collection(name)
-        _bulk_insert(db, "orders", orders)
         newest = [("customerId", ASCENDING), ("createdAt", DESCENDING), ("_id", DESCENDING)]
-        db.orders.create_index(newest, name="customer_newest")
-        _bulk_insert(db, "pick_lines", pick_lines(orders))
+        db.orders.create_index(newest, name="customer_newest")  # on the empty collection: then one pass
+        fill(db, "orders", orders)
         pick_order = [("status", ASCENDING), ("productId", ASCENDING), ("_id", ASCENDING)]
         db.pick_lines.create_index(pick_order, name="pick_order")
+        fill(db, "pick_lines", pick_lines(orders))
     return OrderApplications(db)

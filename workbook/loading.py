@@ -273,6 +273,31 @@ def _batches(
     return stored
 
 
+def fill(db: Database, collection: str, documents: list[dict[str, Any]]) -> int:
+    """Store ``documents`` in ``collection``, empty, its indexes and validator already made; the count.
+
+    On this process's offline default they are checked and installed in one pass (the bulk
+    loader, as :func:`load` does); elsewhere, inserted in batches of :data:`BATCH`.
+    """
+    from bson import ObjectId
+
+    from workbook import bulkload
+    from workbook.engine_reads import is_offline
+
+    local = is_offline(db)
+    if local and bulkload_enabled() and documents:
+        with_ids = [d if "_id" in d else {"_id": ObjectId(), **d} for d in documents]
+        try:
+            stored = _insert(db, collection, with_ids, "bulk")
+        except bulkload.NotBulkLoadable:  # an index kind it does not build: insert as on a server
+            pass
+        else:
+            bulkload.INSTALLED.pop((db.name, collection), None)
+            return stored
+    kind = "offline" if local else "mongodb"
+    return sum(_insert(db, collection, documents[i : i + BATCH], kind) for i in range(0, len(documents), BATCH))
+
+
 def _insert(db: Database, collection: str, batch: list[dict[str, Any]], kind: str) -> int:
     """Insert a batch: built in one pass (``bulk``), straight into the engine (offline), ``insert_many`` on a server."""
     from workbook import bulkload

@@ -130,6 +130,7 @@ def load_layout(dataset: Any, name: str, db: Database | None = None, *, size: in
     """Load the followers dataset in the ``outlier`` or ``bucket`` layout (default database:
     ``workbench_<learner>_followers_<name>``); returns the :class:`Layout`."""
     from workbook.connection import connect
+    from workbook.loading import fill
     from workbook.namespace import require_own_database
 
     if name not in LAYOUTS:
@@ -146,11 +147,10 @@ def load_layout(dataset: Any, name: str, db: Database | None = None, *, size: in
         documents = outlier_documents(dataset, size) if name == "outlier" else bucket_documents(dataset, size)
         for collection, rows in documents.items():
             db.drop_collection(collection)
-            for start in range(0, len(rows), 1000):
-                db[collection].insert_many(rows[start : start + 1000], ordered=False)
             for index_collection, keys in _INDEXES[name].items():
                 if index_collection == collection:
-                    db[collection].create_index(keys)
+                    db[collection].create_index(keys)  # on the empty collection: the rows then go in one pass
+            fill(db, collection, rows)
     return Layout(name, db, size)
 
 
