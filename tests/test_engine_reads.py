@@ -104,7 +104,7 @@ def test_capstone_array_and_size_facts_from_storage_equal_the_servers(
     offline = {name: grading.array_lengths(loaded[name]) for name in loaded.collection_names}
     largest = {name: sizes.largest_document_bytes(loaded[name]) for name in loaded.collection_names}
     monkeypatch.setattr(grading, "stored_documents", lambda db, collection: None)
-    monkeypatch.setattr(sizes, "_is_offline", lambda db: False)
+    monkeypatch.setattr(sizes, "is_offline", lambda db: False)
     assert {name: grading.array_lengths(loaded[name]) for name in loaded.collection_names} == offline
     assert {name: sizes.largest_document_bytes(loaded[name]) for name in loaded.collection_names} == largest
     assert any(offline.values()) and all(size > 0 for size in largest.values())
@@ -147,7 +147,7 @@ def test_an_offline_default_of_another_process_is_read_through_the_wire(monkeypa
     elsewhere = type("Elsewhere", (), {"host": server.host, "port": server.port + 1, "engine": server.engine})()
     monkeypatch.setattr(offline, "_server", elsewhere)  # this process's server is not the one db talks to
     assert engine_reads.local_engine(loaded.db) is None and stored_documents(loaded.db, "users") is None
-    assert not sizes._is_offline(loaded.db)
+    assert not sizes.is_offline(loaded.db) and sizes._offline_sizes(loaded.db, "users") is None
     assert Pools(loaded.db).ids("users") == sorted(u["_id"] for u in loaded.db.users.find({}, {"_id": 1}))
 
 

@@ -454,7 +454,7 @@ def test_big_collections_are_sampled_and_whole_reads_are_announced_first(
 ) -> None:
     from workbook.schema_doctor import memory
 
-    monkeypatch.setattr(memory, "offline_storage", lambda *args: None)  # read as from a server, through the wire
+    monkeypatch.setattr(memory, "local_storage", lambda *args: None)  # read as from a server, through the wire
     client, recorder = recorded
     db.events.insert_many([{"n": i} for i in range(50)])
     recorder.commands.clear()

@@ -34,19 +34,37 @@ def is_offline(db: Database) -> bool:
     return local_engine(db) is not None
 
 
-def stored_documents(db: Database, collection: str) -> list[Mapping[str, Any]] | None:
-    """The committed documents of ``db[collection]`` from the offline engine (None on a real server).
-
-    The documents are the engine's own decoded copies: read them, never change them.
-    """
+def local_storage(db: Database, collection: str) -> tuple[Any, Any] | None:
+    """(the engine, a frozen view of ``collection``'s stored documents) on this process's offline
+    default, None anywhere else. The view is an O(1) copy: later writes do not change it; a
+    collection that does not exist is an empty mapping."""
     engine = local_engine(db)
     if engine is None:
         return None
     storage = engine._storage.get(db.name, {}).get(collection)
+    return engine, {} if storage is None else storage.copy()
+
+
+def engine_documents(engine: Any, database: str, collection: str) -> list[Mapping[str, Any]]:
+    """The committed documents of ``database.collection`` in an offline engine, in natural order.
+
+    They are the engine's own decoded forms (cached on each stored document, so an unchanged
+    document is the same object from one version to the next): read them, never change them.
+    """
+    storage = engine._storage.get(database, {}).get(collection)
     if storage is None:
         return []
     borrow = engine._borrow_storage_document
     return [borrow(stored) for stored in storage.copy().values()]  # copy(): O(1), a consistent version
+
+
+def stored_documents(db: Database, collection: str) -> list[Mapping[str, Any]] | None:
+    """The committed documents of ``db[collection]`` from this process's offline engine (None elsewhere).
+
+    The documents are the engine's own decoded copies: read them, never change them.
+    """
+    engine = local_engine(db)
+    return None if engine is None else engine_documents(engine, db.name, collection)
 
 
 _DERIVED: dict[tuple[str, tuple[str, ...], Hashable], tuple[tuple[object, ...], Any]] = {}

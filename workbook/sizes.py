@@ -13,6 +13,7 @@ from bson import ObjectId
 from pymongo.collection import Collection
 from pymongo.database import Database
 
+from workbook.engine_reads import is_offline, local_storage
 from workbook.facts import MAX_BSON_SIZE, bson_size
 from workbook.loaded import Loadable, loaded_shapes
 
@@ -51,16 +52,13 @@ def _offline_sizes(db: Database, collection: str, indexes: Iterable[Iterable[str
     root identifies a version of the contents exactly and a cached result is reused until then.
     One pass over the documents measures them and the requested indexes' entries together.
     """
-    from workbook.offline import offline_server
-
-    if not _is_offline(db):
+    found = local_storage(db, collection)
+    if found is None:
         return None
-    server = offline_server()
+    engine, frozen = found
     wanted = [tuple(fields) for fields in indexes]
-    storage = server.engine._storage.get(db.name, {}).get(collection)
-    if storage is None:
+    if not hasattr(frozen, "_values"):  # no such collection
         return _StoredSizes(None, [], np.zeros(0, dtype="int64"), dict.fromkeys(wanted, 0))
-    frozen = storage.copy()  # O(1): later writes do not change what is read here
     cached = _SIZE_CACHE.get((db.name, collection))
     if cached is not None and cached.version is frozen._values and all(k in cached.index_bytes for k in wanted):
         return cached
@@ -69,9 +67,9 @@ def _offline_sizes(db: Database, collection: str, indexes: Iterable[Iterable[str
     ids: list[Any] = []
     measured: list[int] = []
     entries = dict.fromkeys(wanted, 0)
-    decode = server.engine._decode_storage_document
+    borrow = engine._borrow_storage_document  # the engine's cached decoded form: read only
     for stored in frozen.values():
-        document = decode(stored)
+        document = borrow(stored)
         ids.append(document["_id"])
         measured.append(bson_size(document))
         for fields in wanted:
@@ -158,13 +156,6 @@ def _entry_bytes_fast(document: dict[str, Any], fields: Iterable[str]) -> int:
             return _entry_bytes(document, fields)
         total += 1 + 3 + size  # type byte, "kN" and its terminator, the value
     return total
-
-
-def _is_offline(db: Database) -> bool:
-    """Whether this process's offline default serves ``db`` (its storage is then read directly)."""
-    from workbook.engine_reads import is_offline
-
-    return is_offline(db)
 
 
 def size_table(shapes: Loadable) -> pd.DataFrame:
@@ -330,7 +321,7 @@ def largest_document_bytes(collection: Collection) -> int:
     A server answers one ``$group``; the offline default reads the sizes it keeps per version of
     the contents (:func:`document_sizes`).
     """
-    if _is_offline(collection.database):
+    if is_offline(collection.database):
         sizes = document_sizes(collection)
         return int(sizes.max()) if len(sizes) else 0
     rows = list(collection.aggregate([{"$group": {"_id": None, "largest": {"$max": {"$bsonSize": "$$ROOT"}}}}]))

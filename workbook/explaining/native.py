@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from workbook import planner
+from workbook.engine_reads import engine_documents
 from workbook.errors import ExplainError, UnknownHintError, UnsupportedByModelError
 from workbook.explaining.cache import ModelCache, WriteCounter
 from workbook.explaining.model import collections_read, explain_command
@@ -105,25 +106,13 @@ class ExplainHook:
         cached = self.models.get(key, stamp)
         if cached is not None:
             return cached
-        documents = self._documents(database, name) if exists else []
+        # Read on the server's event loop, so no write interleaves; an unchanged document is the same
+        # object in the next version, and the model reuses the index keys it made for it.
+        documents = engine_documents(self._engine, database, name) if exists else []
         model = planner.Collection(documents, indexes, options.get("collation"), previous=self.models.latest(key))
         if self.writes.stamp(database, name) == stamp[0]:  # no write began meanwhile
             self.models.put(key, stamp, model)
         return model
-
-    def _documents(self, database: str, name: str) -> list[Any]:
-        """The collection's committed documents in natural order, read from the engine's storage.
-
-        Runs on the server's event loop, so no write interleaves. The engine keeps each stored
-        document's decoded form, so an unchanged document is the same object from one version of
-        the collection to the next, and the model reuses the index keys it made for it. The model
-        only reads them.
-        """
-        storage = self._engine._storage.get(database, {}).get(name)
-        if storage is None:
-            return []
-        borrow = self._engine._borrow_storage_document
-        return [borrow(stored) for stored in storage.copy().values()]
 
 
 def _server_error(error: ExplainError) -> Exception:

@@ -30,6 +30,7 @@ from bson.objectid import ObjectId
 from pymongo.database import Database
 
 from workbook.engine_compat import to_pymongo
+from workbook.engine_reads import local_storage
 from workbook.schema_doctor.context import DocumentStat, FieldStat
 from workbook.schema_doctor.readonly import Budget
 
@@ -148,29 +149,6 @@ def summarize(document: dict[str, Any]) -> DocumentStat:
     return DocumentStat(identifier, total, tuple(fields), tuple(nested))
 
 
-def offline_storage(db: Database[Any], collection: str) -> Any | None:
-    """A frozen view of ``collection``'s stored documents on the offline default, or None on a server."""
-    from workbook.connection import engine_info
-
-    if engine_info(db).kind != "offline":
-        return None
-    server = _this_process_server(db)
-    if server is None:  # an offline server of another process (its MONGODB_URI): read it through the wire
-        return None
-    storage = server.engine._storage.get(db.name, {}).get(collection)
-    return {} if storage is None else storage.copy()  # O(1): later writes do not change what is read here
-
-
-def _this_process_server(db: Database[Any]) -> Any | None:
-    """The offline server running in this process, if ``db``'s client is connected to it."""
-    from workbook import offline
-
-    server = offline._server
-    if server is None or (server.host, server.port) not in set(db.client.nodes):
-        return None
-    return server
-
-
 def read(
     db: Database[Any],
     collection: str,
@@ -185,11 +163,10 @@ def read(
     else ``sample_size`` chosen by a generator seeded with the collection's name. A whole read past
     :data:`READ_ALL_LIMIT` is announced through ``say`` first.
     """
-    storage = offline_storage(db, collection)
-    server = _this_process_server(db) if storage is not None else None
-    if storage is None or server is None:
+    found = local_storage(db, collection)  # None on a server, or on another process's offline default
+    if found is None:
         return None
-    engine = server.engine
+    engine, storage = found
     count = len(storage)
     version = getattr(storage, "_values", None)
     key = (db.name, collection)
