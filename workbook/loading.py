@@ -234,21 +234,16 @@ def _bulk(
 
     The documents' sizes, measured above, are kept for :mod:`workbook.sizes` with their index entries.
     """
-    from bson import ObjectId
-
-    from workbook import bulkload
     from workbook.sizes import seed_sizes_from_documents
 
     for index in spec.indexes:
         db[spec.name].create_index(**index.as_kwargs())  # empty: instant, and the records are the engine's own
     lease.renew()
     bar.set_postfix_str(f"storing {spec.name}")
-    with_ids = [d if "_id" in d else {"_id": ObjectId(), **d} for d in documents]
-    try:
-        stored = _insert(db, spec.name, with_ids, "bulk")
-    except bulkload.NotBulkLoadable:  # an index kind it does not build: insert, then those builds
-        return _batches(db, spec, with_ids, bar, "offline", lease)
-    version = bulkload.INSTALLED.pop((db.name, spec.name), None)
+    installed = _install(db, spec.name, documents)
+    if installed is None:  # an index kind it does not build: insert, then those builds
+        return _batches(db, spec, documents, bar, "offline", lease)
+    with_ids, stored, version = installed
     if version is not None:
         indexes = [("_id",), *(tuple(field for field, _ in index.keys) for index in spec.indexes)]
         seed_sizes_from_documents(db.name, spec.name, version, with_ids, sizes, indexes)
@@ -279,23 +274,34 @@ def fill(db: Database, collection: str, documents: list[dict[str, Any]]) -> int:
     On this process's offline default they are checked and installed in one pass (the bulk
     loader, as :func:`load` does); elsewhere, inserted in batches of :data:`BATCH`.
     """
-    from bson import ObjectId
-
-    from workbook import bulkload
     from workbook.engine_reads import is_offline
 
     local = is_offline(db)
-    if local and bulkload_enabled() and documents:
-        with_ids = [d if "_id" in d else {"_id": ObjectId(), **d} for d in documents]
-        try:
-            stored = _insert(db, collection, with_ids, "bulk")
-        except bulkload.NotBulkLoadable:  # an index kind it does not build: insert as on a server
-            pass
-        else:
-            bulkload.INSTALLED.pop((db.name, collection), None)
-            return stored
-    kind = "offline" if local else "mongodb"
+    if local and bulkload_enabled():
+        installed = _install(db, collection, documents)
+        if installed is not None:
+            return installed[1]
+    kind = "offline" if local else "mongodb"  # no bulk load (or an index kind it does not build): batches
     return sum(_insert(db, collection, documents[i : i + BATCH], kind) for i in range(0, len(documents), BATCH))
+
+
+def _install(db: Database, collection: str, documents: list[dict[str, Any]]) -> tuple[list[Any], int, Any] | None:
+    """Bulk-load ``documents`` (given an ``_id`` where they lack one) into the empty ``collection``.
+
+    Returns (the documents as stored, how many, the installed contents' version for
+    :mod:`workbook.sizes`), or None when the collection has an index kind the bulk loader does not
+    build (nothing is stored then).
+    """
+    from bson import ObjectId
+
+    from workbook import bulkload
+
+    with_ids = [d if "_id" in d else {"_id": ObjectId(), **d} for d in documents]
+    try:
+        stored = _insert(db, collection, with_ids, "bulk")
+    except bulkload.NotBulkLoadable:
+        return None
+    return with_ids, stored, bulkload.INSTALLED.pop((db.name, collection), None)
 
 
 def _insert(db: Database, collection: str, batch: list[dict[str, Any]], kind: str) -> int:
