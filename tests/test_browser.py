@@ -272,55 +272,75 @@ def test_quiz_cell_grades_in_the_kernel(quiz_lab: LabServer, page: Page, progres
     print(f"\nbrowser test: {time.monotonic() - started:.1f} s in the page, chromium {CHROMIUM}")
 
 
+def run_and_grade(
+    page: Page,
+    lab: LabServer,
+    progress_dir: Path,
+    notebook_name: str,
+    question_id: str,
+    *,
+    title: str,
+    wrong: str,
+    right: str,
+    kernels: int = 1,
+) -> Locator:
+    """Run All a real notebook, then answer one of its choice questions wrong, then right; returns its cell.
+
+    The feedback must come from the kernel (attempt counts) and the progress file must record the
+    second attempt as the solving one.
+    """
+    cells = len(json.loads((COURSE_DIR / notebook_name).read_text(encoding="utf-8"))["cells"])
+    notebook = open_and_run_all(page, lab, notebook_name, cells, kernels=kernels)
+    question = notebook.locator(".jp-Cell").filter(has_text=f'workbook.quiz.show("{question_id}")')
+    expect(question.locator(".widget-html").first).to_have_text(title, timeout=RUN_TIMEOUT_MS)
+    no_dialog(page)
+    feedback = question.locator(".widget-vbox > .widget-html").last
+    check = question.get_by_role("button", name="Check")
+    question.get_by_text(wrong).click()
+    check.click()
+    expect(feedback).to_contain_text("✗ Not yet (attempt 1)", timeout=REDRAW_TIMEOUT_MS)
+    question.get_by_text(right).click()
+    check.click()
+    expect(feedback).to_contain_text("✓ Correct (attempt 2)", timeout=REDRAW_TIMEOUT_MS)
+    saved = json.loads((progress_dir / f"{LEARNER}.json").read_text(encoding="utf-8"))
+    assert saved["questions"][question_id]["solved_at_attempt"] == 2
+    return question
+
+
 def test_the_real_course_notebooks_open_run_and_grade(course_lab: LabServer, page: Page, progress_dir: Path) -> None:
     started = time.monotonic()
     with evidence_on_failure(page, course_lab, "course"):
         # 00 runs top to bottom as a learner runs it: Run All stops at a failing proof, so reaching the
-        # last question means every proof held in this kernel.
-        first = COURSE_NOTEBOOKS[0]
-        cells = len(json.loads((COURSE_DIR / first).read_text(encoding="utf-8"))["cells"])
-        notebook = open_and_run_all(page, course_lab, first, cells)
-        question = notebook.locator(".jp-Cell").filter(has_text='workbook.quiz.show("nb00-2")')
-        expect(question.locator(".widget-html").first).to_have_text(
-            "Which engine, when nothing is set?", timeout=RUN_TIMEOUT_MS
+        # last question means every proof held in this kernel. Its question is answered wrong, then right.
+        question = run_and_grade(
+            page,
+            course_lab,
+            progress_dir,
+            COURSE_NOTEBOOKS[0],
+            "nb00-2",
+            title="Which engine, when nothing is set?",
+            wrong="To a MongoDB server on localhost:27017",
+            right="To the offline default, an engine inside this Python process",
         )
-        expect(notebook).to_contain_text(f"database workbench_{LEARNER}")  # the banner, in a box
-        no_dialog(page)
-
-        # Answer it: a wrong option first, then the right one, graded in the kernel.
-        feedback = question.locator(".widget-vbox > .widget-html").last
-        check = question.get_by_role("button", name="Check")
-        question.get_by_text("To a MongoDB server on localhost:27017").click()
-        check.click()
-        expect(feedback).to_contain_text("✗ Not yet (attempt 1)", timeout=REDRAW_TIMEOUT_MS)
-        question.get_by_text("To the offline default, an engine inside this Python process").click()
-        check.click()
-        expect(feedback).to_contain_text("✓ Correct (attempt 2)", timeout=REDRAW_TIMEOUT_MS)
-        saved = json.loads((progress_dir / f"{LEARNER}.json").read_text(encoding="utf-8"))
-        assert saved["questions"]["nb00-2"]["solved_at_attempt"] == 2
+        expect(page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")).to_contain_text(
+            f"database workbench_{LEARNER}"  # the banner, in a box
+        )
         question.evaluate("element => element.scrollIntoView({block: 'start'})")
         page.screenshot(path=artifacts_dir() / "course.png")
 
         # A notebook of part 2 runs top to bottom too (its proofs hold in this kernel at the course
         # scale), and its question widget grades a wrong choice, then the right one.
-        second = COURSE_NOTEBOOKS[1]
-        cells = len(json.loads((COURSE_DIR / second).read_text(encoding="utf-8"))["cells"])
-        notebook = open_and_run_all(page, course_lab, second, cells, kernels=2)
-        question = notebook.locator(".jp-Cell").filter(
-            has_text='workbook.quiz.show("nb07-2")'
+        run_and_grade(
+            page,
+            course_lab,
+            progress_dir,
+            COURSE_NOTEBOOKS[1],
+            "nb07-2",
+            title="The forgotten collation",
+            wrong="The server raises an error because the collations differ",
+            right="The index is not used, and Leo Wang is not found",
+            kernels=2,
         )
-        expect(question.locator(".widget-html").first).to_have_text("The forgotten collation", timeout=RUN_TIMEOUT_MS)
-        feedback = question.locator(".widget-vbox > .widget-html").last
-        check = question.get_by_role("button", name="Check")
-        question.get_by_text("The server raises an error because the collations differ").click()
-        check.click()
-        expect(feedback).to_contain_text("✗ Not yet (attempt 1)", timeout=REDRAW_TIMEOUT_MS)
-        question.get_by_text("The index is not used, and Leo Wang is not found").click()
-        check.click()
-        expect(feedback).to_contain_text("✓ Correct (attempt 2)", timeout=REDRAW_TIMEOUT_MS)
-        saved = json.loads((progress_dir / f"{LEARNER}.json").read_text(encoding="utf-8"))
-        assert saved["questions"]["nb07-2"]["solved_at_attempt"] == 2
-        no_dialog(page)
 
         # The other real notebooks open in JupyterLab (each in the visible tab) with all their cells.
         for name in COURSE_NOTEBOOKS[2:]:
