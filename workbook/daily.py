@@ -106,11 +106,8 @@ def _rates(workload: Workload, operations: list[str], rates: dict[str, float] | 
 def call_cost(runs: pd.DataFrame, weights: dict[str, float] | None = None) -> pd.DataFrame:
     """Weighted work per call (work units, see :data:`COST_WEIGHTS`), one row per operation, one column
     per shape: round trips, documents and keys examined and bytes returned, each times its weight."""
-    parts = [per_call(runs, name) * weight for name, weight in _weights(weights).items()]
-    total = parts[0]
-    for part in parts[1:]:
-        total = total + part
-    return total
+    first, *rest = (per_call(runs, name) * weight for name, weight in _weights(weights).items())
+    return sum(rest, start=first)
 
 
 def cost_per_second(
