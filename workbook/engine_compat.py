@@ -91,6 +91,8 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         ("namespace", "index", "document", "conflict"),
     ),
     PrivateName("mongoeco.core.identity", "id_contains_numeric_value", "which _ids need the numeric scan"),
+    PrivateName("mongoeco.core.collation", "normalize_collation", "a collated unique index checked in one pass"),
+    PrivateName("mongoeco.core.collation", "string_equality_key", "a collated unique index checked in one pass"),
     PrivateName("mongoeco.core.bson_ordering", "bson_equality_key", "numeric _id equality (1 == 1.0)"),
     PrivateName("mongoeco.wire.bson_bridge", "encode_wire_value", "engine values back to pymongo's bson types"),
     # The wire layer: subclassed by workbook.offline.

@@ -15,10 +15,10 @@ from pymongo.database import Database
 
 from workbook.loaded import MARKER_COLLECTION
 from workbook.schema_doctor.readonly import Budget, ReadOnlyDatabase
+from workbook.schema_doctor.thresholds import Thresholds
 
 if TYPE_CHECKING:
     from workbook.schema_doctor.memory import MemoryRead
-from workbook.schema_doctor.thresholds import Thresholds
 
 
 def _field(var: str) -> dict[str, Any]:
