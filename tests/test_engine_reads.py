@@ -208,3 +208,13 @@ def test_lesson_loads_in_one_pass_equal_inserting_through_the_wire(
     finally:
         for db in (one_pass, wire):
             db.client.drop_database(db.name)
+
+
+def test_follower_counts_of_a_shape_without_followers_name_the_fix() -> None:
+    from workbook.errors import WorkbookError
+    from workbook.patterns import paging
+
+    store = workbook.load("store", "hybrid", scale="tiny", progress=False)
+    with pytest.raises(WorkbookError) as refused:
+        paging.most_followed_user(store)
+    assert "holds no followers" in str(refused.value) and 'workbook.load("followers"' in (refused.value.fix or "")

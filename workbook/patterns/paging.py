@@ -16,6 +16,7 @@ import pandas as pd
 from pymongo.collection import Collection
 
 from workbook.engine_reads import stored_documents
+from workbook.errors import WorkbookError
 from workbook.loaded import Loadable, LoadedShape, loaded_shapes
 from workbook.operations.followers import FOLLOWS_NEWEST_FIRST, PAGE_SIZE
 from workbook.patterns.work import measure_call
@@ -47,6 +48,11 @@ def follower_counts(loaded: LoadedShape) -> dict[str, int]:
 def most_followed_user(loaded: LoadedShape) -> str:
     """The ``_id`` of the user with the most followers, in any followers shape (ties: the smallest id)."""
     counts = follower_counts(loaded)
+    if not counts:
+        raise WorkbookError(
+            f"{loaded.db.name} holds no followers ({loaded.dataset}/{loaded.shape}).",
+            fix='Pass a shape of the followers dataset: workbook.load("followers", "referenced").',
+        )
     return str(min(counts, key=lambda user: (-counts[user], user)))
 
 
