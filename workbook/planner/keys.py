@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 from collections.abc import Mapping, Sequence
@@ -200,6 +201,88 @@ def build_index(spec: IndexSpec, documents: Sequence[Mapping[str, Any]], earlier
         entries.sort(key=functools.partial(_field_key, position), reverse=spec.fields[position][1] < 0)
     paths = {path: sorted(prefixes) for path, prefixes in multikey.items()}
     return IndexData(spec, entries, paths, memo)
+
+
+@dataclass(frozen=True)
+class Delta:
+    """How one version of a collection's documents differs from an earlier one (by object identity).
+
+    ``moved`` maps each earlier record id to its new one (-1: the document is gone), or is None when
+    every earlier document kept its position; ``added`` lists the record ids of documents that are
+    new objects (inserted, or a new version written by an update), in order.
+    """
+
+    moved: list[int] | None
+    added: list[int]
+    gone: frozenset[int] = frozenset()
+    """``id()`` of the earlier documents that are no longer there."""
+
+    MAX_SHARE = 0.125
+    """Past this share of changed documents, one sort of every key is cheaper than inserting each."""
+
+    @classmethod
+    def between(cls, earlier_ids: list[int], ids: list[int]) -> Delta | None:
+        """The delta from ``earlier_ids`` to ``ids`` (``id()`` of each document, in record order), or
+        None when a rebuild is cheaper or the kept documents changed their relative order."""
+        limit = max(64, cls.MAX_SHARE * len(ids))
+        count = len(earlier_ids)
+        if count <= len(ids) <= count + limit and ids[:count] == earlier_ids:
+            return cls(None, list(range(count, len(ids))))  # appended only: the common case of an insert
+        earlier_set, current = set(earlier_ids), set(ids)
+        gone, new = earlier_set - current, current - earlier_set
+        if len(gone) + len(new) > limit:
+            return None
+        position = dict(zip(ids, range(len(ids)), strict=True))
+        moved = [position.get(i, -1) for i in earlier_ids]
+        kept = [r for r in moved if r >= 0]
+        if any(a > b for a, b in itertools.pairwise(kept)):
+            return None
+        return cls(moved, sorted(position[i] for i in new), frozenset(gone))
+
+
+class _Order:
+    """An entry's place in index order: each field's key (descending fields reversed), then the record id."""
+
+    __slots__ = ("entry", "descending")
+
+    def __init__(self, entry: Entry, descending: tuple[bool, ...]) -> None:
+        self.entry, self.descending = entry, descending
+
+    def __lt__(self, other: _Order) -> bool:
+        for mine, theirs, reverse in zip(self.entry.keys, other.entry.keys, self.descending, strict=True):
+            if mine != theirs:
+                return (mine > theirs) if reverse else (mine < theirs)
+        return self.entry.rid < other.entry.rid
+
+
+def update_index(earlier: IndexData, documents: Sequence[Mapping[str, Any]], delta: Delta) -> IndexData:
+    """:func:`build_index` for documents that differ from ``earlier``'s by ``delta``: the kept keys are
+    renumbered instead of sorted again, and only the new documents' keys are generated and inserted.
+    Multikey paths stay set once set, as MongoDB's index metadata does until the index is rebuilt."""
+    spec = earlier.spec
+    moved = delta.moved
+    if moved is None:
+        entries = list(earlier.entries)
+    else:
+        entries = [Entry(e.keys, e.values, moved[e.rid]) for e in earlier.entries if moved[e.rid] >= 0]
+    memo: KeyMemo = dict(earlier.memo)
+    for gone in delta.gone:
+        memo.pop(gone, None)
+    multikey = {path: set(prefixes) for path, prefixes in earlier.multikey_paths.items()}
+    descending = tuple(direction < 0 for _, direction in spec.fields)
+
+    def order(entry: Entry) -> _Order:
+        return _Order(entry, descending)
+
+    for rid in delta.added:
+        document = documents[rid]
+        keys_of_document, arrays_per_path = _document_keys(spec, document, spec.collate)
+        memo[id(document)] = (document, keys_of_document, arrays_per_path)
+        for path, arrays in zip(spec.paths, arrays_per_path, strict=True):
+            multikey[path] |= arrays
+        for keys, values in keys_of_document:
+            bisect.insort(entries, Entry(keys, values, rid), key=order)
+    return IndexData(spec, entries, {path: sorted(p) for path, p in multikey.items()}, memo)
 
 
 def _document_keys(

@@ -16,7 +16,7 @@ from typing import Any
 from workbook.gc_pause import paused
 from workbook.planner.bounds import EXACT, INEXACT_COVERED, OIL, Interval, all_values, intersect, translate
 from workbook.planner.collation import normalize
-from workbook.planner.keys import IndexData, IndexSpec, KeyMemo, build_index
+from workbook.planner.keys import Delta, IndexData, IndexSpec, KeyMemo, build_index, update_index
 from workbook.planner.predicates import Predicate, indexable
 from workbook.planner.query import FindQuery
 from workbook.planner.reading import FETCHING
@@ -69,15 +69,28 @@ class Collection:
         self._built: dict[str, IndexData] = {}
         self._memos: dict[str, KeyMemo] = {}
         """Keys inherited from ``previous`` for indexes not built yet (read-only, shared)."""
+        self._ids = list(map(id, self.documents))
+        self._earlier: dict[str, IndexData] = {}
+        """``previous``'s built indexes, updated by :attr:`_delta` instead of rebuilt (read-only, shared)."""
+        self._delta: Delta | None = None
         if previous is not None and previous.collation == self.collation:
+            same = {n for n in self._definitions if previous._definitions.get(n) == self._definitions[n]}
             earlier = {**previous._memos, **{name: data.memo for name, data in previous._built.items()}}
-            self._memos = {n: m for n, m in earlier.items() if previous._definitions.get(n) == self._definitions.get(n)}
+            self._memos = {n: m for n, m in earlier.items() if n in same}
+            self._delta = Delta.between(previous._ids, self._ids)
+            if self._delta is not None:
+                self._earlier = {n: data for n, data in previous._built.items() if n in same}
 
     def index(self, spec: IndexSpec) -> IndexData:
         """The index's sorted keys over the documents (built once)."""
         if spec.name not in self._built:
+            earlier = self._earlier.pop(spec.name, None)
             with paused():  # hundreds of thousands of long-lived tuples: nothing for the collector to free
-                self._built[spec.name] = build_index(spec, self.documents, self._memos.pop(spec.name, None))
+                if earlier is not None and self._delta is not None:
+                    self._built[spec.name] = update_index(earlier, self.documents, self._delta)
+                else:
+                    self._built[spec.name] = build_index(spec, self.documents, self._memos.pop(spec.name, None))
+            self._memos.pop(spec.name, None)
         return self._built[spec.name]
 
     @property
