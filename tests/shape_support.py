@@ -28,5 +28,5 @@ def same_in_every_shape(ops: dict[str, Operations], name: str, *args, **kwargs):
     answers = {shape: op.run(name, *args, **kwargs) for shape, op in ops.items()}
     first = answers["referenced"]
     for shape, answer in answers.items():
-        assert answer == first, f"{name}{args} differs in the {shape} shape"
+        assert answer == first, f"{name}{args} differs in the {shape} shape: {answer} != {first}"
     return first

@@ -40,6 +40,7 @@ class PrivateName:
 _MEMORY = "mongoeco.engines.memory"
 _EXECUTOR = "mongoeco.wire.executor"
 _PROXY = "mongoeco.wire.proxy"
+_STORAGE = "mongoeco.engines._memory_collection"
 
 PRIVATE_NAMES: tuple[PrivateName, ...] = (
     # The memory engine: subclassed by workbook.offline._engine_class.
@@ -57,6 +58,45 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     ),
     PrivateName(_MEMORY, "MemoryEngine._storage_view", "read documents for the unique-index fast path", ("context",)),
     PrivateName(_MEMORY, "MemoryEngine._borrow_storage_document", "decode a stored document without copying"),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._borrow_public_storage_document",
+        "documents as the engine's find replies with them: what the model reads and the read layer returns",
+        ("payload",),
+    ),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._profile_is_active",
+        "whether a find the model executes goes to system.profile",
+        ("db_name", "duration_micros"),
+    ),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._record_profile_event",
+        "record a find the model executes in system.profile",
+        ("db_name", "op", "command", "duration_micros"),
+    ),
+    PrivateName(
+        _STORAGE,
+        "MemoryCollection._chunks",
+        "walk a collection chunk by chunk, reusing the decoded documents of unchanged chunks (storage_chunks)",
+        instance_attribute=True,
+    ),
+    PrivateName(
+        _STORAGE,
+        "MemoryCollection._head_chunk",
+        "the first chunk of a collection's natural order (storage_chunks)",
+        instance_attribute=True,
+    ),
+    PrivateName(_STORAGE, "_DELETED", "a deleted slot in a chunk (storage_chunks)"),
+    PrivateName(_STORAGE, "_NO_CHUNK", "the end of the chunk chain (storage_chunks)"),
+    PrivateName(_STORAGE, "_OrderChunk", "a chunk's items and the next chunk's id (storage_chunks, snapshot.py)"),
+    PrivateName(
+        "mongoeco.core.projections",
+        "_ProjectionExecutor",
+        "the engine's projection, parsed once, for finds the model executes (workbook.offline_reads)",
+        ("projection", "selector_filter", "dialect"),
+    ),
     PrivateName(
         _MEMORY, "MemoryEngine._unique_index_keys", "the keys a unique index sees in a document", ("document", "fields")
     ),
@@ -111,6 +151,12 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     ),
     PrivateName(_PROXY, "AsyncMongoEcoProxyServer._client", "the executor's client", instance_attribute=True),
     PrivateName(_PROXY, "AsyncMongoEcoProxyServer._cursor_store", "the executor's cursors", instance_attribute=True),
+    PrivateName(
+        _EXECUTOR,
+        "WireCommandExecutor._cursor_store",
+        "batch the replies of finds the model executes (workbook.offline_reads)",
+        instance_attribute=True,
+    ),
     PrivateName(_PROXY, "AsyncMongoEcoProxyServer._session_store", "the executor's sessions", instance_attribute=True),
     PrivateName(_PROXY, "AsyncMongoEcoProxyServer._surface", "the executor's command surface", instance_attribute=True),
     PrivateName(_PROXY, "AsyncMongoEcoProxyServer._auth", "the executor's authentication", instance_attribute=True),
@@ -162,6 +208,7 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName(_MEMORY, "MemoryEngine._meta_lock", "install under the metadata lock", instance_attribute=True),
     PrivateName("mongoeco.core.codec", "DocumentCodec._MARKER", "the key the codec reserves for tagged values"),
     PrivateName("mongoeco.core.codec", "DocumentCodec.encode", "encode dates, ObjectIds and other scalars"),
+    PrivateName("mongoeco.core.codec", "DocumentCodec.to_public", "a decoded document as the engine's find returns it"),
     PrivateName("mongoeco.core.codec", "DocumentCodec._tagged_value", "a datetime's stored form, in one call"),
     PrivateName("mongoeco.core.bson_scalars", "normalize_utc_bson_datetime", "datetimes as BSON stores them"),
     PrivateName(
@@ -209,7 +256,12 @@ def problems() -> list[str]:
 
 def instance_problems(engine: Any, proxy: Any) -> list[str]:
     """Instance attributes (set in ``__init__``) missing from a live engine or proxy."""
-    owners = {_MEMORY: engine, _PROXY: proxy}
+    owners = {
+        _MEMORY: engine,
+        _PROXY: proxy,
+        _EXECUTOR: getattr(proxy, "_executor", None),
+        _STORAGE: memory_storage_internals().MemoryCollection(),
+    }
     found = []
     for name in PRIVATE_NAMES:
         if name.instance_attribute:
@@ -379,6 +431,21 @@ def install_bson_value_sizes() -> None:
     _BSON_SIZES_INSTALLED = True
 
 
+def storage_chunks(storage: Any) -> Any:
+    """Yield ``(chunk, stored values)`` for each chunk of a stored collection, in natural order.
+
+    mongoeco's collection is persistent: a write replaces only the chunk (of at most 128 documents)
+    it touches, so a chunk that is the same object in two versions holds the same documents.
+    """
+    from mongoeco.engines._memory_collection import _DELETED, _NO_CHUNK
+
+    chunks, chunk_id = storage._chunks, storage._head_chunk
+    while chunk_id != _NO_CHUNK:
+        chunk = chunks[chunk_id]
+        yield chunk, [item[1] for item in chunk.items if item is not _DELETED]
+        chunk_id = chunk.following
+
+
 def memory_storage_internals() -> Any:
     """mongoeco's persistent collection and index-map module (load snapshots: workbook/snapshot.py)."""
     from mongoeco.engines import _memory_collection
@@ -524,3 +591,13 @@ def datetime_payload() -> Any:
 
     tagged = DocumentCodec._tagged_value
     return lambda value: tagged("datetime", normalize_utc_bson_datetime(value).isoformat())
+
+
+def projection_executor(projection: Any, selector: Any) -> Any:
+    """A function applying ``projection`` (any form: ``$slice``, ``$elemMatch``, positional with ``selector``,
+    the find's filter) to a decoded stored document, returning the public form, as the engine's find does."""
+    from mongoeco.core.projections import _ProjectionExecutor
+
+    project = _ProjectionExecutor(projection, selector_filter=selector)
+    to_public = document_codec().to_public
+    return lambda document: to_public(project(document))

@@ -12,10 +12,13 @@ caller asks the server.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 from pymongo.database import Database
+
+from workbook import engine_compat
 
 
 def local_engine(db: Database) -> Any | None:
@@ -56,6 +59,45 @@ def engine_documents(engine: Any, database: str, collection: str) -> list[Mappin
         return []
     borrow = engine._borrow_storage_document
     return [borrow(stored) for stored in storage.copy().values()]  # copy(): O(1), a consistent version
+
+
+_CHUNKS_KEPT = 256
+"""Collections whose decoded chunks :func:`public_documents` keeps (the least recently read go first)."""
+_chunk_cache: OrderedDict[tuple[int, str, str], dict[int, tuple[Any, list[Mapping[str, Any]]]]] = OrderedDict()
+_chunk_lock = threading.Lock()
+
+
+def public_documents(engine: Any, database: str, collection: str) -> list[Mapping[str, Any]]:
+    """The committed documents as the engine's find replies with them (pymongo's BSON types, such as
+    ``Int64``, not the engine's internal wrappers), in natural order: what the planner model reads and
+    what the offline read layer returns. Read them, never change them.
+
+    A write replaces only the storage chunk (128 documents at most) it touches, so the documents of
+    every other chunk are taken from the previous call: reading a collection again after one write
+    costs one pass over its chunks, not over its documents.
+    """
+    storage = engine._storage.get(database, {}).get(collection)
+    key = (id(engine), database, collection)
+    if storage is None:
+        with _chunk_lock:
+            _chunk_cache.pop(key, None)
+        return []
+    with _chunk_lock:
+        earlier = _chunk_cache.get(key, {})
+    borrow = engine._borrow_public_storage_document
+    current: dict[int, tuple[Any, list[Mapping[str, Any]]]] = {}
+    documents: list[Mapping[str, Any]] = []
+    for chunk, stored in engine_compat.storage_chunks(storage.copy()):  # copy(): O(1), a consistent version
+        known = earlier.get(id(chunk))
+        decoded = known[1] if known is not None and known[0] is chunk else [borrow(value) for value in stored]
+        current[id(chunk)] = (chunk, decoded)
+        documents.extend(decoded)
+    with _chunk_lock:
+        _chunk_cache[key] = current
+        _chunk_cache.move_to_end(key)
+        while len(_chunk_cache) > _CHUNKS_KEPT:
+            _chunk_cache.popitem(last=False)
+    return documents
 
 
 def stored_documents(db: Database, collection: str) -> list[Mapping[str, Any]] | None:

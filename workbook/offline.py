@@ -450,6 +450,7 @@ def _executor_class() -> type:
 
         _aborted: set[tuple[str, Any]]
         _explain: Any  # workbook.explaining.native.ExplainHook, installed by _WorkbenchProxy
+        _reads: Any  # workbook.offline_reads.ReadLayer, installed by _WorkbenchProxy
 
         async def execute_prepared(self, context: Any) -> dict[str, Any]:
             from mongoeco.errors import OperationFailure
@@ -527,6 +528,10 @@ def _executor_class() -> type:
                         "enableTestCommands": False, "featureCompatibilityVersion": {"version": "7.0"}, "ok": 1.0}
             if local is not None:
                 return await self._coll_mod(db_name, local[1])
+            if command == "find" and self.server is not None:
+                read = await self._reads.find(context, self._cursor_store)  # the planner model's plan runs it
+                if read is not None:
+                    return read
             if command == "insert":
                 return await self._insert(context)
             if command == "renameCollection":
@@ -546,6 +551,7 @@ def _executor_class() -> type:
             """Adjust a successful reply to MongoDB's shape and tell the write listeners."""
             if command == "listCollections":
                 reply = offline_views.mark_views(reply)
+            reply = self._reads.after(command, db_name, context.command_document, reply)
             if command in ("aggregate", "getMore"):
                 _check_result_sizes(reply)
             if context.capability.kind == "handshake" and "saslSupportedMechs" in context.command_document:
@@ -874,8 +880,10 @@ def _proxy_class() -> type:
             self._executor._coll_mods = {}
             self._executor._aborted = set()
             from workbook.explaining.native import hook_for
+            from workbook.offline_reads import ReadLayer
 
             self._executor._explain = hook_for(server.engine)
+            self._executor._reads = ReadLayer(server.engine, self._executor._explain)
 
     return _WorkbenchProxy
 

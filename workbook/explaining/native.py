@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from workbook import planner
-from workbook.engine_reads import engine_documents
+from workbook.engine_reads import public_documents
 from workbook.errors import ExplainError, UnknownHintError, UnsupportedByModelError
 from workbook.explaining.cache import ModelCache, WriteCounter
 from workbook.explaining.model import collections_read, explain_command
@@ -74,7 +74,7 @@ class ExplainHook:
         try:
             command, verbosity = explained(body)
             names = collections_read(command)
-            models = {name: await self._model(database, name) for name in names}
+            models = {name: await self.model(database, name) for name in names}
             loop = asyncio.get_running_loop()
             work = functools.partial(explain_command, models, database, command, verbosity)
             reply = await loop.run_in_executor(None, work)  # the planner runs off the server's event loop
@@ -96,7 +96,8 @@ class ExplainHook:
             self._client = AsyncMongoClient(self._engine)
         return self._client[database][name]
 
-    async def _model(self, database: str, name: str) -> planner.Collection:
+    async def model(self, database: str, name: str) -> planner.Collection:
+        """The current model of ``database.name`` (cached until any client writes to it)."""
         collection = self._collection(database, name)
         exists = name in await self._client[database].list_collection_names()
         indexes = await collection.list_indexes().to_list() if exists else []
@@ -108,7 +109,7 @@ class ExplainHook:
             return cached
         # Read on the server's event loop, so no write interleaves; an unchanged document is the same
         # object in the next version, and the model reuses the index keys it made for it.
-        documents = engine_documents(self._engine, database, name) if exists else []
+        documents = public_documents(self._engine, database, name) if exists else []
         model = planner.Collection(documents, indexes, options.get("collation"), previous=self.models.latest(key))
         if self.writes.stamp(database, name) == stamp[0]:  # no write began meanwhile
             self.models.put(key, stamp, model)

@@ -101,3 +101,10 @@ def explain_find_args(collection: Collection, namespace: str, args: FindArgs) ->
     database, _, name = namespace.partition(".")
     explain["command"] = {**args.command(name), "$db": database}
     return explain
+
+
+def find_records(collection: Collection, namespace: str, args: FindArgs) -> tuple[dict[str, Any], list[int]]:
+    """Plan and run a find on the model: its explain and the positions, in ``collection.documents``, of the
+    documents the winning plan returns, in the order it returns them (what the offline default replies)."""
+    explain, members = run_find(collection, namespace, make_query(args, collection.collation))
+    return explain, [member.rid for member in members]

@@ -1,0 +1,158 @@
+"""The offline default's finds are run by the planner model's plan: results and explain come from one place.
+
+Each test is written the way MongoDB behaves (so its ``mongodb`` variant checks the claim on a real
+server); on the offline default it checks that :mod:`workbook.offline_reads` answers the find and
+that what it answers agrees with the explain of the same find.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from bson import Int64, ObjectId
+from pymongo import ASCENDING
+from pymongo.database import Database
+
+from workbook import offline_reads
+
+MIXED = [1, 2.5, -3, "s", "ab", None, {}, {"x": 2}, [1, 2], [[1]], [], True, ObjectId("0" * 24), Int64(7)]
+
+
+def _fill(db: Database, seed: int = 3, count: int = 300) -> None:
+    rng = random.Random(seed)
+    db.c.insert_many(
+        [
+            {"_id": i, **({"a": rng.choice(MIXED)} if rng.random() < 0.9 else {}), "b": rng.randrange(5)}
+            for i in range(count)
+        ]
+    )
+
+
+FILTERS = [
+    {},
+    {"a": 1},
+    {"a": {"$gt": 0}},
+    {"a": {"$lte": 2.5}},
+    {"a": None},
+    {"a": {"$ne": None}},
+    {"a": {"$in": [1, "s", None]}},
+    {"a": {"$exists": False}},
+    {"a": {"$type": "array"}},
+    {"a": {"$size": 2}},
+    {"a": {"$elemMatch": {"$gte": 1}}},
+    {"a": {"$regex": "^a"}},
+    {"$or": [{"a": 1}, {"b": 2}]},
+    {"a": {"$gt": 0}, "b": {"$lt": 3}},
+]
+
+
+@pytest.mark.parametrize("indexed", [False, True], ids=["no index", "index on a, b"])
+def test_find_returns_what_its_explain_counts(db: Database, indexed: bool) -> None:
+    _fill(db)
+    if indexed:
+        db.c.create_index([("a", ASCENDING), ("b", ASCENDING)])
+    for query in FILTERS:
+        found = list(db.c.find(query))
+        explained = db.c.find(query).explain()["executionStats"]["nReturned"]
+        assert len(found) == explained, query
+        assert len({d["_id"] for d in found}) == len(found), f"{query}: a document returned twice"
+
+
+def test_a_sort_on_mixed_types_follows_the_bson_order(db: Database) -> None:
+    db.c.insert_many(
+        [{"_id": i, "a": v} for i, v in enumerate([{"x": 1}, "b", 3, None, [], True, 1.5, ObjectId("1" * 24)])]
+    )
+    db.c.insert_one({"_id": 99})
+    order = [d["_id"] for d in db.c.find({}, sort=[("a", 1), ("_id", 1)])]
+    # MongoDB: an empty array sorts below null (missing and null are equal), then numbers, strings,
+    # objects, ObjectId, booleans (sort.js, "Comparison/Sort Order" in the manual).
+    assert order == [4, 3, 99, 6, 2, 1, 0, 7, 5]
+
+
+def test_a_hinted_sparse_index_returns_what_the_index_holds(db: Database) -> None:
+    # jstests/core/index/sparse/sparse_index_supports_ne_null.js, existsa.js: a hinted sparse index
+    # answers from its own keys, so documents without the field are not returned.
+    db.c.insert_many([{"_id": 1, "a": 1}, {"_id": 2}, {"_id": 3, "a": None}])
+    db.c.create_index("a", sparse=True)
+    assert [d["_id"] for d in db.c.find({}).hint("a_1").sort("_id", 1)] == [1, 3]
+    assert [d["_id"] for d in db.c.find({}).sort("_id", 1)] == [1, 2, 3]
+
+
+def test_more_than_one_batch_comes_back_through_get_more(db: Database) -> None:
+    db.c.insert_many([{"_id": i, "a": i % 10} for i in range(450)])
+    cursor = db.c.find({"a": {"$gte": 0}}).sort("_id", -1)
+    assert [d["_id"] for d in cursor] == list(range(449, -1, -1))
+    assert len(list(db.c.find({}).batch_size(7).limit(30))) == 30
+    assert len(list(db.c.find({}).limit(-5))) == 5
+
+
+def test_projection_forms_are_the_engine_s(db: Database) -> None:
+    db.c.insert_one({"_id": 1, "a": [{"k": 1, "v": "x"}, {"k": 2, "v": "y"}], "b": {"c": 1, "d": 2}, "e": 5})
+    assert db.c.find_one({}, {"b.c": 1, "_id": 0}) == {"b": {"c": 1}}
+    assert db.c.find_one({}, {"e": 0, "a": 0}) == {"_id": 1, "b": {"c": 1, "d": 2}}
+    assert db.c.find_one({}, {"a": {"$slice": 1}, "e": 1}) == {"_id": 1, "a": [{"k": 1, "v": "x"}], "e": 5}
+    assert db.c.find_one({}, {"a": {"$elemMatch": {"k": 2}}}) == {"_id": 1, "a": [{"k": 2, "v": "y"}]}
+    assert db.c.find_one({"a.k": 2}, {"a.$": 1}) == {"_id": 1, "a": [{"k": 2, "v": "y"}]}
+
+
+def test_a_transaction_reads_its_own_writes(db: Database) -> None:
+    db.c.insert_one({"_id": 1, "n": 1})
+    with db.client.start_session() as session, session.start_transaction():
+        db.c.update_one({"_id": 1}, {"$set": {"n": 2}}, session=session)
+        assert db.c.find_one({"_id": 1}, session=session)["n"] == 2
+        assert db.c.find_one({"_id": 1})["n"] == 1  # outside: the committed version
+
+
+def test_filters_the_model_does_not_cover_are_still_answered(db: Database) -> None:
+    db.c.insert_many([{"_id": i, "a": i, "b": 10 - i} for i in range(10)])
+    assert [d["_id"] for d in db.c.find({"$expr": {"$gt": ["$a", "$b"]}}).sort("_id", 1)] == [6, 7, 8, 9]
+    assert [d["_id"] for d in db.c.find({"a": {"$mod": [3, 0]}}).sort("_id", 1)] == [0, 3, 6, 9]
+
+
+def test_index_stats_count_the_plans_that_used_each_index(db: Database) -> None:
+    # jstests/core/index/index_stats.js: accesses.ops moves by one per query whose winning plan uses
+    # the index, and a recreated index starts again at 0.
+    db.c.insert_many([{"_id": i, "a": i, "b": i % 3} for i in range(50)])
+    db.c.create_index("a")
+    db.c.create_index("b")
+
+    def ops() -> dict[str, int]:
+        return {s["name"]: int(s["accesses"]["ops"]) for s in db.c.aggregate([{"$indexStats": {}}])}
+
+    before = ops()
+    for i in range(4):
+        db.c.find_one({"a": i})
+    list(db.c.find({"b": 1}))
+    after = ops()
+    assert after["a_1"] - before["a_1"] == 4
+    assert after["b_1"] - before["b_1"] == 1
+    db.c.drop_index("a_1")
+    db.c.create_index("a")
+    assert ops()["a_1"] == 0
+
+
+@pytest.mark.parametrize("engine", ["offline"], indirect=True)
+def test_the_offline_find_is_the_model_s(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the offline default, a find the model covers never reaches the engine's own find."""
+    db.c.insert_many([{"_id": i, "a": i} for i in range(20)])
+    answered: list[bool] = []
+    original = offline_reads.ReadLayer.find
+
+    async def spy(self, context, cursors):  # type: ignore[no-untyped-def]
+        reply = await original(self, context, cursors)
+        answered.append(reply is not None)
+        return reply
+
+    monkeypatch.setattr(offline_reads.ReadLayer, "find", spy)
+    assert len(list(db.c.find({"a": {"$gte": 5}}))) == 15
+    assert len(list(db.c.find({"$where": "this.a > 5"}))) == 14
+    assert answered == [True, False]  # the model ran the first; the engine answered $where
+
+
+def test_model_answers_only_plain_finds() -> None:
+    assert offline_reads.model_answers({"find": "c", "filter": {}})
+    assert not offline_reads.model_answers({"find": "system.profile"})
+    assert not offline_reads.model_answers({"find": "c", "tailable": True})
+    assert not offline_reads.model_answers({"find": "c", "txnNumber": 3})
+    assert not offline_reads.model_answers({"find": 5})
