@@ -156,3 +156,42 @@ def test_model_answers_only_plain_finds() -> None:
     assert not offline_reads.model_answers({"find": "c", "tailable": True})
     assert not offline_reads.model_answers({"find": "c", "txnNumber": 3})
     assert not offline_reads.model_answers({"find": 5})
+
+
+def test_an_aggregate_s_leading_stages_select_what_find_selects(db: Database) -> None:
+    _fill(db)
+    db.c.create_index([("a", ASCENDING), ("b", ASCENDING)])
+    for query in FILTERS:
+        found = [d["_id"] for d in db.c.find(query).sort([("b", 1), ("_id", 1)])]
+        matched = [d["_id"] for d in db.c.aggregate([{"$match": query}, {"$sort": {"b": 1, "_id": 1}}])]
+        assert matched == found, query
+        assert db.c.count_documents(query) == len(found), query
+
+
+def test_an_aggregate_counts_as_a_use_of_the_index_its_match_scans(db: Database) -> None:
+    db.c.insert_many([{"_id": i, "a": i} for i in range(30)])
+    db.c.create_index("a")
+
+    def ops() -> int:
+        return next(int(s["accesses"]["ops"]) for s in db.c.aggregate([{"$indexStats": {}}]) if s["name"] == "a_1")
+
+    before = ops()
+    assert [d["n"] for d in db.c.aggregate([{"$match": {"a": {"$lt": 5}}}, {"$count": "n"}])] == [5]
+    assert ops() == before + 1
+
+
+@pytest.mark.parametrize("engine", ["offline"], indirect=True)
+def test_the_offline_aggregate_s_pushdown_is_the_model_s(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    db.c.insert_many([{"_id": i, "a": i, "b": 10 - i} for i in range(20)])
+    answered: list[bool] = []
+    original = offline_reads.ReadLayer.pushdown
+
+    async def spy(self, collection, operation, session):  # type: ignore[no-untyped-def]
+        documents = await original(self, collection, operation, session)
+        answered.append(documents is not None)
+        return documents
+
+    monkeypatch.setattr(offline_reads.ReadLayer, "pushdown", spy)
+    assert len(list(db.c.aggregate([{"$match": {"a": {"$gte": 5}}}, {"$group": {"_id": None}}]))) == 1
+    assert [d["_id"] for d in db.c.aggregate([{"$match": {"a": {"$mod": [5, 0]}}}])] == [0, 5, 10, 15]
+    assert answered == [True]  # the model selected the first; the engine ran the $mod (not modelled) itself

@@ -41,6 +41,8 @@ _MEMORY = "mongoeco.engines.memory"
 _EXECUTOR = "mongoeco.wire.executor"
 _PROXY = "mongoeco.wire.proxy"
 _STORAGE = "mongoeco.engines._memory_collection"
+_COLLECTION = "mongoeco.api._async.collection"
+_AGGREGATION = "mongoeco.api._async.aggregation_cursor"
 
 PRIVATE_NAMES: tuple[PrivateName, ...] = (
     # The memory engine: subclassed by workbook.offline._engine_class.
@@ -91,6 +93,26 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName(_STORAGE, "_DELETED", "a deleted slot in a chunk (storage_chunks)"),
     PrivateName(_STORAGE, "_NO_CHUNK", "the end of the chunk chain (storage_chunks)"),
     PrivateName(_STORAGE, "_OrderChunk", "a chunk's items and the next chunk's id (storage_chunks, snapshot.py)"),
+    PrivateName(_COLLECTION, "AsyncCollection._engine", "the engine an aggregate reads", instance_attribute=True),
+    PrivateName(_COLLECTION, "AsyncCollection._db_name", "the database an aggregate reads", instance_attribute=True),
+    PrivateName(
+        _COLLECTION, "AsyncCollection._collection_name", "the collection an aggregate reads", instance_attribute=True
+    ),
+    PrivateName(
+        _AGGREGATION,
+        "AsyncAggregationCursor._build_pushdown_cursor",
+        "an aggregate's leading $match/$sort/$skip/$limit run by the planner model (install_pushdown_reads)",
+        ("operation",),
+    ),
+    PrivateName(
+        _AGGREGATION,
+        "AsyncAggregationCursor._session",
+        "the session an aggregate runs in (its transaction's reads stay the engine's)",
+        instance_attribute=True,
+    ),
+    PrivateName(
+        _AGGREGATION, "AsyncAggregationCursor._collection", "the collection an aggregate reads", instance_attribute=True
+    ),
     PrivateName(
         "mongoeco.core.projections",
         "_ProjectionExecutor",
@@ -256,11 +278,14 @@ def problems() -> list[str]:
 
 def instance_problems(engine: Any, proxy: Any) -> list[str]:
     """Instance attributes (set in ``__init__``) missing from a live engine or proxy."""
+    collection = proxy._client.get_database("workbench_contract").get_collection("c") if proxy else None
     owners = {
         _MEMORY: engine,
+        _AGGREGATION: collection.aggregate([]) if collection is not None else None,
         _PROXY: proxy,
         _EXECUTOR: getattr(proxy, "_executor", None),
         _STORAGE: memory_storage_internals().MemoryCollection(),
+        _COLLECTION: collection,
     }
     found = []
     for name in PRIVATE_NAMES:
@@ -431,6 +456,53 @@ def install_bson_value_sizes() -> None:
     _BSON_SIZES_INSTALLED = True
 
 
+_PUSHDOWN_INSTALLED = False
+
+
+def install_pushdown_reads(covers: Any, read: Any) -> None:
+    """Route the documents an aggregate's leading stages select through the offline read layer.
+
+    mongoeco turns an aggregate's leading ``$match``/``$sort``/``$skip``/``$limit``/``$project`` into one
+    find (its pushdown) and runs the rest of the pipeline over the cursor it builds for it. Where
+    ``covers(collection, operation)`` says the planner model can run that find, the cursor is one whose
+    documents ``read(collection, operation, session)`` (async) selects, as the read layer answers a
+    ``find`` command; ``read`` may still return None, and the engine's own cursor is used. Idempotent.
+    """
+    global _PUSHDOWN_INSTALLED
+    if _PUSHDOWN_INSTALLED:
+        return
+    from mongoeco.api._async.aggregation_cursor import AsyncAggregationCursor
+
+    engine_build = AsyncAggregationCursor._build_pushdown_cursor
+
+    class ModelCursor:
+        """The pushdown cursor's ``to_list``/``close``, over the documents the read layer selects."""
+
+        def __init__(self, aggregation: Any, operation: Any) -> None:
+            self._aggregation, self._operation = aggregation, operation
+            self._engine_cursor: Any = None
+
+        async def to_list(self, length: int | None = None) -> list[Any]:
+            aggregation = self._aggregation
+            documents = await read(aggregation._collection, self._operation, aggregation._session)
+            if documents is not None:
+                return documents if length is None else documents[:length]
+            self._engine_cursor = engine_build(aggregation, self._operation)
+            return list(await self._engine_cursor.to_list(length))
+
+        async def close(self) -> None:
+            if self._engine_cursor is not None and callable(getattr(self._engine_cursor, "close", None)):
+                await self._engine_cursor.close()
+
+    def build(self: Any, operation: Any) -> Any:
+        if covers(self._collection, operation):
+            return ModelCursor(self, operation)
+        return engine_build(self, operation)
+
+    AsyncAggregationCursor._build_pushdown_cursor = build
+    _PUSHDOWN_INSTALLED = True
+
+
 def storage_chunks(storage: Any) -> Any:
     """Yield ``(chunk, stored values)`` for each chunk of a stored collection, in natural order.
 
@@ -593,11 +665,19 @@ def datetime_payload() -> Any:
     return lambda value: tagged("datetime", normalize_utc_bson_datetime(value).isoformat())
 
 
-def projection_executor(projection: Any, selector: Any) -> Any:
+def projection_executor(projection: Any, selector: Any, *, public: bool = True) -> Any:
     """A function applying ``projection`` (any form: ``$slice``, ``$elemMatch``, positional with ``selector``,
-    the find's filter) to a decoded stored document, returning the public form, as the engine's find does."""
+    the find's filter) to a decoded stored document, as the engine's find does (in the public form a find
+    replies with, or, ``public=False``, in the internal form an aggregation stage reads)."""
     from mongoeco.core.projections import _ProjectionExecutor
 
     project = _ProjectionExecutor(projection, selector_filter=selector)
+    if not public:
+        return project
     to_public = document_codec().to_public
     return lambda document: to_public(project(document))
+
+
+def internal_document(engine: Any) -> Any:
+    """A function from a stored record to the engine's internal decoded document (cached on the record)."""
+    return engine._borrow_storage_document

@@ -62,42 +62,48 @@ def engine_documents(engine: Any, database: str, collection: str) -> list[Mappin
 
 
 _CHUNKS_KEPT = 256
-"""Collections whose decoded chunks :func:`public_documents` keeps (the least recently read go first)."""
-_chunk_cache: OrderedDict[tuple[int, str, str], dict[int, tuple[Any, list[Mapping[str, Any]]]]] = OrderedDict()
+"""Collections whose decoded chunks :func:`public_records` keeps (the least recently read go first)."""
+_Chunk = tuple[Any, list[Mapping[str, Any]], list[Any]]
+_chunk_cache: OrderedDict[tuple[int, str, str], dict[int, _Chunk]] = OrderedDict()
 _chunk_lock = threading.Lock()
 
 
-def public_documents(engine: Any, database: str, collection: str) -> list[Mapping[str, Any]]:
-    """The committed documents as the engine's find replies with them (pymongo's BSON types, such as
-    ``Int64``, not the engine's internal wrappers), in natural order: what the planner model reads and
-    what the offline read layer returns. Read them, never change them.
+def public_records(engine: Any, database: str, collection: str) -> tuple[list[Mapping[str, Any]], list[Any]]:
+    """(the committed documents as the engine's find replies with them, the stored records they come
+    from), both in natural order: the planner model reads the first (pymongo's BSON types, such as
+    ``Int64``, not the engine's internal wrappers) and the offline read layer replies with them; a
+    record gives the engine's internal form again (:func:`engine_documents`' form). Read, never change.
 
     A write replaces only the storage chunk (128 documents at most) it touches, so the documents of
     every other chunk are taken from the previous call: reading a collection again after one write
-    costs one pass over its chunks, not over its documents.
+    costs one pass over its chunks, not a decode of its documents.
     """
     storage = engine._storage.get(database, {}).get(collection)
     key = (id(engine), database, collection)
     if storage is None:
         with _chunk_lock:
             _chunk_cache.pop(key, None)
-        return []
+        return [], []
     with _chunk_lock:
         earlier = _chunk_cache.get(key, {})
     borrow = engine._borrow_public_storage_document
-    current: dict[int, tuple[Any, list[Mapping[str, Any]]]] = {}
+    current: dict[int, _Chunk] = {}
     documents: list[Mapping[str, Any]] = []
+    records: list[Any] = []
     for chunk, stored in engine_compat.storage_chunks(storage.copy()):  # copy(): O(1), a consistent version
         known = earlier.get(id(chunk))
-        decoded = known[1] if known is not None and known[0] is chunk else [borrow(value) for value in stored]
-        current[id(chunk)] = (chunk, decoded)
-        documents.extend(decoded)
+        if known is not None and known[0] is chunk:
+            current[id(chunk)] = known
+        else:
+            current[id(chunk)] = (chunk, [borrow(value) for value in stored], stored)
+        documents.extend(current[id(chunk)][1])
+        records.extend(current[id(chunk)][2])
     with _chunk_lock:
         _chunk_cache[key] = current
         _chunk_cache.move_to_end(key)
         while len(_chunk_cache) > _CHUNKS_KEPT:
             _chunk_cache.popitem(last=False)
-    return documents
+    return documents, records
 
 
 def stored_documents(db: Database, collection: str) -> list[Mapping[str, Any]] | None:

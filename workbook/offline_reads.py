@@ -99,6 +99,29 @@ def indexes_used(plan: Mapping[str, Any]) -> list[str]:
     return names
 
 
+_LAYERS: dict[int, ReadLayer] = {}
+"""The read layer of each offline engine in this process, by ``id(engine)``."""
+
+
+def _covers(collection: Any, operation: Any) -> bool:
+    """Whether an aggregate's pushdown find is one the read layer may run (cheap: the filter and sort parse)."""
+    if id(getattr(collection, "_engine", None)) not in _LAYERS or getattr(operation, "text_query", None) is not None:
+        return False
+    try:
+        planner.FindArgs.of(operation.filter_spec or {}, None, operation.sort or None).command("c")
+        from workbook.planner.predicates import parse_filter
+
+        parse_filter(dict(operation.filter_spec or {}))
+    except ExplainError:
+        return False
+    return not str(getattr(collection, "_collection_name", "")).startswith("system.")
+
+
+async def _pushdown(collection: Any, operation: Any, session: Any) -> list[Any] | None:
+    layer = _LAYERS.get(id(getattr(collection, "_engine", None)))
+    return None if layer is None else await layer.pushdown(collection, operation, session)
+
+
 class ReadLayer:
     """Answers the offline server's ``find`` commands with the planner model (see the module docstring)."""
 
@@ -106,6 +129,8 @@ class ReadLayer:
         self._engine = engine
         self._explain = explain  # workbook.explaining.native.ExplainHook: the one model cache
         self.uses = IndexUses()
+        _LAYERS[id(engine)] = self
+        engine_compat.install_pushdown_reads(_covers, _pushdown)
 
     async def find(self, context: Any, cursors: Any) -> dict[str, Any] | None:
         """The reply to a ``find`` command, or None when the engine should answer it."""
@@ -143,6 +168,39 @@ class ReadLayer:
             return reply  # one batch, cursor closed, as MongoDB answers a negative limit
         lsid = raw.get("lsid")
         return dict(cursors.materialize_command_result(body, reply, lsid=lsid, connection=context.connection))
+
+    async def pushdown(self, collection: Any, operation: Any, session: Any) -> list[Any] | None:
+        """The documents an aggregate's leading stages select (mongoeco's pushdown find), chosen by the
+        model's plan, in the engine's internal form the rest of the pipeline reads; None: the engine's."""
+        if collection._engine is not self._engine or operation.text_query is not None:
+            return None
+        if session is not None and _in_transaction(session):
+            return None
+        database, name = str(collection._db_name), str(collection._collection_name)
+        if name.startswith("system."):
+            return None
+        try:
+            args = planner.FindArgs.of(
+                operation.filter_spec or {}, None, operation.sort or None, operation.limit or None,
+                operation.skip or None, operation.hint, operation.collation,
+            )  # fmt: skip
+        except ExplainError:
+            return None
+        model = await self._explain.model(database, name)
+        records = self._explain.records(database, name, model)
+        if records is None:
+            return None
+        try:
+            explain, rids = planner.find_records(model, f"{database}.{name}", args)
+        except ExplainError:
+            return None
+        self.uses.record(database, name, indexes_used(explain["queryPlanner"]["winningPlan"]))
+        internal = engine_compat.internal_document(self._engine)
+        documents = [internal(records[rid]) for rid in rids]
+        if operation.projection:
+            project = engine_compat.projection_executor(operation.projection, operation.filter_spec, public=False)
+            documents = [project(document) for document in documents]
+        return documents
 
     def _profile(self, database: str, name: str, body: Mapping[str, Any], nanoseconds: int) -> None:
         """Record the find in the database profiler (``system.profile``) when it is on, as the engine's find does."""

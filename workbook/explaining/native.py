@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from workbook import planner
-from workbook.engine_reads import public_documents
+from workbook.engine_reads import public_records
 from workbook.errors import ExplainError, UnknownHintError, UnsupportedByModelError
 from workbook.explaining.cache import ModelCache, WriteCounter
 from workbook.explaining.model import collections_read, explain_command
@@ -54,6 +54,7 @@ class ExplainHook:
         self.writes = WriteCounter()
         self.models: ModelCache[planner.Collection] = ModelCache()
         self._pending: dict[int, tuple[str, dict[str, Any]]] = {}
+        self._records: dict[_ModelKey, tuple[planner.Collection, list[Any]]] = {}
 
     # --- the dispatch hook --------------------------------------------------------------------
     def intercept(self, inner: Any, body: dict[str, Any], options: dict[str, Any]) -> Any | None:
@@ -109,11 +110,17 @@ class ExplainHook:
             return cached
         # Read on the server's event loop, so no write interleaves; an unchanged document is the same
         # object in the next version, and the model reuses the index keys it made for it.
-        documents = public_documents(self._engine, database, name) if exists else []
+        documents, records = public_records(self._engine, database, name) if exists else ([], [])
         model = planner.Collection(documents, indexes, options.get("collation"), previous=self.models.latest(key))
         if self.writes.stamp(database, name) == stamp[0]:  # no write began meanwhile
             self.models.put(key, stamp, model)
+        self._records[key] = (model, records)
         return model
+
+    def records(self, database: str, name: str, model: planner.Collection) -> list[Any] | None:
+        """The engine's stored records behind ``model.documents`` (same order), while ``model`` is current."""
+        held = self._records.get((database, name))
+        return held[1] if held is not None and held[0] is model else None
 
 
 def _server_error(error: ExplainError) -> Exception:
