@@ -499,7 +499,7 @@ def install_pushdown_reads(covers: Any, read: Any) -> None:
             return ModelCursor(self, operation)
         return engine_build(self, operation)
 
-    AsyncAggregationCursor._build_pushdown_cursor = build
+    AsyncAggregationCursor._build_pushdown_cursor = build  # type: ignore[method-assign]
     _PUSHDOWN_INSTALLED = True
 
 
