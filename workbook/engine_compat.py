@@ -90,6 +90,48 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         "the first chunk of a collection's natural order (storage_chunks)",
         instance_attribute=True,
     ),
+    # The persistent collection and index maps (snapshot.py and bulkload.py build them; sizes.py keys on them).
+    *(
+        PrivateName(
+            _STORAGE,
+            f"MemoryCollection.{slot}",
+            f"build a collection's storage in one pass ({why})",
+            instance_attribute=True,
+        )  # fmt: skip
+        for slot, why in (
+            ("_values", "the id -> document map; its identity is the collection's version"),
+            ("_ordinals", "each document's insertion ordinal"),
+            ("_locations", "each document's chunk and offset"),
+            ("_tail_chunk", "the last chunk"),
+            ("_next_chunk", "the next chunk id"),
+            ("_next_ordinal", "the next insertion ordinal"),
+        )
+    ),
+    *(
+        PrivateName(
+            _STORAGE, f"MemoryIndexMap.{slot}", f"build an index map in one pass ({why})", instance_attribute=True
+        )  # fmt: skip
+        for slot, why in (
+            ("_buckets", "the members of each key"),
+            ("_bucket_ordinals", "each member's ordinal per key"),
+            ("_bucket_order_roots", "each key's members in ordinal order"),
+            ("_next_membership_ordinal", "the next member ordinal"),
+            ("_expiry_root", "a TTL schedule (snapshots refuse indexes that have one)"),
+        )
+    ),
+    PrivateName(_STORAGE, "_ORDER_CHUNK_SIZE", "how many documents a storage chunk holds (snapshot.py)"),
+    PrivateName(_STORAGE, "_expiry_priority", "an index map's TTL priority function (snapshot.py)"),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._search_indexes",
+        "snapshots refuse collections with search indexes",
+        instance_attribute=True,
+    ),  # fmt: skip
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._decode_storage_document",
+        "decode a stored document (another engine version's fallback in the schema doctor's memory read)",
+    ),  # fmt: skip
     PrivateName(_STORAGE, "_DELETED", "a deleted slot in a chunk (storage_chunks)"),
     PrivateName(_STORAGE, "_NO_CHUNK", "the end of the chunk chain (storage_chunks)"),
     PrivateName(_STORAGE, "_OrderChunk", "a chunk's items and the next chunk's id (storage_chunks, snapshot.py)"),
@@ -285,13 +327,15 @@ def instance_problems(engine: Any, proxy: Any) -> list[str]:
         _PROXY: proxy,
         _EXECUTOR: getattr(proxy, "_executor", None),
         _STORAGE: memory_storage_internals().MemoryCollection(),
+        "MemoryIndexMap": memory_storage_internals().MemoryIndexMap(),
         _COLLECTION: collection,
     }
     found = []
     for name in PRIVATE_NAMES:
         if name.instance_attribute:
-            attribute = name.attribute.split(".")[-1]
-            if not hasattr(owners[name.module], attribute):
+            owner_name, _, attribute = name.attribute.rpartition(".")
+            owner = owners.get(owner_name) if owner_name in owners else owners[name.module]
+            if not hasattr(owner, attribute):
                 found.append(f"{name.qualified} is not set on a live instance; used to {name.why}")
     return found
 
