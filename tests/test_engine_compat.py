@@ -123,3 +123,18 @@ def test_the_scan_finds_an_unregistered_private_name():
 @pytest.mark.parametrize("name", engine_compat.PRIVATE_NAMES, ids=lambda n: n.qualified)
 def test_each_listed_name_says_why(name):
     assert name.why and name.module.startswith("mongoeco")
+
+
+def test_a_server_whose_explain_hook_does_not_answer_refuses_to_start(monkeypatch):
+    from workbook.errors import OfflineEngineBrokenError
+    from workbook.explaining.native import ExplainHook
+    from workbook.offline import OfflineServer
+
+    monkeypatch.setattr(ExplainHook, "intercept", lambda self, inner, body, options: None)  # as if the hook fell off
+    with pytest.raises(OfflineEngineBrokenError, match="explain came back unmodelled") as raised:
+        OfflineServer()
+    assert "mongoeco==" in str(raised.value.fix)
+
+
+def test_the_running_server_passes_its_own_check():
+    offline_server()._check_hooks()  # raises OfflineEngineBrokenError naming the problem otherwise

@@ -43,6 +43,11 @@ class ConnectionFailedError(WorkbookError):
     """Raised when a configured MongoDB server cannot be reached in time."""
 
 
+class OfflineEngineBrokenError(WorkbookError):
+    """Raised at the offline default's start when its wire hooks do not answer as they must (a mongoeco
+    that moved internals the workbench patches): explain would silently stop being modelled."""
+
+
 class InvalidURIError(WorkbookError, ValueError):
     """Raised when a MongoDB URI cannot be parsed."""
 

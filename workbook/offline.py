@@ -927,6 +927,38 @@ class OfflineServer:
         """The URI with this process's credentials: only :func:`workbook.connect` should need it."""
         self.address_uri = f"mongodb://{self.host}:{self.port}/?directConnection=true"
         """The address without credentials (what another process could find by scanning ports)."""
+        self._check_hooks()
+
+    def _check_hooks(self) -> None:
+        """Fail loudly, with the fix, unless the workbench's wire hooks answer: a find's explain is the
+        planner model's, and a command without credentials is refused with MongoDB's code 13."""
+        from pymongo import MongoClient
+        from pymongo.errors import OperationFailure
+
+        from workbook.errors import OfflineEngineBrokenError
+        from workbook.planner import MODELLED_FIELD
+
+        fix = (
+            f"Reinstall the pinned engine (pip install 'mongoeco=={engine_compat.TESTED_VERSION}'), or run "
+            "tests/test_engine_compat.py to see which private names moved; or use a real MongoDB (MONGODB_URI)."
+        )
+        problems = engine_compat.problems() + engine_compat.instance_problems(self.engine, self._proxy)
+        with MongoClient(self.uri, serverSelectionTimeoutMS=5000) as client:
+            explained = client["workbench_selfcheck"]["c"].find({"a": 1}).explain()
+        if MODELLED_FIELD not in explained:
+            problems.append("a find's explain came back unmodelled (the explain hook did not answer)")
+        with MongoClient(self.address_uri, serverSelectionTimeoutMS=5000) as anonymous:
+            try:
+                anonymous["workbench_selfcheck"].command("find", "c")
+                problems.append("a find without credentials was answered (the authentication hook did not refuse it)")
+            except OperationFailure as error:
+                if error.code != UNAUTHORIZED:
+                    problems.append(f"a find without credentials failed with code {error.code}, not {UNAUTHORIZED}")
+        if problems:
+            raise OfflineEngineBrokenError(
+                f"The offline default (mongoeco {engine_compat.installed_version()}) does not answer as the "
+                "workbench needs: " + "; ".join(problems), fix=fix,
+            )  # fmt: skip
 
     @property
     def version(self) -> str:
