@@ -943,6 +943,8 @@ class OfflineServer:
             "tests/test_engine_compat.py to see which private names moved; or use a real MongoDB (MONGODB_URI)."
         )
         problems = engine_compat.problems() + engine_compat.instance_problems(self.engine, self._proxy)
+        client: MongoClient[dict[str, Any]]
+        anonymous: MongoClient[dict[str, Any]]
         with MongoClient(self.uri, serverSelectionTimeoutMS=5000) as client:
             explained = client["workbench_selfcheck"]["c"].find({"a": 1}).explain()
         if MODELLED_FIELD not in explained:
