@@ -946,7 +946,7 @@ class OfflineServer:
         client: MongoClient[dict[str, Any]]
         anonymous: MongoClient[dict[str, Any]]
         with MongoClient(self.uri, serverSelectionTimeoutMS=5000) as client:
-            explained = client["workbench_selfcheck"]["c"].find({"a": 1}).explain()
+            explained: dict[str, Any] = client["workbench_selfcheck"]["c"].find({"a": 1}).explain()
         if MODELLED_FIELD not in explained:
             problems.append("a find's explain came back unmodelled (the explain hook did not answer)")
         with MongoClient(self.address_uri, serverSelectionTimeoutMS=5000) as anonymous:
