@@ -134,7 +134,12 @@ def _usable(predicate: Predicate, spec: IndexSpec, query: FindQuery) -> bool:
             type_rank(v) in (RANK_NULL, RANK_UNDEFINED)
             for v in (predicate.value if predicate.op == "$in" else [predicate.value])
         )
-        negated = predicate.op in ("$ne", "$nin", "$not")
+        # A negation may use a sparse index only when it excludes null (and so missing):
+        # {$ne: null}, {$nin: [null, ...]} (sparse_index_supports_ne_null.js).
+        excludes_null = (predicate.op == "$ne" and predicate.value is None) or (
+            predicate.op == "$nin" and any(v is None for v in predicate.value)
+        )
+        negated = predicate.op in ("$ne", "$nin", "$not") and not excludes_null
         if null_like or negated or (predicate.op == "$exists" and not predicate.value):
             return False
     return True
@@ -345,7 +350,7 @@ def build_tree(collection: Collection, query: FindQuery, access: Access | None, 
     documents, collate = collection.documents, query.collate
     scan: IndexScan | None = None
     if access is None:
-        root: Stage = CollectionScan(documents, query.predicates, collate)
+        root: Stage = CollectionScan(documents, query.predicates, collate, direction)
         return Candidate(finish_tree(collection, query, root, fetched=True, blocking=bool(query.sort)))
     blocking = sort_direction(access, query) is None
     exploded = explode_for_sort(access, query) if blocking and query.sort else None
@@ -504,6 +509,14 @@ def _hinted(collection: Collection, hint: Any) -> IndexSpec | None:
     raise unknown_hint(hint, [s.name for s in collection.specs if not s.hidden])
 
 
+def _natural_direction(hint: Mapping[str, Any]) -> int:
+    """1 or -1 from ``{$natural: 1}`` / ``{$natural: -1}``."""
+    value = hint["$natural"]
+    if isinstance(value, bool) or not isinstance(value, int | float) or value == 0:
+        raise not_modelled(f"the hint {{'$natural': {value!r}}} (it takes 1 or -1)")
+    return 1 if value > 0 else -1
+
+
 def _id_hack_value(collection: Collection, query: FindQuery) -> Any:
     # isIdHackEligibleQuery: no hint or skip, and the collection's own collation (its _id index's)
     if query.hint is not None or query.skip or query.collation_id != normalize(collection.collation):
@@ -511,7 +524,11 @@ def _id_hack_value(collection: Collection, query: FindQuery) -> Any:
     if len(query.predicates) != 1:
         return None
     pred = query.predicates[0]
-    if pred.path != "_id" or pred.op != "$eq" or isinstance(pred.value, list | tuple | Mapping) or pred.value is None:
+    # isSimpleIdQuery: an _id equality to a value that is no array, no regex and no document of
+    # operators ({_id: {x: 2}} is IDHACK: idhack.js)
+    if pred.path != "_id" or pred.op != "$eq" or isinstance(pred.value, list | tuple) or pred.value is None:
+        return None
+    if isinstance(pred.value, Mapping) and any(str(k).startswith("$") for k in pred.value):
         return None
     if not any(spec.paths == ["_id"] for spec in collection.specs):
         return None
@@ -523,7 +540,7 @@ def enumerate_candidates(collection: Collection, query: FindQuery) -> list[Candi
     if query.hint is not None:
         hinted = _hinted(collection, query.hint)
         if hinted is None:
-            return [build_tree(collection, query, None, 1)]
+            return [build_tree(collection, query, None, _natural_direction(query.hint))]
         index = collection.index(hinted)
         forced = index_access(index, query) or whole_index_access(index, query)
         return [build_tree(collection, query, forced, sort_direction(forced, query) or 1)]

@@ -105,10 +105,16 @@ class CollectionScan(Stage):
     stage_name = "COLLSCAN"
 
     def __init__(
-        self, documents: Sequence[Mapping[str, Any]], predicates: Sequence[Predicate], collate: Collate | None
+        self,
+        documents: Sequence[Mapping[str, Any]],
+        predicates: Sequence[Predicate],
+        collate: Collate | None,
+        direction: int = 1,
     ):
         super().__init__([])
         self.documents, self.predicates, self.collate = documents, list(predicates), collate
+        self.direction = direction
+        """1 for natural order, -1 for ``hint({$natural: -1})`` (the last inserted first)."""
         self.position = 0
         self.docs_examined = 0
         self.eof = False
@@ -117,7 +123,7 @@ class CollectionScan(Stage):
         if self.position >= len(self.documents):
             self.eof = True
             return IS_EOF, None
-        rid = self.position
+        rid = self.position if self.direction >= 0 else len(self.documents) - 1 - self.position
         self.position += 1
         self.docs_examined += 1
         doc = self.documents[rid]
@@ -132,7 +138,7 @@ class CollectionScan(Stage):
         fields: dict[str, Any] = {}
         if self.predicates:
             fields["filter"] = serialize_all(self.predicates)
-        fields["direction"] = "forward"
+        fields["direction"] = "forward" if self.direction >= 0 else "backward"
         return fields
 
     def stats_fields(self) -> dict[str, Any]:
