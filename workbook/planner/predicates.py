@@ -171,7 +171,7 @@ class Predicate:
             return {self.path: {"$in": [to_json_value(v) for v in self.value]}}
         return {self.path: {self.op: to_json_value(self.value)}}
 
-    def matches(self, document: Mapping[str, Any], collate: Collate | None = None) -> bool:
+    def matches(self, document: Mapping[str, Any] | list[Any], collate: Collate | None = None) -> bool:
         """Whether the document satisfies this predicate (MongoDB semantics: arrays match by element)."""
         if self.op == "$or":
             return any(matches_all(branch, document, collate) for branch in self.value)
@@ -511,6 +511,6 @@ def serialize_all(predicates: Sequence[Predicate]) -> dict[str, Any]:
     return {"$and": [p.serialize() for p in predicates]}
 
 
-def matches_all(predicates: Sequence[Predicate], document: Mapping[str, Any], collate: Collate | None) -> bool:
+def matches_all(predicates: Sequence[Predicate], document: Mapping[str, Any] | list[Any], collate: Collate | None) -> bool:
     """Whether a document satisfies every leaf."""
     return all(p.matches(document, collate) for p in predicates)
