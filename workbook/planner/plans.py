@@ -218,7 +218,11 @@ def index_access(index: IndexData, query: FindQuery, *, whole: bool = False) -> 
             (p, g) for p, g in options if not any(prefixes & up and (g is None or g != ug) for up, ug in used_prefixes)
         ]
         group = next((g for _, g in options if g is not None), None)
-        if prefixes and group is not None:
+        if prefixes and group is not None and not _within_elem_match(prefixes, query.predicates[group].path):
+            # an array below the $elemMatch path: the bounds of one element's values cannot be
+            # intersected either (arrayfind9.js: {a: {$elemMatch: {b: {$gte: 1, $lte: 1}}}} on b: [0, 2])
+            options = [(p, g) for p, g in options if g == group][:1]
+        elif prefixes and group is not None:
             options = [(p, g) for p, g in options if g == group]  # one element: its bounds intersect
         elif prefixes:
             options = options[:1]  # multikey: cannot intersect bounds on one array field
@@ -246,6 +250,11 @@ def index_access(index: IndexData, query: FindQuery, *, whole: bool = False) -> 
         else:
             fetch_filter.append(pred)
     return Access(index, oils, assigned, key_filter, fetch_filter)
+
+
+def _within_elem_match(prefixes: set[str], elem_path: str) -> bool:
+    """Whether every array on the indexed path is at or above the $elemMatch's own path."""
+    return all(elem_path == p or elem_path.startswith(p + ".") for p in prefixes)
 
 
 def _elem_match_leaves(predicates: Sequence[Predicate]) -> dict[str, list[tuple[Predicate, int | None]]]:

@@ -171,7 +171,7 @@ class Predicate:
             return {self.path: {"$in": [to_json_value(v) for v in self.value]}}
         return {self.path: {self.op: to_json_value(self.value)}}
 
-    def matches(self, document: Mapping[str, Any] | list[Any], collate: Collate | None = None) -> bool:
+    def matches(self, document: Mapping[str, Any], collate: Collate | None = None) -> bool:
         """Whether the document satisfies this predicate (MongoDB semantics: arrays match by element)."""
         if self.op == "$or":
             return any(matches_all(branch, document, collate) for branch in self.value)
@@ -208,7 +208,9 @@ class Predicate:
         # ({$elemMatch: {"0": "x"}} finds [["x"]]); ElemMatchValueMatchExpression matches each
         # element itself, never descending into a nested array (elemmatch_value.js).
         if self.value.on_objects:
-            return isinstance(element, Mapping | list) and matches_all(self.value.predicates, element, collate)
+            if isinstance(element, list):  # an array as a BSON object: fields "0", "1", ... (no traversal)
+                element = {str(i): e for i, e in enumerate(element)}
+            return isinstance(element, Mapping) and matches_all(self.value.predicates, element, collate)
         return all(leaf.matches_value(element, collate) for leaf in self.value.predicates)
 
     def matches_value(self, value: Any, collate: Collate | None = None) -> bool:
@@ -511,6 +513,6 @@ def serialize_all(predicates: Sequence[Predicate]) -> dict[str, Any]:
     return {"$and": [p.serialize() for p in predicates]}
 
 
-def matches_all(predicates: Sequence[Predicate], document: Mapping[str, Any] | list[Any], collate: Collate | None) -> bool:
+def matches_all(predicates: Sequence[Predicate], document: Mapping[str, Any], collate: Collate | None) -> bool:
     """Whether a document satisfies every leaf."""
     return all(p.matches(document, collate) for p in predicates)

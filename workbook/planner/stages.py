@@ -448,6 +448,20 @@ def _copy_path(source: Any, target: dict[str, Any], parts: list[str]) -> None:
         target[parts[0]] = value
     elif isinstance(value, Mapping):
         _copy_path(value, target.setdefault(parts[0], {}), parts[1:])
+    elif isinstance(value, list):  # a dotted inclusion reaches into the documents of an array
+        target[parts[0]] = _copy_elements(value, parts[1:])
+
+
+def _copy_elements(values: list[Any], parts: list[str]) -> list[Any]:
+    out: list[Any] = []
+    for element in values:
+        if isinstance(element, Mapping):
+            projected: dict[str, Any] = {}
+            _copy_path(element, projected, parts)
+            out.append(projected)
+        elif isinstance(element, list):
+            out.append(_copy_elements(element, parts))
+    return out
 
 
 def _drop_path(target: dict[str, Any], parts: list[str]) -> None:

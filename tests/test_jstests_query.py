@@ -1,0 +1,496 @@
+"""Query semantics ported from MongoDB's jstests (mongodb/mongo, jstests/core/query and jstests/core/index).
+
+Tested at the model level: the documents a find returns come from the planner model's chosen plan
+(:func:`workbook.planner.find_documents`), so each case checks both the result and the explain figures
+the jstest asserts. One section per jstest file; each names the assertions ported. Counts are the
+jstest's own (MongoDB 7.0/8.0 standalone). A case runs with no index, with the jstest's index, and
+hinted, wherever the jstest does.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import pytest
+from bson import Decimal128, MaxKey, MinKey, Regex
+
+from workbook.planner import Collection, FindArgs, find_documents
+from workbook.planner.values import UNDEFINED
+
+ID = {"v": 2, "key": {"_id": 1}, "name": "_id_"}
+
+
+def index(key: dict[str, Any], **options: Any) -> dict[str, Any]:
+    return {"v": 2, "key": key, "name": "_".join(f"{f}_{d}" for f, d in key.items()), **options}
+
+
+def find(docs: list[dict[str, Any]], indexes: list[dict[str, Any]], **args: Any) -> tuple[dict[str, Any], list[Any]]:
+    collection = Collection(docs, [ID, *indexes], args.pop("collection_collation", None))
+    return find_documents(collection, "test.c", FindArgs.of(**args))
+
+
+def ids(docs: list[dict[str, Any]], indexes: list[dict[str, Any]], **args: Any) -> list[Any]:
+    explain, found = find(docs, indexes, **args)
+    assert explain["executionStats"]["nReturned"] == len(found)
+    return [d["_id"] for d in found]
+
+
+def stages(node: dict[str, Any]) -> list[str]:
+    out = [node["stage"]]
+    for key in ("inputStage",):
+        if key in node:
+            out += stages(node[key])
+    for child in node.get("inputStages", []):
+        out += stages(child)
+    return out
+
+
+def winning(explain: dict[str, Any]) -> list[str]:
+    return stages(explain["queryPlanner"]["winningPlan"])
+
+
+# --- jstests/core/query/nan.js ---------------------------------------------------------------------
+# Ported: every assertion of testNaNComparisons (EQ, LT, LTE, GT, GTE, four $in, NE), unindexed and
+# with {a: 1}; testNonNaNQuery's five queries on NaN-only documents, unindexed and indexed.
+
+NAN_DOCS: list[dict[str, Any]] = [
+    {"_id": 0, "a": -math.inf},
+    {"_id": 1, "a": -3},
+    {"_id": 2, "a": 0},
+    {"_id": 3, "a": 3},
+    {"_id": 4, "a": math.inf},
+    {"_id": 5, "a": math.nan},
+    {"_id": 6, "a": -math.nan},
+    {"_id": 7, "a": UNDEFINED},
+    {"_id": 8, "a": None},
+    {"_id": 9, "a": []},
+    {"_id": 10, "a": {"b": 1}},
+    {"_id": 11, "a": {"b": 1}},
+]
+NAN_CASES = [
+    ({"a": math.nan}, [5, 6]),
+    ({"a": {"$lt": math.nan}}, []),
+    ({"a": {"$lte": math.nan}}, [5, 6]),
+    ({"a": {"$gt": math.nan}}, []),
+    ({"a": {"$gte": math.nan}}, [5, 6]),
+    ({"a": {"$in": [math.nan, 1000]}}, [5, 6]),
+    ({"a": {"$in": [-math.nan, 1000]}}, [5, 6]),
+    ({"a": {"$in": [Decimal128("NaN"), 1000]}}, [5, 6]),
+    ({"a": {"$in": [Decimal128("-NaN"), 1000]}}, [5, 6]),
+    ({"a": {"$ne": math.nan}}, [0, 1, 2, 3, 4, 7, 8, 9, 10, 11]),
+]
+
+
+@pytest.mark.parametrize("indexes", [[], [index({"a": 1})]], ids=["unindexed", "indexed"])
+@pytest.mark.parametrize(("query", "expected"), NAN_CASES)
+def test_nan_comparisons(indexes: list[dict[str, Any]], query: dict[str, Any], expected: list[int]) -> None:
+    assert sorted(ids(NAN_DOCS, indexes, filter=query)) == expected
+
+
+@pytest.mark.parametrize("indexes", [[], [index({"a": 1})]], ids=["unindexed", "indexed"])
+@pytest.mark.parametrize(
+    "query", [{"a": 1}, {"a": {"$lt": 1}}, {"a": {"$lte": 1}}, {"a": {"$gt": 1}}, {"a": {"$gte": 1}}]
+)
+def test_nan_never_matches_a_number(indexes: list[dict[str, Any]], query: dict[str, Any]) -> None:
+    docs = [{"_id": 0, "a": math.nan}, {"_id": 1, "a": -math.nan}]
+    assert ids(docs, indexes, filter=query) == []
+
+
+def test_nan_bounds_are_a_point_and_empty() -> None:
+    """index_bounds_builder.cpp: only NaN is <= / >= NaN (a point); nothing is < or > NaN."""
+    explain, _ = find(NAN_DOCS, [index({"a": 1})], filter={"a": {"$gte": math.nan}})
+    assert explain["queryPlanner"]["winningPlan"]["inputStage"]["indexBounds"] == {"a": ["[nan.0, nan.0]"]}
+    explain, _ = find(NAN_DOCS, [index({"a": 1})], filter={"a": {"$gt": math.nan}})
+    assert explain["queryPlanner"]["winningPlan"]["inputStage"]["indexBounds"] == {"a": []}
+    assert explain["executionStats"]["totalDocsExamined"] == 0
+
+
+# --- null in range comparisons (issue 19; index_bounds_builder.cpp makeNullEqualityBounds) --------
+# $gte/$lte null are {$eq: null} (null and missing); $gt/$lt null match nothing.
+
+NULL_DOCS = [{"_id": 0, "a": 1}, {"_id": 1, "a": "s"}, {"_id": 2, "a": None}, {"_id": 3, "a": {}}, {"_id": 4}]
+
+
+@pytest.mark.parametrize("indexes", [[], [index({"a": 1})]], ids=["unindexed", "indexed"])
+@pytest.mark.parametrize(("op", "expected"), [("$gte", [2, 4]), ("$lte", [2, 4]), ("$gt", []), ("$lt", [])])
+def test_null_range_comparisons(indexes: list[dict[str, Any]], op: str, expected: list[int]) -> None:
+    assert sorted(ids(NULL_DOCS, indexes, filter={"a": {op: None}})) == expected
+
+
+def test_gte_null_bounds_are_the_null_equality_bounds() -> None:
+    explain, _ = find(NULL_DOCS, [index({"a": 1})], filter={"a": {"$gte": None}})
+    assert explain["queryPlanner"]["winningPlan"]["inputStage"]["indexBounds"] == {
+        "a": ["[undefined, undefined]", "[null, null]"]
+    }
+
+
+# --- jstests/core/query/elemmatch/elemmatch_value.js ----------------------------------------------
+# Ported: all eight arrayEq assertions (projection {_id: 0}).
+
+EM_VALUES: list[Any] = [
+    5, [5], [3, 7], [[5]], [[3, 7]], [[[5]]], [[[3, 7]]], {"b": 5}, {"b": [5]}, {"b": [3, 7]},
+    [{"b": 5}], [{"b": 3}, {"b": 7}], [{"b": [5]}], [{"b": [3, 7]}], [[{"b": 5}]], [[{"b": 3}, {"b": 7}]],
+    [[{"b": [5]}]], [[{"b": [3, 7]}]],
+]  # fmt: skip
+EM_DOCS = [{"_id": i, "a": v} for i, v in enumerate(EM_VALUES)]
+RANGE = {"$lt": 6, "$gt": 4}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ({"a": {"$elemMatch": RANGE}}, [[5]]),
+        ({"a.b": {"$elemMatch": RANGE}}, [{"b": [5]}, [{"b": [5]}]]),
+        ({"a": {"$elemMatch": {"$elemMatch": RANGE}}}, [[[5]]]),
+        ({"a": {"$elemMatch": {"$type": "number"}}}, [[5], [3, 7]]),
+        (
+            {"a": {"$elemMatch": {"$type": "array"}}},
+            [
+                [[5]],
+                [[3, 7]],
+                [[[5]]],
+                [[[3, 7]]],
+                [[{"b": 5}]],
+                [[{"b": 3}, {"b": 7}]],
+                [[{"b": [5]}]],
+                [[{"b": [3, 7]}]],
+            ],
+        ),
+        ({"a": {"$elemMatch": {"b": RANGE}}}, [[{"b": 5}], [{"b": [5]}], [{"b": [3, 7]}]]),
+        ({"a": {"$elemMatch": {"b": {"$elemMatch": RANGE}}}}, [[{"b": [5]}]]),
+        ({"a": {"$elemMatch": {"$elemMatch": {"b": RANGE}}}}, [[[{"b": 5}]], [[{"b": [5]}]], [[{"b": [3, 7]}]]]),
+    ],
+)
+def test_elemmatch_value(query: dict[str, Any], expected: list[Any]) -> None:
+    _, found = find(EM_DOCS, [], filter=query, projection={"_id": 0})
+    assert sorted(map(repr, found)) == sorted(repr({"a": v}) for v in expected)
+
+
+# --- jstests/core/query/array/arrayfind9.js -------------------------------------------------------
+# Ported: all five assertions ($elemMatch:$not, $gte {}, $in [[]], "0" index, and the hinted
+# {$natural: 1} / {a: 1} / {"a.b": 1} loop).
+
+
+@pytest.mark.parametrize(
+    ("doc", "query"),
+    [
+        ({"a": [1]}, {"a": {"$elemMatch": {"$not": {"$ne": 1}}}}),
+        ({"a": [{}]}, {"a": {"$elemMatch": {"$gte": {}}}}),
+        ({"a": [[]]}, {"a": {"$elemMatch": {"$in": [[]]}}}),
+        ({"a": [["x"]]}, {"a": {"$elemMatch": {"0": "x"}}}),
+    ],
+)
+def test_arrayfind9_elemmatch(doc: dict[str, Any], query: dict[str, Any]) -> None:
+    assert ids([{"_id": 0, **doc}], [], filter=query) == [0]
+
+
+@pytest.mark.parametrize("hint", [{"$natural": 1}, {"a": 1}, {"a.b": 1}])
+def test_arrayfind9_nested_array_bounds(hint: dict[str, Any]) -> None:
+    docs = [{"_id": 0, "a": [{"b": [0, 2]}]}]
+    found = ids(
+        docs,
+        [index({"a": 1}), index({"a.b": 1})],
+        filter={"a": {"$elemMatch": {"b": {"$gte": 1, "$lte": 1}}}},
+        hint=hint,
+    )
+    assert found == [0]
+
+
+# --- jstests/core/query/idhack.js -----------------------------------------------------------------
+# Ported: findOne({_id: {x: 2}}).z, the $gte count, the explain (nReturned 1, totalKeysExamined 1,
+# IDHACK), no IDHACK with a hint or skip or a regex, the covered {_id: 1} projection, and the simple
+# inclusion/exclusion/dotted projection results. (updates, min/max, returnKey, query shapes: not modelled)
+
+IDHACK_DOCS = [
+    {"_id": {"x": 1}, "z": 1}, {"_id": {"x": 2}, "z": 2}, {"_id": {"x": 3}, "z": 3},
+    {"_id": 1, "z": 4}, {"_id": 2, "z": 5}, {"_id": 3, "z": 6},
+]  # fmt: skip
+
+
+def test_idhack_on_a_document_id() -> None:
+    explain, found = find(IDHACK_DOCS, [], filter={"_id": {"x": 2}})
+    assert [d["z"] for d in found] == [2]
+    assert explain["executionStats"]["nReturned"] == 1
+    assert explain["executionStats"]["totalKeysExamined"] == 1
+    assert winning(explain) == ["IDHACK"]
+    assert len(ids(IDHACK_DOCS, [], filter={"_id": {"$gte": 2}})) == 2
+
+
+def test_idhack_not_with_hint_skip_or_regex() -> None:
+    docs = [*IDHACK_DOCS, {"_id": "abc"}]
+    explain, _ = find(docs, [index({"_id": 1, "a": 1})], filter={"_id": {"x": 2}}, hint={"_id": 1, "a": 1})
+    assert "IDHACK" not in winning(explain)
+    explain, _ = find(docs, [], filter={"_id": {"x": 2}}, skip=1)
+    assert "IDHACK" not in winning(explain)
+    explain, found = find(docs, [], filter={"_id": re.compile("abc")})
+    assert "IDHACK" not in winning(explain)
+    assert found == [{"_id": "abc"}]
+
+
+def test_idhack_covered_id_projection() -> None:
+    explain, found = find(IDHACK_DOCS, [], filter={"_id": {"x": 2}}, projection={"_id": 1})
+    assert "IDHACK" in winning(explain)
+    assert found == [{"_id": {"x": 2}}]
+
+
+PROJ_DOCS = [{"_id": 0, "a": 0, "b": [{"c": 1}, {"c": 2}]}, {"_id": 1, "a": 1, "b": [{"c": 3}, {"c": 4}]}]
+
+
+@pytest.mark.parametrize(
+    ("id_", "projection", "expected"),
+    [
+        (1, {"a": 1}, {"_id": 1, "a": 1}),
+        (1, {"_id": 0, "a": 1}, {"a": 1}),
+        (0, {"_id": 1, "a": 1}, {"_id": 0, "a": 0}),
+        (1, {"foobar": 1}, {"_id": 1}),
+        (1, {"_id": 0, "foobar": 1}, {}),
+        (1, {"_id": 0}, {"a": 1, "b": [{"c": 3}, {"c": 4}]}),
+        (1, {"a": 0}, {"_id": 1, "b": [{"c": 3}, {"c": 4}]}),
+        (1, {"foobar": 0}, {"_id": 1, "a": 1, "b": [{"c": 3}, {"c": 4}]}),
+        (1, {"b": 0}, {"_id": 1, "a": 1}),
+        (0, {"a": 0, "b": 0}, {"_id": 0}),
+        (0, {"a": 0, "b": 0, "_id": 0}, {}),
+        (0, {"_id": 0, "b.c": 1}, {"b": [{"c": 1}, {"c": 2}]}),
+        (1, {"foo.bar": 1}, {"_id": 1}),
+    ],
+)
+def test_idhack_projections(id_: int, projection: dict[str, Any], expected: dict[str, Any]) -> None:
+    _, found = find(PROJ_DOCS, [], filter={"_id": id_}, projection=projection)
+    assert found == [expected]
+
+
+def test_idhack_missing_id_returns_nothing() -> None:
+    assert find(PROJ_DOCS, [], filter={"_id": 8}, projection={"_id": 1})[1] == []
+    assert find(PROJ_DOCS, [], filter={"_id": 8}, projection={"_id": 0})[1] == []
+
+
+# --- jstests/core/query/in/in8.js -----------------------------------------------------------------
+# Ported: both checkResults ($in with overlapping regex bounds), with the index {x: 1}.
+
+
+@pytest.mark.parametrize("values", [[re.compile("^a"), re.compile("^ab")], [re.compile("^ab"), re.compile("^a")]])
+def test_in8_overlapping_regex_bounds(values: list[Any]) -> None:
+    docs = [{"_id": i, "x": x} for i, x in enumerate(("aa", "ab", "ac", "ad"))]
+    explain, found = find(docs, [index({"x": 1})], filter={"x": {"$in": values}})
+    assert len(found) == 4
+    bounds = explain["queryPlanner"]["winningPlan"]["inputStage"]["indexBounds"]["x"]
+    assert bounds == ['["a", "b")', "[/^a/, /^a/]", "[/^ab/, /^ab/]"]
+
+
+# --- jstests/core/query/regex/regex3.js -----------------------------------------------------------
+# Ported: every assertion (itcounts with and without {name: 1}, docsExamined 4 unindexed,
+# keysExamined 2 for /^e.*/ and 4 for /^aa*/).
+
+
+def test_regex3_prefix_scans() -> None:
+    docs = [{"_id": i, "name": n} for i, n in enumerate(("eliot", "emily", "bob", "aaron"))]
+    explain, found = find(docs, [], filter={"name": re.compile("^e.*")})
+    assert len(found) == 2 and explain["executionStats"]["totalDocsExamined"] == 4
+    explain, found = find(docs, [index({"name": 1})], filter={"name": re.compile("^e.*")})
+    assert len(found) == 2 and explain["executionStats"]["totalKeysExamined"] == 2
+
+
+def test_regex3_optional_characters() -> None:
+    docs = [{"_id": i, "name": n} for i, n in enumerate(("aa", "ab", "ac", "c"))]
+    assert len(ids(docs, [], filter={"name": re.compile("^aa*")})) == 3
+    explain, found = find(docs, [index({"name": 1})], filter={"name": re.compile("^aa*")})
+    assert len(found) == 3 and explain["executionStats"]["totalKeysExamined"] == 4
+    assert len(ids(docs, [index({"name": 1})], filter={"name": re.compile("^a[ab]")})) == 2
+    assert len(ids(docs, [index({"name": 1})], filter={"name": re.compile("^a[bc]")})) == 2
+    one = [{"_id": 0, "name": ""}]
+    assert len(ids(one, [], filter={"name": re.compile("^a?")})) == 1
+    assert len(ids(one, [index({"name": 1})], filter={"name": re.compile("^a?")})) == 1
+
+
+@pytest.mark.parametrize(
+    "value", [re.compile("^ab", re.I), Regex("^ab", "i"), {"$regex": "^ab", "$options": "i"}], ids=["re", "bson", "op"]
+)
+def test_regex_with_flags_in_every_spelling(value: Any) -> None:
+    """Issue 19: re.compile and bson.Regex with a flag explain with MongoDB's bounds (no prefix for /i)."""
+    docs = [{"_id": 0, "a": "abc"}, {"_id": 1, "a": "ABd"}, {"_id": 2, "a": "xab"}]
+    explain, found = find(docs, [index({"a": 1})], filter={"a": value})
+    assert sorted(d["_id"] for d in found) == [0, 1]
+    assert explain["queryPlanner"]["winningPlan"]["inputStage"]["indexBounds"] == {
+        "a": ['["", {})', "[/^ab/i, /^ab/i]"]
+    }
+
+
+# --- jstests/core/index/index_bounds_minkey.js and index_bounds_maxkey.js ------------------------
+# Ported: all eight assertCoveredQueryAndCount of each file (count, and no FETCH in the plan).
+
+PROJ = {"a": 1, "_id": 0}
+
+
+def covered_count(docs: list[dict[str, Any]], query: dict[str, Any]) -> int:
+    explain, found = find(docs, [index({"a": 1})], filter=query, projection=PROJ)
+    assert "FETCH" not in winning(explain) and "PROJECTION_COVERED" in winning(explain), winning(explain)
+    return len(found)
+
+
+@pytest.mark.parametrize(
+    ("query", "alone", "others"),
+    [
+        ({"a": {"$gt": MinKey()}}, 0, 3),
+        ({"a": {"$gte": MinKey()}}, 1, 3),
+        ({"a": {"$lt": MinKey()}}, 0, 0),
+        ({"a": {"$lte": MinKey()}}, 1, 0),
+    ],
+)
+def test_index_bounds_minkey(query: dict[str, Any], alone: int, others: int) -> None:
+    assert covered_count([{"_id": 0, "a": MinKey()}], query) == alone
+    assert covered_count([{"_id": 0, "a": "string"}, {"_id": 1, "a": {"b": 1}}, {"_id": 2}], query) == others
+
+
+@pytest.mark.parametrize(
+    ("query", "alone", "others"),
+    [
+        ({"a": {"$gt": MaxKey()}}, 0, 0),
+        ({"a": {"$gte": MaxKey()}}, 1, 0),
+        ({"a": {"$lt": MaxKey()}}, 0, 3),
+        ({"a": {"$lte": MaxKey()}}, 1, 3),
+    ],
+)
+def test_index_bounds_maxkey(query: dict[str, Any], alone: int, others: int) -> None:
+    assert covered_count([{"_id": 0, "a": MaxKey()}], query) == alone
+    assert covered_count([{"_id": 0, "a": "string"}, {"_id": 1, "a": {"b": 1}}, {"_id": 2}], query) == others
+
+
+# --- jstests/core/index/index_bounds_object.js ----------------------------------------------------
+# Ported: every covered count, and that a multikey index is never covered.
+
+
+@pytest.mark.parametrize(
+    ("docs", "query", "count"),
+    [
+        ([{"b": 1}], {"$gt": {"b": 0}}, 1),
+        ([{"b": 1}], {"$gt": {"b": 2}}, 0),
+        ([{"b": 1}], {"$gte": {"b": 1}}, 1),
+        ([{"b": 1}], {"$gte": {"b": 1, "c": 2}}, 0),
+        ([{"b": 1}], {"$lt": {"b": 2}}, 1),
+        ([{"b": 1}], {"$lte": {"b": 1}}, 1),
+        ([{"b": 1}, {}], {"$gt": {}}, 1),
+        ([{"b": 1}, {}], {"$gte": {}}, 2),
+        ([{"b": 1}, {}], {"$lt": {}}, 0),
+        ([{"b": 1}, {}], {"$lte": {}}, 1),
+        ([{"b": 1}, {}], {"$gt": {}, "$lt": {"b": 2}}, 1),
+        ([{"b": 1}, {}], {"$gte": {}, "$lt": {"b": 2}}, 2),
+        ([{"b": 1}, {}], {"$lt": {}, "$gte": {}}, 0),
+        (["string", True], {"$gt": {}}, 0),
+        (["string", True], {"$gte": {}}, 0),
+        (["string", True], {"$lt": {}}, 0),
+        (["string", True], {"$lte": {}}, 0),
+    ],
+)
+def test_index_bounds_object(docs: list[Any], query: dict[str, Any], count: int) -> None:
+    assert covered_count([{"_id": i, "a": a} for i, a in enumerate(docs)], {"a": query}) == count
+
+
+@pytest.mark.parametrize("op", ["$gt", "$gte", "$lt", "$lte"])
+def test_index_bounds_object_multikey_not_covered(op: str) -> None:
+    docs = [{"_id": 0, "a": "string"}, {"_id": 1, "a": True}, {"_id": 2, "a": []}]
+    explain, _ = find(docs, [index({"a": 1})], filter={"a": {op: {}}}, projection=PROJ)
+    assert "FETCH" in winning(explain)
+
+
+# --- jstests/core/query/exists/existsa.js ---------------------------------------------------------
+# Ported: assertMissing / assertExists / assertExistsUnindexed for the top-level cases, count and
+# hinted count on the sparse index {a: 1} (the hinted sparse index returns what it holds).
+
+EXISTSA = [{"_id": 0}, {"_id": 1, "a": 1}, {"_id": 2, "a": {"x": 1}, "b": 1}]
+SPARSE_A = index({"a": 1}, sparse=True)
+
+
+@pytest.mark.parametrize(
+    ("query", "count", "hinted"),
+    [
+        ({"a": {"$exists": False}}, 1, 0),
+        ({"a": {"$not": {"$exists": True}}}, 1, 0),
+        ({"$and": [{"a": {"$exists": False}}]}, 1, 0),
+        ({"$or": [{"a": {"$exists": False}}]}, 1, 0),
+        ({"$nor": [{"a": {"$exists": True}}]}, 1, 0),
+        ({"a.x": {"$exists": False}}, 2, 1),
+        ({"b": {"$exists": False}}, 2, 1),
+        ({"b": {"$exists": False}, "a": {"$ne": 6}}, 2, 1),
+        ({"b": {"$not": {"$exists": True}}}, 2, 1),
+        ({"a": {"$exists": True}}, 2, 2),
+        ({"a": {"$exists": True}, "$and": [{"a": {"$ne": None}}]}, 2, 2),
+        ({"$nor": [{"a": {"$exists": False}}], "$and": [{"a": {"$ne": None}}]}, 2, 2),
+        ({"a": {"$not": {"$exists": False}}, "$and": [{"a": {"$ne": None}}]}, 2, 2),
+    ],
+)
+def test_existsa_sparse(query: dict[str, Any], count: int, hinted: int) -> None:
+    assert len(ids(EXISTSA, [SPARSE_A], filter=query)) == count
+    assert len(ids(EXISTSA, [SPARSE_A], filter=query, hint={"a": 1})) == hinted
+
+
+def test_existsa_sparse_index_not_chosen_for_exists_false() -> None:
+    explain, _ = find(EXISTSA, [SPARSE_A], filter={"a": {"$exists": False}})
+    assert winning(explain) == ["COLLSCAN"]
+
+
+def test_sparse_index_serves_ne_null() -> None:
+    """sparse_index_supports_ne_null.js's rule: {$ne: null} excludes missing, so a sparse index answers it."""
+    explain, found = find(EXISTSA, [SPARSE_A], filter={"a": {"$ne": None}})
+    assert "IXSCAN" in winning(explain)
+    assert sorted(d["_id"] for d in found) == [1, 2]
+    explain, found = find(
+        [{"_id": 0, "a": [None]}, {"_id": 1, "a": [1]}, {"_id": 2}],
+        [SPARSE_A],
+        filter={"a": {"$elemMatch": {"$ne": None}}},
+    )
+    assert "IXSCAN" in winning(explain)
+    assert [d["_id"] for d in found] == [1]
+
+
+# --- jstests/core/query/all/all2.js ---------------------------------------------------------------
+# Ported: every check (count = itcount) with and without the index, on a.x and on a.
+
+ALL2_OBJECTS = [
+    {"_id": 0, "a": [{"x": 1}, {"x": 2}]},
+    {"_id": 1, "a": [{"x": 2}, {"x": 3}]},
+    {"_id": 2, "a": [{"x": 3}, {"x": 4}]},
+]
+ALL2_ARRAYS = [{"_id": 0, "a": [1, 2]}, {"_id": 1, "a": [2, 3]}, {"_id": 2, "a": [3, 4]}]
+ALL2 = [
+    (1, {"$in": [1]}), (2, {"$in": [2]}), (2, {"$in": [1, 2]}), (3, {"$in": [2, 3]}), (3, {"$in": [1, 3]}),
+    (1, {"$all": [1, 2]}), (1, {"$all": [2, 3]}), (0, {"$all": [1, 3]}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("count", "condition"), ALL2)
+@pytest.mark.parametrize("indexed", [False, True])
+def test_all2(count: int, condition: dict[str, Any], indexed: bool) -> None:
+    assert len(ids(ALL2_OBJECTS, [index({"a.x": 1})] if indexed else [], filter={"a.x": condition})) == count
+    assert len(ids(ALL2_ARRAYS, [index({"a": 1})] if indexed else [], filter={"a": condition})) == count
+    names = [{"_id": 0, "name": ["harry", "jack", "tom"]}]
+    assert ids(names, [index({"name": 1})] if indexed else [], filter={"name": {"$all": ["harry", "john"]}}) == []
+
+
+# --- hint({$natural: 1}) / hint({$natural: -1}) (issue 19) ----------------------------------------
+
+
+@pytest.mark.parametrize(("natural", "direction", "order"), [(1, "forward", [0, 1, 2]), (-1, "backward", [2, 1, 0])])
+def test_natural_hint_is_a_directed_collscan(natural: int, direction: str, order: list[int]) -> None:
+    docs = [{"_id": i, "a": i} for i in range(3)]
+    explain, found = find(docs, [index({"a": 1})], filter={"a": {"$gte": 0}}, hint={"$natural": natural})
+    assert explain["queryPlanner"]["winningPlan"] == {
+        "stage": "COLLSCAN",
+        "filter": {"a": {"$gte": 0}},
+        "direction": direction,
+    }
+    assert [d["_id"] for d in found] == order
+
+
+# --- a collection's default collation (sort_merge_collation.js, collation_match.js) ---------------
+
+
+def test_default_collation_orders_and_matches() -> None:
+    numeric = {"locale": "en_US", "numericOrdering": True}
+    docs = [{"_id": 0, "a": "10"}, {"_id": 1, "a": "9"}, {"_id": 2, "a": "100"}]
+    assert ids(docs, [], filter={}, sort={"a": 1}, collection_collation=numeric) == [1, 0, 2]
+    insensitive = {"locale": "en_US", "strength": 2}
+    docs = [{"_id": 0, "str": "FOO"}, {"_id": 1, "str": "bar"}]
+    assert ids(docs, [], filter={"str": "foo"}, collection_collation=insensitive) == [0]
+    assert ids(docs, [], filter={"str": "foo"}, collation={"locale": "simple"}, collection_collation=insensitive) == []
