@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -26,12 +27,12 @@ def index(key: dict[str, Any], **options: Any) -> dict[str, Any]:
     return {"v": 2, "key": key, "name": "_".join(f"{f}_{d}" for f, d in key.items()), **options}
 
 
-def find(docs: list[dict[str, Any]], indexes: list[dict[str, Any]], **args: Any) -> tuple[dict[str, Any], list[Any]]:
+def find(docs: Sequence[Any], indexes: list[dict[str, Any]], **args: Any) -> tuple[dict[str, Any], list[Any]]:
     collection = Collection(docs, [ID, *indexes], args.pop("collection_collation", None))
     return find_documents(collection, "test.c", FindArgs.of(**args))
 
 
-def ids(docs: list[dict[str, Any]], indexes: list[dict[str, Any]], **args: Any) -> list[Any]:
+def ids(docs: Sequence[Any], indexes: list[dict[str, Any]], **args: Any) -> list[Any]:
     explain, found = find(docs, indexes, **args)
     assert explain["executionStats"]["nReturned"] == len(found)
     return [d["_id"] for d in found]
@@ -323,7 +324,7 @@ def test_regex_with_flags_in_every_spelling(value: Any) -> None:
 PROJ = {"a": 1, "_id": 0}
 
 
-def covered_count(docs: list[dict[str, Any]], query: dict[str, Any]) -> int:
+def covered_count(docs: Sequence[Any], query: dict[str, Any]) -> int:
     explain, found = find(docs, [index({"a": 1})], filter=query, projection=PROJ)
     assert "FETCH" not in winning(explain) and "PROJECTION_COVERED" in winning(explain), winning(explain)
     return len(found)

@@ -221,7 +221,7 @@ def index_access(index: IndexData, query: FindQuery, *, whole: bool = False) -> 
         if prefixes and group is not None and not _within_elem_match(prefixes, query.predicates[group].path):
             # an array below the $elemMatch path: the bounds of one element's values cannot be
             # intersected either (arrayfind9.js: {a: {$elemMatch: {b: {$gte: 1, $lte: 1}}}} on b: [0, 2])
-            options = [(p, g) for p, g in options if g == group][:1]
+            options = [o for o in options if o[1] == group][:1]
         elif prefixes and group is not None:
             options = [(p, g) for p, g in options if g == group]  # one element: its bounds intersect
         elif prefixes:
