@@ -213,6 +213,11 @@ def index_access(index: IndexData, query: FindQuery, *, whole: bool = False) -> 
         prefixes = set(index.multikey_paths.get(path, []))
         leaves = [(p, None) for p in query.predicates if p.path == path and indexable(p)]
         options = [(p, g) for p, g in leaves + derived.get(path, []) if _usable(p, spec, query)]
+        if spec.sparse and prefixes:
+            # {$ne: null} may use a sparse index only while its path holds no array (an array's
+            # elements would be missing from the keys); inside $elemMatch it always may
+            # (sparse_index_supports_ne_null.js)
+            options = [(p, g) for p, g in options if g is not None or p.op not in ("$ne", "$nin")]
         # multikey: no compound bounds on fields under one array, unless both come from one $elemMatch
         options = [
             (p, g) for p, g in options if not any(prefixes & up and (g is None or g != ug) for up, ug in used_prefixes)

@@ -402,10 +402,12 @@ def _collect(query: Mapping[str, Any], out: list[Predicate]) -> None:
                 _collect(clause, out)
         elif key in ("$or", "$nor"):
             branches = tuple(tuple(parse_filter(clause)) for clause in _clauses(key, condition))
+            if key == "$or":
+                branches = _or_to_in(branches)
             if key == "$or" and len(branches) == 1:
                 out.extend(branches[0])  # a one-branch $or is its branch (MongoDB simplifies it too)
             else:
-                out.append(Predicate("", key, branches))
+                out.append(Predicate("", key, tuple(sorted(branches, key=_branch_order))))
         elif key == "$comment":
             continue
         elif key.startswith("$"):
@@ -416,6 +418,54 @@ def _collect(query: Mapping[str, Any], out: list[Predicate]) -> None:
             out.append(Predicate(key, "$regex", condition))
         else:
             out.append(Predicate(key, "$eq", _frozen(condition)))
+
+
+def _rewritable(branch: tuple[Predicate, ...]) -> bool:
+    """A branch that is one equality or one regex: $or of these on one path is an $in."""
+    if len(branch) != 1:
+        return False
+    leaf = branch[0]
+    return leaf.op == "$regex" or (leaf.op == "$eq" and not isinstance(leaf.value, Regex | re.Pattern))
+
+
+def _or_to_in(branches: tuple[tuple[Predicate, ...], ...]) -> tuple[tuple[Predicate, ...], ...]:
+    """MongoDB 8.0's single-path $or rewrite (or_to_in.js): equalities and regexes on one path,
+    two or more of them, become one $in; the other branches stay."""
+    by_path: dict[str, list[Predicate]] = {}
+    for branch in branches:
+        if _rewritable(branch):
+            by_path.setdefault(branch[0].path, []).append(branch[0])
+    grouped = {path for path, leaves in by_path.items() if len(leaves) > 1}
+    kept = [b for b in branches if not (_rewritable(b) and b[0].path in grouped)]
+    for path in grouped:
+        values = tuple(leaf.value for leaf in by_path[path])
+        kept.append((_in_predicate(path, values),))
+    return tuple(kept)
+
+
+def _in_predicate(path: str, values: tuple[Any, ...]) -> Predicate:
+    """An $in as InMatchExpression keeps it: equalities sorted and deduplicated, then regexes;
+    an $in of one equality is that equality."""
+    equalities: dict[tuple, Any] = {}
+    regexes: list[Any] = []
+    for value in values:
+        if isinstance(value, Regex | re.Pattern):
+            if regex_parts(value) not in [regex_parts(r) for r in regexes]:
+                regexes.append(value)
+        else:
+            equalities.setdefault(sort_key(value), value)
+    ordered = tuple(equalities[k] for k in sorted(equalities)) + tuple(regexes)
+    if len(ordered) == 1 and not regexes:
+        return Predicate(path, "$eq", ordered[0])
+    return Predicate(path, "$in", ordered)
+
+
+def _branch_order(branch: tuple[Predicate, ...]) -> tuple[int, str, str]:
+    """Where CanonicalQuery's sortTree puts an $or branch: an $and (several leaves) first, then by
+    match type and path."""
+    if len(branch) != 1:
+        return (0, "", "")
+    return (branch[0].sort_rank, branch[0].path, repr(branch[0].serialize()))
 
 
 def _clauses(operator: str, condition: Any) -> list[Mapping[str, Any]]:
@@ -445,7 +495,10 @@ def _collect_operators(path: str, condition: Mapping[str, Any], out: list[Predic
         elif op in ("$in", "$nin"):
             if not isinstance(value, list | tuple):
                 raise not_modelled(f"{op} with a value that is not a list (MongoDB refuses it too)")
-            out.append(Predicate(path, op, tuple(value)))
+            if op == "$in" and value:
+                out.append(_in_predicate(path, tuple(_frozen(v) for v in value)))
+            else:
+                out.append(Predicate(path, op, tuple(value)))
         elif op == "$exists":
             out.append(Predicate(path, "$exists", bool(value)))
         elif op == "$all":
