@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from bson import Decimal128, MaxKey, MinKey, Regex
+from bson import Decimal128, MaxKey, MinKey, Regex, Timestamp
 
+from workbook.errors import UnsupportedByModelError
 from workbook.planner import Collection, FindArgs, find_documents
 from workbook.planner.values import UNDEFINED
 
@@ -495,3 +496,281 @@ def test_default_collation_orders_and_matches() -> None:
     docs = [{"_id": 0, "str": "FOO"}, {"_id": 1, "str": "bar"}]
     assert ids(docs, [], filter={"str": "foo"}, collection_collation=insensitive) == [0]
     assert ids(docs, [], filter={"str": "foo"}, collation={"locale": "simple"}, collection_collation=insensitive) == []
+
+
+# --- jstests/core/index/sparse_index_supports_ne_null.js ------------------------------------------
+# Ported: every checkQuery (whether an IXSCAN on the sparse index is in the winning plan, and the
+# itcount) of the non-compound, compound and nested-multikey sections.
+
+
+def check_ne_null(docs: list[dict[str, Any]], key: dict[str, int], query: dict[str, Any], uses: bool, n: int) -> None:
+    explain, found = find(docs, [index(key, sparse=True)], filter=query)
+    assert ("IXSCAN" in winning(explain)) == uses, explain["queryPlanner"]["winningPlan"]
+    assert len(found) == n
+
+
+NE_NULL = {"a": {"$ne": None}}
+EM_NE_NULL = {"a": {"$elemMatch": {"$ne": None}}}
+
+
+def test_sparse_ne_null_single_field() -> None:
+    docs: list[dict[str, Any]] = [
+        {"_id": 0, "a": 1},
+        {"_id": 1, "a": {"x": 1}},
+        {"_id": 2, "a": None},
+        {"_id": 3, "a": UNDEFINED},
+    ]
+    check_ne_null(docs, {"a": 1}, NE_NULL, True, 2)
+    check_ne_null(docs, {"a": 1}, EM_NE_NULL, True, 0)
+    docs.append({"_id": 4, "a": [1, 2, 3]})
+    check_ne_null(docs, {"a": 1}, NE_NULL, False, 3)
+    check_ne_null(docs, {"a": 1}, EM_NE_NULL, True, 1)
+
+
+def test_sparse_ne_null_compound() -> None:
+    docs: list[dict[str, Any]] = [
+        {"_id": 0, "a": 1, "b": 1}, {"_id": 1, "a": {"x": 1}, "b": 1},
+        {"_id": 2, "a": None, "b": 1}, {"_id": 3, "a": UNDEFINED, "b": 1},
+    ]  # fmt: skip
+    key = {"a": 1, "b": 1}
+    check_ne_null(docs, key, NE_NULL, True, 2)
+    check_ne_null(docs, key, EM_NE_NULL, True, 0)
+    docs.append({"_id": 4, "a": 1, "b": [1, 2, 3]})
+    check_ne_null(docs, key, NE_NULL, True, 3)
+    check_ne_null(docs, key, EM_NE_NULL, True, 0)
+    docs.append({"_id": 5, "a": [1, 2, 3], "b": 1})
+    check_ne_null(docs, key, NE_NULL, False, 4)
+    check_ne_null(docs, key, EM_NE_NULL, True, 1)
+
+
+def test_sparse_ne_null_nested_multikey() -> None:
+    docs: list[dict[str, Any]] = [
+        {"_id": 0, "a": {"b": [{"c": {"d": 1}}]}}, {"_id": 1, "a": {"b": [{"c": {"d": {"e": 1}}}]}},
+        {"_id": 2, "a": {"b": [{"c": {"d": None}}]}}, {"_id": 3, "a": {"b": [{"c": {"d": UNDEFINED}}]}},
+    ]  # fmt: skip
+    key = {"a.b.c.d": 1}
+    query, em = {"a.b.c.d": {"$ne": None}}, {"a.b.c.d": {"$elemMatch": {"$ne": None}}}
+    check_ne_null(docs, key, query, False, 2)
+    check_ne_null(docs, key, em, True, 0)
+    docs.append({"_id": 4, "a": [{"b": [{"c": {"d": 1}}]}]})
+    check_ne_null(docs, key, query, False, 3)
+    check_ne_null(docs, key, em, True, 0)
+    docs.append({"_id": 5, "a": {"b": [{"c": [{"d": 1}]}]}})
+    check_ne_null(docs, key, query, False, 4)
+    check_ne_null(docs, key, em, True, 0)
+
+
+# --- jstests/core/query/or/or_to_in.js ------------------------------------------------------------
+# Ported: assertEquivPlanAndResult for every positive pair (same parsedQuery, same winning plan,
+# same results; also sorted on f1 under {locale: "en_US"}), with no index, {f1: 1}, and the three
+# indexes; assertOrNotRewrittenToIn for {$lt}/{$gt} (an $eq to a regex is refused by name instead).
+
+OR_DATA: list[dict[str, Any]] = [
+    {"_id": 0, "f1": 3, "f2": 7}, {"_id": 1, "f1": 1, "f2": [32, 42, 52, [11]]}, {"_id": 2, "f1": 2, "f2": 9},
+    {"_id": 3, "f1": 5, "f2": 42}, {"_id": 4, "f1": 1, "f2": [23, 42, 13]}, {"_id": 5, "f1": "xz", "f2": 13},
+    {"_id": 6, "f1": "ab", "f2": 15}, {"_id": 7, "f1": None, "f2": None}, {"_id": 8, "f1": UNDEFINED, "f2": UNDEFINED},
+    {"_id": 9, "f1": math.nan, "f2": math.nan}, {"_id": 10, "f1": 1, "f2": [32, 52]}, {"_id": 11, "f1": 1, "f2": [42, [13, 11]]},
+]  # fmt: skip
+X, AB, C = re.compile("^x"), re.compile("ab"), re.compile("c")
+OR_PAIRS = [
+    ({"$or": [{"f1": 5}, {"f1": 3}, {"f1": 7}]}, {"f1": {"$in": [7, 3, 5]}}),
+    ({"$or": [{"f1": {"$eq": 5}}, {"f1": {"$eq": 3}}, {"f1": {"$eq": 7}}]}, {"f1": {"$in": [7, 3, 5]}}),
+    ({"$or": [{"f1": 42}, {"f1": math.nan}, {"f1": 99}]}, {"f1": {"$in": [42, math.nan, 99]}}),
+    ({"$or": [{"f1": X}, {"f1": "ab"}]}, {"f1": {"$in": [X, "ab"]}}),
+    ({"$or": [{"f1": X}, {"f1": "ab"}]}, {"$or": [{"f1": "ab"}, {"f1": X}]}),
+    ({"$or": [{"f1": X}, {"f1": "^a"}]}, {"f1": {"$in": [X, "^a"]}}),
+    ({"$or": [{"f1": 42}, {"f1": None}, {"f1": 99}]}, {"f1": {"$in": [42, 99, None]}}),
+    ({"$or": [{"f1": 1}, {"f2": 9}, {"f1": 99}]}, {"$or": [{"f2": 9}, {"f1": {"$in": [1, 99]}}]}),
+    ({"$or": [{"f1": {"$regex": X}}, {"f1": {"$regex": AB}}]}, {"f1": {"$in": [X, AB]}}),
+    (
+        {"$and": [{"$or": [{"f1": 7}, {"f1": 3}, {"f1": 5}]}, {"$or": [{"f1": 1}, {"f1": 2}, {"f1": 3}]}]},
+        {"$and": [{"f1": {"$in": [7, 3, 5]}}, {"f1": {"$in": [1, 2, 3]}}]},
+    ),
+    (
+        {"$or": [{"$or": [{"f1": 7}, {"f1": 3}, {"f1": 5}]}, {"$or": [{"f1": 1}, {"f1": 2}, {"f1": 3}]}]},
+        {"$or": [{"f1": {"$in": [7, 3, 5]}}, {"f1": {"$in": [1, 2, 3]}}]},
+    ),
+    (
+        {"$or": [{"$and": [{"f1": 7}, {"f2": 7}, {"f1": 5}]}, {"$or": [{"f1": 1}, {"f1": 2}, {"f1": 3}]}]},
+        {"$or": [{"$and": [{"f1": 7}, {"f2": 7}, {"f1": 5}]}, {"f1": {"$in": [1, 2, 3]}}]},
+    ),
+    ({"$or": [{"f2": [32, 52]}, {"f2": [42, [13, 11]]}]}, {"f2": {"$in": [[32, 52], [42, [13, 11]]]}}),
+    ({"$or": [{"f2": 52}, {"f2": 13}]}, {"f2": {"$in": [52, 13]}}),
+    ({"$or": [{"f2": [11]}, {"f2": [23]}]}, {"f2": {"$in": [[11], [23]]}}),
+    ({"$or": [{"f1": 42}, {"f1": None}]}, {"f1": {"$in": [42, None]}}),
+    ({"$or": [{"f1": "a"}, {"f1": "b"}, {"f1": C}]}, {"f1": {"$in": ["a", "b", C]}}),
+    ({"$or": [{"f1": "a"}, {"f1": "b"}, {"f1": C}]}, {"$or": [{"f1": C}, {"f1": "a"}, {"f1": "b"}]}),
+    ({"$or": [{"f1": "a"}, {"f1": "b"}, {"f1": C}]}, {"$or": [{"f1": "a"}, {"f1": C}, {"f1": "b"}]}),
+    ({"$or": [{"f2": 9}, {"f1": 1}, {"f1": 99}]}, {"$or": [{"f2": 9}, {"f1": {"$in": [1, 99]}}]}),
+    (
+        {"$or": [{"f1": 1}, {"f1": 2}, {"f2": 3}, {"f2": 4}]},
+        {"$or": [{"f1": {"$in": [1, 2]}}, {"f2": {"$in": [3, 4]}}]},
+    ),
+    (
+        {"$or": [{"f1": 1}, {"f2": 3}, {"f1": 2}, {"f2": 4}]},
+        {"$or": [{"f1": {"$in": [1, 2]}}, {"f2": {"$in": [3, 4]}}]},
+    ),
+    (
+        {"$or": [{"f1": 1}, {"f1": 2}, {"f2": 3}, {"f2": 4}, {"f3": 5}]},
+        {"$or": [{"f1": {"$in": [1, 2]}}, {"f2": {"$in": [3, 4]}}, {"f3": 5}]},
+    ),
+    ({"$or": [{"f1": 1}, {"f1": 1}]}, {"f1": 1}),
+]
+OR_INDEXES = {
+    "none": [],
+    "f1": [index({"f1": 1})],
+    "three": [index({"f1": 1}), index({"f2": 1}), index({"f1": -1, "f2": 1})],
+}
+
+
+def _same_result(left: list[Any], right: list[Any]) -> bool:
+    return sorted(d["_id"] for d in left) == sorted(d["_id"] for d in right)
+
+
+@pytest.mark.parametrize("indexes", list(OR_INDEXES), ids=list(OR_INDEXES))
+@pytest.mark.parametrize(("rewritten", "expected"), OR_PAIRS)
+def test_or_to_in(indexes: str, rewritten: dict[str, Any], expected: dict[str, Any]) -> None:
+    for extra in ({}, {"sort": {"f1": 1}, "collation": {"locale": "en_US"}}):
+        want, want_docs = find(OR_DATA, OR_INDEXES[indexes], filter=expected, **extra)
+        got, got_docs = find(OR_DATA, OR_INDEXES[indexes], filter=rewritten, **extra)
+        assert got["queryPlanner"]["parsedQuery"] == want["queryPlanner"]["parsedQuery"]
+        assert got["queryPlanner"]["winningPlan"] == want["queryPlanner"]["winningPlan"]
+        assert _same_result(got_docs, want_docs)
+
+
+def test_or_to_in_not_for_ranges() -> None:
+    explain, _ = find(OR_DATA, [], filter={"$or": [{"f1": {"$lt": 2}}, {"f1": {"$gt": 3}}]})
+    parsed = explain["queryPlanner"]["parsedQuery"]
+    assert list(parsed) == ["$or"] and all("$in" not in next(iter(c.values())) for c in parsed["$or"])
+
+
+def test_or_of_regex_equalities_is_refused_by_name() -> None:
+    with pytest.raises(UnsupportedByModelError, match=r"\$eq with a regular expression"):
+        find(OR_DATA, [], filter={"$or": [{"f1": {"$eq": X}}, {"f1": {"$eq": AB}}]})
+
+
+# --- jstests/core/query/or/or1.js -----------------------------------------------------------------
+# Ported: the $or result sets and the three multikey $in counts under each of the four index setups;
+# the malformed $or refusals.
+
+OR1_DOCS: list[dict[str, Any]] = [
+    {"_id": 0, "a": 1}, {"_id": 1, "a": 2}, {"_id": 2, "b": 1}, {"_id": 3, "b": 2},
+    {"_id": 4, "a": 1, "b": 1}, {"_id": 5, "a": 1, "b": 2}, {"_id": 6, "a": 2, "b": 1}, {"_id": 7, "a": 2, "b": 2},
+]  # fmt: skip
+OR1_INDEXES = [[], [index({"a": 1})], [index({"b": 1})], [index({"a": 1, "b": 1})]]
+
+
+@pytest.mark.parametrize("indexes", OR1_INDEXES)
+def test_or1(indexes: list[dict[str, Any]]) -> None:
+    assert sorted(ids(OR1_DOCS, indexes, filter={"$or": [{"a": 1}]})) == [0, 4, 5]
+    assert sorted(ids(OR1_DOCS, indexes, filter={"$or": [{"a": 1}, {"b": 2}]})) == [0, 3, 4, 5, 7]
+    one = [{"_id": 0, "a": [0, 1], "b": [0, 1]}]  # doTest drops the collection (and its index) first
+    assert len(ids(one, [], filter={"$or": [{"a": {"$in": [0, 1]}}]})) == 1
+    assert len(ids(one, [], filter={"$or": [{"b": {"$in": [0, 1]}}]})) == 1
+    assert len(ids(one, [], filter={"$or": [{"a": {"$in": [0, 1]}}, {"b": {"$in": [0, 1]}}]})) == 1
+    for bad in ("a", [], ["a"]):
+        with pytest.raises(UnsupportedByModelError):
+            find(OR1_DOCS, indexes, filter={"$or": bad})
+
+
+# --- jstests/core/query/or/or4.js -----------------------------------------------------------------
+# Ported: the counts with skip and limit over {a: 1} and {b: 1}, the sorted-equality check, and the
+# multikey $or counts (writes, distinct and mapReduce: not modelled).
+
+OR4_DOCS: list[dict[str, Any]] = [
+    {"_id": 0, "a": 2},
+    {"_id": 1, "b": 3},
+    {"_id": 2, "b": 3},
+    {"_id": 3, "a": 2, "b": 3},
+]
+OR4_INDEXES = [index({"a": 1}), index({"b": 1})]
+A2_OR_B3 = {"$or": [{"a": 2}, {"b": 3}]}
+
+
+@pytest.mark.parametrize(
+    ("query", "args", "count"),
+    [
+        (A2_OR_B3, {}, 4), ({"$or": [{"a": 2}, {"a": 2}]}, {}, 2), ({}, {"skip": 2}, 2), (A2_OR_B3, {"skip": 2}, 2),
+        (A2_OR_B3, {"skip": 3}, 1), ({}, {"limit": 2}, 2), (A2_OR_B3, {"limit": 1}, 1), (A2_OR_B3, {"limit": 2}, 2),
+        (A2_OR_B3, {"limit": 3}, 3), (A2_OR_B3, {"limit": 4}, 4),
+    ],
+)  # fmt: skip
+def test_or4_counts(query: dict[str, Any], args: dict[str, Any], count: int) -> None:
+    assert len(ids(OR4_DOCS, OR4_INDEXES, filter=query, **args)) == count
+
+
+def test_or4_sorted_and_multikey() -> None:
+    assert ids(OR4_DOCS, OR4_INDEXES, filter=A2_OR_B3, sort={"_id": 1}) == ids(
+        OR4_DOCS, OR4_INDEXES, filter={}, sort={"_id": 1}
+    )
+    arr = [{"_id": 0, "a": [1, 2]}]
+    for query in ({"$or": [{"a": 1}, {"a": 2}]}, {"$or": [{"a": 2}, {"a": 1}]}):
+        assert len(ids(arr, OR4_INDEXES, filter=query)) == 1
+
+
+# --- jstests/core/query/regex/regex6.js -----------------------------------------------------------
+# Ported: every count and totalKeysExamined with the index {name: 1}.
+
+REGEX6 = [{"_id": i, "name": n} for i, n in enumerate(("eliot", "emily", "bob", "aaron", "[with]some?symbols"))]
+
+
+@pytest.mark.parametrize(
+    ("query", "keys", "count"),
+    [
+        ({"name": re.compile(r"^\/")}, 1, 0),
+        ({"name": re.compile("^é")}, 0, None),
+        ({"name": Regex(r"^\é")}, 0, None),
+        ({"name": re.compile(r"^\.")}, 1, None),
+        ({"name": re.compile("^.")}, 5, None),
+        ({"name": Regex(r"^\Qblah\E")}, 1, 0),
+        ({"name": re.compile("^blah")}, 1, None),
+        ({"name": Regex(r"^\Q[\Ewi\Qth]some?s\Eym")}, 2, 1),
+        ({"name": re.compile("^bob")}, 2, None),
+        ({"name": {"$regex": "^e", "$gte": "emily"}}, 1, None),
+        ({"name": {"$gt": "a", "$regex": "^emily"}}, 1, None),
+    ],
+)
+def test_regex6_keys_examined(query: dict[str, Any], keys: int, count: int | None) -> None:
+    explain, found = find(REGEX6, [index({"name": 1})], filter=query)
+    assert explain["executionStats"]["totalKeysExamined"] == keys
+    if count is not None:
+        assert len(found) == count
+
+
+# --- jstests/core/index/index_bounds_timestamp.js -------------------------------------------------
+# Ported: every count and covered-plan assertion over the index {ts: 1, _id: 1}.
+
+TS_DOCS = [
+    {"_id": 0, "ts": Timestamp(0, 1)}, {"_id": 1, "ts": Timestamp(0, 2**31)}, {"_id": 2, "ts": Timestamp(0, 2**32 - 1)},
+    {"_id": 3, "ts": Timestamp(1, 0)}, {"_id": 4, "ts": Timestamp(2**32 - 1, 2**32 - 1)},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("query", "count"),
+    [
+        ({"$gt": Timestamp(0, 0)}, 5), ({"$gte": Timestamp(0, 0)}, 5), ({"$lt": Timestamp(1, 0)}, 3),
+        ({"$lte": Timestamp(1, 0)}, 4), ({"$gt": Timestamp(0, 1), "$lt": Timestamp(1, 0)}, 2),
+        ({"$gt": Timestamp(0, 1), "$lte": Timestamp(1, 0)}, 3), ({"$gte": Timestamp(0, 1), "$lt": Timestamp(1, 0)}, 3),
+        ({"$gte": Timestamp(0, 1), "$lte": Timestamp(1, 0)}, 4),
+    ],
+)  # fmt: skip
+def test_index_bounds_timestamp(query: dict[str, Any], count: int) -> None:
+    explain, found = find(TS_DOCS, [index({"ts": 1, "_id": 1})], filter={"ts": query}, projection={"ts": 1, "_id": 0})
+    assert "FETCH" not in winning(explain) and "IXSCAN" in winning(explain)
+    assert len(found) == count
+
+
+# --- jstests/core/index/indext.js -----------------------------------------------------------------
+# Ported: all three hinted itcounts (a hinted sparse index returns only the documents it holds).
+
+
+def test_indext_hinted_sparse_returns_what_the_index_holds() -> None:
+    sparse_b = index({"a.b": 1}, sparse=True)
+    sparse_bc = index({"a.b": 1, "a.c": 1}, sparse=True)
+    docs: list[dict[str, Any]] = [{"_id": 0, "a": []}, {"_id": 1, "a": 1}]
+    assert ids(docs, [sparse_b], filter={}, hint={"a.b": 1}) == []
+    docs += [{"_id": 2, "a": []}, {"_id": 3, "a": 1}]
+    assert ids(docs, [sparse_b, sparse_bc], filter={}, hint={"a.b": 1, "a.c": 1}) == []
+    docs += [{"_id": 4, "a": [{"b": 1}]}, {"_id": 5, "a": 1}]
+    assert ids(docs, [sparse_b, sparse_bc], filter={}, hint={"a.b": 1, "a.c": 1}) == [4]
