@@ -569,7 +569,8 @@ OR_DATA: list[dict[str, Any]] = [
     {"_id": 0, "f1": 3, "f2": 7}, {"_id": 1, "f1": 1, "f2": [32, 42, 52, [11]]}, {"_id": 2, "f1": 2, "f2": 9},
     {"_id": 3, "f1": 5, "f2": 42}, {"_id": 4, "f1": 1, "f2": [23, 42, 13]}, {"_id": 5, "f1": "xz", "f2": 13},
     {"_id": 6, "f1": "ab", "f2": 15}, {"_id": 7, "f1": None, "f2": None}, {"_id": 8, "f1": UNDEFINED, "f2": UNDEFINED},
-    {"_id": 9, "f1": math.nan, "f2": math.nan}, {"_id": 10, "f1": 1, "f2": [32, 52]}, {"_id": 11, "f1": 1, "f2": [42, [13, 11]]},
+    {"_id": 9, "f1": math.nan, "f2": math.nan}, {"_id": 10, "f1": 1, "f2": [32, 52]},
+    {"_id": 11, "f1": 1, "f2": [42, [13, 11]]},
 ]  # fmt: skip
 X, AB, C = re.compile("^x"), re.compile("ab"), re.compile("c")
 OR_PAIRS = [
