@@ -156,6 +156,11 @@ def translate(
     if op == "$not":
         if not all(inner.op in NEGATABLE for inner in value):
             raise not_modelled("index bounds for $not of a regular expression or $type")
+        if len(value) == 1 and value[0].op == "$exists":
+            # {$not: {$exists: b}} is {$exists: !b}: the complement of $exists's loose bounds
+            # ([MinKey, MaxKey] holds the missing field's null key too) would drop missing fields
+            flipped = Predicate(predicate.path, "$exists", not value[0].value)
+            return translate(flipped, collate, sparse=sparse, multikey=multikey)[0], INEXACT_FETCH
         positive = all_values(collate)
         for inner in value:
             positive = intersect(positive, translate(inner, collate, sparse=sparse, multikey=multikey)[0])

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bson import MaxKey, MinKey
+
 from workbook.gc_pause import paused
 from workbook.planner.bounds import EXACT, INEXACT_COVERED, OIL, Interval, all_values, intersect, translate
 from workbook.planner.collation import normalize
@@ -127,22 +129,58 @@ def _usable(predicate: Predicate, spec: IndexSpec, query: FindQuery) -> bool:
         strings = 2 in predicate.value
     else:
         strings = predicate.op != "$regex" and _mentions_strings(predicate.value)
-    if strings and normalize(spec.collation) != query.collation_id:
-        return False
-    if spec.sparse:
-        null_like = predicate.op in ("$eq", "$in") and any(
-            type_rank(v) in (RANK_NULL, RANK_UNDEFINED)
-            for v in (predicate.value if predicate.op == "$in" else [predicate.value])
-        )
-        # A negation may use a sparse index only when it excludes null (and so missing):
-        # {$ne: null}, {$nin: [null, ...]} (sparse_index_supports_ne_null.js).
-        excludes_null = (predicate.op == "$ne" and predicate.value is None) or (
-            predicate.op == "$nin" and any(v is None for v in predicate.value)
-        )
-        negated = predicate.op in ("$ne", "$nin", "$not") and not excludes_null
-        if null_like or negated or (predicate.op == "$exists" and not predicate.value):
+    return not (strings and normalize(spec.collation) != query.collation_id)
+
+
+def _in_elem_match_value(query: FindQuery, group: int | None) -> bool:
+    return group is not None and not query.predicates[group].value.on_objects
+
+
+def _negated_leaves(predicate: Predicate) -> tuple[Predicate, ...]:
+    """What a negation negates: $ne x is NOT {$eq: x}, $nin is NOT {$in}, $not its operators."""
+    if predicate.op == "$ne":
+        return (Predicate(predicate.path, "$eq", predicate.value),)
+    if predicate.op == "$nin":
+        return (Predicate(predicate.path, "$in", predicate.value),)
+    return tuple(predicate.value) if predicate.op == "$not" else ()
+
+
+def _is_null(value: Any) -> bool:
+    return type_rank(value) in (RANK_NULL, RANK_UNDEFINED)
+
+
+def _compatible(
+    predicate: Predicate, in_elem_match_value: bool, spec: IndexSpec, index: IndexData, prefixes: set[str]
+) -> bool:
+    """QueryPlannerIXSelect::_compatible's rules for negations and sparse indexes
+    (planner_ixselect.cpp, nodeIsSupportedBySparseIndex, isQueryNegatingEqualToNull)."""
+    negated = _negated_leaves(predicate)
+    # a negation of {$eq/$gte/$lte: null}: [] is keyed as undefined, so inverted bounds would miss
+    # it; such a query cannot use a multikey path except inside $elemMatch
+    negates_null = any(
+        (leaf.op in ("$eq", "$gte", "$lte") and _is_null(leaf.value))
+        or (leaf.op == "$in" and any(_is_null(v) for v in leaf.value))
+        for leaf in negated
+    )
+    if negated:
+        if index.is_multikey and any(
+            (leaf.op == "$gt" and isinstance(leaf.value, MinKey))
+            or (leaf.op == "$lt" and isinstance(leaf.value, MaxKey))
+            for leaf in negated
+        ):
             return False
-    return True
+        if negates_null and prefixes and not in_elem_match_value:
+            return False
+    if not spec.sparse or in_elem_match_value:
+        return True
+    # A sparse index holds no key for a missing field: nothing that matches missing may use it.
+    if predicate.op in ("$eq", "$gte", "$lte") and _is_null(predicate.value):
+        return False
+    if predicate.op == "$in" and any(_is_null(v) for v in predicate.value):
+        return False
+    if negated:  # of the negations only {$ne: null} excludes every missing field
+        return len(negated) == 1 and negated[0].op == "$eq" and negated[0].value is None
+    return not (predicate.op == "$exists" and not predicate.value)
 
 
 _LOWER, _UPPER = ("$gt", "$gte"), ("$lt", "$lte")
@@ -213,11 +251,7 @@ def index_access(index: IndexData, query: FindQuery, *, whole: bool = False) -> 
         prefixes = set(index.multikey_paths.get(path, []))
         leaves = [(p, None) for p in query.predicates if p.path == path and indexable(p)]
         options = [(p, g) for p, g in leaves + derived.get(path, []) if _usable(p, spec, query)]
-        if spec.sparse and prefixes:
-            # {$ne: null} may use a sparse index only while its path holds no array (an array's
-            # elements would be missing from the keys); inside $elemMatch it always may
-            # (sparse_index_supports_ne_null.js)
-            options = [(p, g) for p, g in options if g is not None or p.op not in ("$ne", "$nin")]
+        options = [(p, g) for p, g in options if _compatible(p, _in_elem_match_value(query, g), spec, index, prefixes)]
         # multikey: no compound bounds on fields under one array, unless both come from one $elemMatch
         options = [
             (p, g) for p, g in options if not any(prefixes & up and (g is None or g != ug) for up, ug in used_prefixes)

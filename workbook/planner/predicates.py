@@ -63,6 +63,16 @@ NEGATABLE = frozenset({"$eq", "$lt", "$lte", "$gt", "$gte", "$in", "$exists"})
 """Operators whose ``$not`` has index bounds: the complement of theirs (a regex or type's does not)."""
 
 
+def _negatable(predicate: Predicate) -> bool:
+    """Whether the complement of the predicate's bounds is its negation's bounds: not for a regex
+    (its bounds are loose) nor for an array (an array's bounds are its first element and itself,
+    INEXACT_FETCH), which QueryPlannerIXSelect also refuses to index under a negation."""
+    if predicate.op not in ("$eq", "$ne", "$in", "$nin"):
+        return True
+    values = predicate.value if predicate.op in ("$in", "$nin") else (predicate.value,)
+    return not has_regex(values) and not any(isinstance(v, list | tuple) for v in values)
+
+
 def has_regex(values: Any) -> bool:
     """Whether an $in/$nin list holds a regular expression."""
     return any(isinstance(v, Regex | re.Pattern) for v in values)
@@ -71,11 +81,9 @@ def has_regex(values: Any) -> bool:
 def indexable(predicate: Predicate) -> bool:
     """Whether a leaf translates to index bounds."""
     if predicate.op == "$not":
-        return all(
-            inner.op in NEGATABLE and not (inner.op == "$in" and has_regex(inner.value)) for inner in predicate.value
-        )
-    if predicate.op == "$nin":
-        return not has_regex(predicate.value)  # the negation of a regex has no bounds
+        return all(inner.op in NEGATABLE and _negatable(inner) for inner in predicate.value)
+    if predicate.op in ("$ne", "$nin"):
+        return _negatable(predicate)
     return predicate.op in INDEXABLE
 
 
