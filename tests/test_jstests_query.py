@@ -775,3 +775,113 @@ def test_indext_hinted_sparse_returns_what_the_index_holds() -> None:
     assert ids(docs, [sparse_b, sparse_bc], filter={}, hint={"a.b": 1, "a.c": 1}) == []
     docs += [{"_id": 4, "a": [{"b": 1}]}, {"_id": 5, "a": 1}]
     assert ids(docs, [sparse_b, sparse_bc], filter={}, hint={"a.b": 1, "a.c": 1}) == [4]
+
+
+# --- jstests/core/query/explode_for_sort_equality_to_array.js -------------------------------------
+# Ported: both assertions (a SORT_MERGE in the winning plan, nReturned 1).
+
+
+def test_explode_for_sort_equality_to_array() -> None:
+    docs = [{"_id": 0, "array": [[1], [2]]}, {"_id": 1, "array": [[1]]}, {"_id": 2, "array": [[2]]}]
+    explain, found = find(
+        docs, [index({"array": -1, "num": 1})], filter={"array": {"$all": [[1], [2]]}}, sort={"num": 1}
+    )
+    assert "SORT_MERGE" in winning(explain)
+    assert explain["executionStats"]["nReturned"] == 1 and [d["_id"] for d in found] == [0]
+
+
+# --- jstests/core/index/index_partial_read_ops.js -------------------------------------------------
+# Ported: the find() assertions of testBasicPartialFilterExpression (IXSCAN or COLLSCAN, nReturned),
+# the three overlapping partial indexes on {a: 1} (IXSCAN, number of rejected plans, same results as
+# the COLLSCAN), testFilterWithInExpression and testFilterWithMultiLevelAndOrExpressions.
+# (count, aggregate and findAndModify explains: not modelled here.)
+
+
+def partial_plan(docs: list[dict[str, Any]], pfe: dict[str, Any], query: dict[str, Any]) -> tuple[str, int]:
+    explain, _ = find(docs, [index({"x": 1}, partialFilterExpression=pfe)], filter=query)
+    return winning(explain)[-1], explain["executionStats"]["nReturned"]
+
+
+IN_DOCS = [{"x": 1, "a": 4}, {"x": 2, "a": 3}, {"x": 3, "a": 5}]
+
+
+@pytest.mark.parametrize(
+    ("docs", "pfe", "query", "stage"),
+    [
+        ([{"x": 5, "a": 2}, {"x": 6, "a": 1}], {"a": {"$lte": 1.5}}, {"x": 6, "a": 1}, "IXSCAN"),
+        ([{"x": 5, "a": 2}, {"x": 6, "a": 1}], {"a": {"$lte": 1.5}}, {"x": {"$gt": 1}, "a": 1}, "IXSCAN"),
+        ([{"x": 5, "a": 2}, {"x": 6, "a": 1}], {"a": {"$lte": 1.5}}, {"x": 6, "a": {"$lte": 1}}, "IXSCAN"),
+        ([{"x": 5, "a": 2}, {"x": 6, "a": 1}], {"a": {"$lte": 1.5}}, {"x": 6, "a": {"$lt": 1.6}}, "COLLSCAN"),
+        ([{"x": 5, "a": 2}, {"x": 6, "a": 1}], {"a": {"$lte": 1.5}}, {"x": 6}, "COLLSCAN"),
+        (IN_DOCS, {"a": {"$in": [3, 5]}}, {"x": 2, "a": 3}, "IXSCAN"),
+        (IN_DOCS, {"a": {"$in": [3, 5]}}, {"x": {"$gt": 1}, "a": 5}, "IXSCAN"),
+        (IN_DOCS, {"a": {"$in": [3, 5]}}, {"x": 3, "a": {"$lt": 6}}, "COLLSCAN"),
+        (IN_DOCS, {"a": {"$in": [3, 5]}}, {"x": 2}, "COLLSCAN"),
+    ],
+)  # fmt: skip
+def test_index_partial_read_ops(
+    docs: list[dict[str, Any]], pfe: dict[str, Any], query: dict[str, Any], stage: str
+) -> None:
+    with_ids = [{"_id": i, **d} for i, d in enumerate(docs)]
+    assert partial_plan(with_ids, pfe, query) == (stage, 1)
+
+
+OR_AND_PFE = {"$or": [{"a": 3}, {"$and": [{"a": 5}, {"b": 5}]}]}
+OR_AND_DOCS = [
+    {"_id": 0, "x": 1, "a": 1}, {"_id": 1, "x": 2, "a": 5}, {"_id": 2, "x": 3, "a": 5, "b": 1},
+    {"_id": 3, "x": 4, "a": 3}, {"_id": 4, "x": 5, "a": 5, "b": 5},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("query", "stage"),
+    [
+        ({"x": 4, "a": 3}, "IXSCAN"),
+        ({"x": 5, "a": 5, "b": 5}, "IXSCAN"),
+        ({"x": 1, "a": 1}, "COLLSCAN"),
+        ({"x": 2, "a": 5}, "COLLSCAN"),
+        ({"x": 3, "a": 5, "b": 1}, "COLLSCAN"),
+    ],
+)
+def test_index_partial_or_and_filter(query: dict[str, Any], stage: str) -> None:
+    assert partial_plan(OR_AND_DOCS, OR_AND_PFE, query) == (stage, 1)
+
+
+OVERLAPPING = [
+    index({"a": 1}, name=f"index{i + 1}", partialFilterExpression={"a": {"$gte": g}})
+    for i, g in enumerate((0, 10, 100))
+]
+OVERLAP_DOCS = [{"_id": i, "a": a} for i, a in enumerate((1, 2, 3, 11, 12, 13, 101, 102, 103))]
+
+
+@pytest.mark.parametrize(
+    ("query", "rejected", "values"),
+    [
+        ({"a": {"$gt": 0, "$lt": 10}}, 0, [1, 2, 3]),
+        ({"a": {"$gt": 10, "$lt": 100}}, 1, [11, 12, 13]),
+        ({"a": {"$gt": 100, "$lt": 1000}}, 2, [101, 102, 103]),
+        ({"a": {"$gt": 0}}, 0, [1, 2, 3, 11, 12, 13, 101, 102, 103]),
+    ],
+)
+def test_index_partial_overlapping(query: dict[str, Any], rejected: int, values: list[int]) -> None:
+    explain, found = find(OVERLAP_DOCS, OVERLAPPING, filter=query)
+    assert "IXSCAN" in winning(explain)
+    assert len(explain["queryPlanner"]["rejectedPlans"]) == rejected
+    scanned = find(OVERLAP_DOCS, OVERLAPPING, filter=query, hint={"$natural": 1})[1]
+    assert sorted(d["a"] for d in found) == sorted(d["a"] for d in scanned) == values
+
+
+def test_index_partial_outside_every_range_is_a_collscan() -> None:
+    explain, _ = find(OVERLAP_DOCS, OVERLAPPING, filter={"a": {"$lt": 0}})
+    assert winning(explain) == ["COLLSCAN"]
+
+
+# --- jstests/core/query/collation/collation_with_reverse_index.js ---------------------------------
+# Ported: both assertions (one result, its text intact through a descending collated index).
+
+
+def test_collation_with_reverse_index() -> None:
+    docs = [{"_id": 0, "int": 1, "text": "hello world"}]
+    collated = index({"int": -1, "text": -1}, collation={"locale": "en", "strength": 1})
+    _, found = find(docs, [collated], filter={"int": 1}, projection={"_id": 0, "int": 1, "text": 1})
+    assert len(found) == 1 and found[0]["text"] == "hello world"

@@ -188,6 +188,8 @@ _LOWER, _UPPER = ("$gt", "$gte"), ("$lt", "$lte")
 
 def _implies(predicates: Sequence[Predicate], required: Predicate) -> bool:
     """Whether some query predicate guarantees the partial filter's predicate."""
+    if required.op == "$or":  # some branch of the partial filter's $or is implied (index_partial_read_ops.js)
+        return any(all(_implies(predicates, r) for r in branch) for branch in required.branches)
     for p in predicates:
         if p.path != required.path:
             continue
@@ -460,7 +462,9 @@ def explode_for_sort(access: Access, query: FindQuery) -> Stage | None:
     (QueryPlannerAnalysis::explodeForSort): ``{a: {$in: [1, 2]}}`` sorted on b over an index on
     (a, b) needs no blocking sort. None when the bounds or the index do not allow it."""
     index, spec = access.index, access.index.spec
-    if index.is_multikey:
+    if any(index.multikey_paths.get(path) for path, _ in query.sort):
+        # a multikey sort field has no one key per document to merge on; multikey point fields are
+        # fine, SORT_MERGE drops the record ids it has returned (explode_for_sort_equality_to_array.js)
         return None
     paths = spec.paths
     for prefix in range(1, len(paths)):
