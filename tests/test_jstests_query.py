@@ -9,13 +9,14 @@ hinted, wherever the jstest does.
 
 from __future__ import annotations
 
+import base64
 import math
 import re
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from bson import Decimal128, MaxKey, MinKey, Regex, Timestamp
+from bson import Binary, Decimal128, MaxKey, MinKey, Regex, Timestamp
 
 from workbook.errors import UnsupportedByModelError
 from workbook.planner import Collection, FindArgs, find_documents
@@ -885,3 +886,154 @@ def test_collation_with_reverse_index() -> None:
     collated = index({"int": -1, "text": -1}, collation={"locale": "en", "strength": 1})
     _, found = find(docs, [collated], filter={"int": 1}, projection={"_id": 0, "int": 1, "text": 1})
     assert len(found) == 1 and found[0]["text"] == "hello world"
+
+
+# --- jstests/core/query/in/in.js ------------------------------------------------------------------
+# Ported: every assertion (a non-array $in refused, the itcounts before and after {a: 1}).
+
+
+@pytest.mark.parametrize("indexes", [[], [index({"a": 1})]], ids=["unindexed", "indexed"])
+def test_in(indexes: list[dict[str, Any]]) -> None:
+    docs = [{"_id": 0, "a": 1}, {"_id": 1, "a": 2}]
+    for bad in ({"x": 1}, 1):
+        with pytest.raises(UnsupportedByModelError, match="not a list"):
+            find(docs, indexes, filter={"a": {"$in": bad}})
+    assert len(ids(docs, indexes, filter={"a": {"$in": [1]}})) == 1
+    assert len(ids(docs, indexes, filter={"a": {"$in": [2]}})) == 1
+    assert len(ids(docs, indexes, filter={"a": {"$in": [1, 2]}})) == 2
+    assert ids(docs, indexes, filter={"a": {"$in": []}}) == []
+    assert len(ids(docs, indexes, filter={"a": {"$gt": 1, "$in": [2]}})) == 1
+
+
+# --- jstests/core/query/in/in_with_mixed_values.js ------------------------------------------------
+# Ported: every itcount of the four sections (regex with scalars, with composite values, on dotted
+# paths, and with BinData), unindexed and with {x: 1} / {"y.z": 1}.
+
+A_RE, AB_RE, AC_RE, Z_RE = re.compile("^a"), re.compile("^ab"), re.compile("^ac"), re.compile("^z")
+MIXED_SCALARS = [1, 2, 3, "ab", "ac", "ad", Regex("^ab")]
+MIXED_COMPOSITE: list[Any] = [
+    1, 2, 3, "ab", "ac", "ad", [1], [1, 2], [1, "ab"], ["ac", 2], {"y": 1}, {"y": "ab"}, {"y": [99, {"z": 1}]},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+@pytest.mark.parametrize(
+    ("values", "query", "count"),
+    [
+        (MIXED_SCALARS, {"x": {"$in": [1, A_RE]}}, 4),
+        (MIXED_SCALARS, {"x": {"$in": [A_RE, 1]}}, 4),
+        (MIXED_SCALARS, {"x": {"$in": [A_RE, 1, 2]}}, 5),
+        (MIXED_SCALARS, {"x": {"$in": [A_RE, 1, 2, 3]}}, 6),
+        (MIXED_SCALARS, {"x": {"$in": [AB_RE, 1, 2, 3]}}, 5),
+        (MIXED_SCALARS, {"x": {"$in": [A_RE, 1, 2, AB_RE]}}, 6),
+        (MIXED_SCALARS, {"x": {"$in": [1, AB_RE, 2, A_RE]}}, 6),
+        (MIXED_SCALARS, {"x": {"$in": [A_RE, 1, 2, 3, AB_RE]}}, 7),
+        (MIXED_SCALARS, {"x": {"$in": [1, AB_RE, 2, 3, A_RE]}}, 7),
+        (MIXED_COMPOSITE, {"x": {"$in": [1, A_RE]}}, 8),
+        (MIXED_COMPOSITE, {"x": {"$in": [2, A_RE]}}, 7),
+        (MIXED_COMPOSITE, {"x": {"$in": [[1, 2], A_RE]}}, 6),
+        (MIXED_COMPOSITE, {"x": {"$in": [A_RE]}}, 5),
+        (MIXED_COMPOSITE, {"x.y": {"$in": [1, 2]}}, 1),
+        (MIXED_COMPOSITE, {"x.y": {"$in": [1, A_RE]}}, 2),
+        (MIXED_COMPOSITE, {"x": {"$in": [{"y": 1}, Z_RE]}}, 1),
+        (MIXED_COMPOSITE, {"x": {"$in": [{"z": 1}, Z_RE]}}, 0),
+        (MIXED_COMPOSITE, {"x": {"$in": [{"y": 99}, Z_RE]}}, 0),
+        (MIXED_COMPOSITE, {"x.y": {"$in": [{"z": 10}, {"z": 1}, Z_RE]}}, 1),
+        (MIXED_COMPOSITE, {"x.y": {"$in": [{"z": 10}, {"z": 11}, Z_RE]}}, 0),
+    ],
+)
+def test_in_with_mixed_values(indexed: bool, values: list[Any], query: dict[str, Any], count: int) -> None:
+    docs = [{"_id": i, "x": v} for i, v in enumerate(values)]
+    assert len(ids(docs, [index({"x": 1})] if indexed else [], filter=query)) == count
+
+
+YZ_DOCS = [
+    {"_id": i, "x": x, "y": {"z": z}}
+    for i, (x, z) in enumerate([(1, 1), (1, 2), (1, 3), (2, "ab"), (2, "ac"), (2, "ad")])
+]
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+@pytest.mark.parametrize(
+    ("values", "count"),
+    [
+        ([1, A_RE], 4), ([A_RE, 1], 4), ([1, AB_RE], 2), ([1, 2, AB_RE], 3), ([1, 2, 3, AB_RE], 4),
+        ([1, 2, 3, AB_RE, AC_RE], 5), ([1, 2, 3, A_RE], 6), ([A_RE, 1, 2, 3], 6), (["ab", "ac", "ad", 1, 2, 3], 6),
+        (["ac", "ad", 1, 2, 3], 5), (["ad", 1, 2, 3], 4), (["ad", A_RE], 3), (["foo", 999], 0),
+        ([999, re.compile("no")], 0), (["bar", re.compile("0-9")], 0),
+    ],
+)  # fmt: skip
+def test_in_with_mixed_values_dotted(indexed: bool, values: list[Any], count: int) -> None:
+    assert len(ids(YZ_DOCS, [index({"y.z": 1})] if indexed else [], filter={"y.z": {"$in": values}})) == count
+
+
+def _bin(subtype: int, text: str) -> Binary:
+    return Binary(base64.b64decode(text), subtype)
+
+
+FOX = "KwAAAFRoZSBxdWljayBicm93biBmb3gganVtcHMgb3ZlciB0aGUgbGF6eSBkb2c="
+DOG = "VGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZw=="
+BIN_VALUES: list[Any] = [
+    1, "a", [1, 2], math.inf, math.nan, _bin(0, "AAA="), _bin(1, "AAA="), _bin(2, FOX), _bin(0, "ZAA="),
+    _bin(1, "ZAA="), _bin(2, FOX), _bin(0, DOG), _bin(1, DOG), _bin(2, FOX),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+@pytest.mark.parametrize(
+    ("values", "count"),
+    [
+        ([1, _bin(0, "AAA=")], 3), ([[1, 2], _bin(0, "AAA=")], 2), ([A_RE, _bin(1, "AAA=")], 2),
+        (["b", _bin(1, "AAA=")], 1), ([_bin(0, "ZAA="), _bin(0, "AAA=")], 2), ([_bin(1, "ZAA="), _bin(0, "AAA=")], 2),
+        ([_bin(0, "ZAA="), _bin(1, "AAA=")], 2), ([_bin(0, "AAAAAAAAAAAAAAAAAAAAAAAAAAAA")], 0),
+    ],
+)  # fmt: skip
+def test_in_with_mixed_values_bindata(indexed: bool, values: list[Any], count: int) -> None:
+    docs = [{"_id": i, "x": v} for i, v in enumerate(BIN_VALUES)]
+    assert len(ids(docs, [index({"x": 1})] if indexed else [], filter={"x": {"$in": values}})) == count
+
+
+# --- jstests/core/query/exists/exists.js ----------------------------------------------------------
+# Ported: every count of dotest before and after the four indexes, the hinted $exists: false, and
+# the four findOne checks on an array of documents.
+
+EXISTS_DOCS = [
+    {"_id": 0}, {"_id": 1, "a": 1}, {"_id": 2, "a": {"b": 1}}, {"_id": 3, "a": {"b": {"c": 1}}},
+    {"_id": 4, "a": {"b": {"c": {"d": None}}}},
+]  # fmt: skip
+EXISTS_INDEXES = [index({"a": 1}), index({"a.b": 1}), index({"a.b.c": 1}), index({"a.b.c.d": 1})]
+
+
+@pytest.mark.parametrize("indexes", [[], EXISTS_INDEXES], ids=["before", "after"])
+@pytest.mark.parametrize(
+    ("path", "null", "ne_null", "exists", "not_exists"),
+    [("a", 1, 4, 4, 1), ("a.b", 2, 3, 3, 2), ("a.b.c", 3, 2, 2, 3), ("a.b.c.d", 5, 0, 1, 4)],
+)
+def test_exists(
+    indexes: list[dict[str, Any]], path: str, null: int, ne_null: int, exists: int, not_exists: int
+) -> None:
+    count = [len(ids(EXISTS_DOCS, indexes, filter=q)) for q in (
+        {path: None}, {path: {"$ne": None}}, {path: {"$exists": True}}, {path: {"$exists": False}},
+    )]  # fmt: skip
+    assert count == [null, ne_null, exists, not_exists]
+
+
+def test_exists_hinted_and_on_arrays() -> None:
+    assert len(ids(EXISTS_DOCS, EXISTS_INDEXES, filter={"a": {"$exists": False}}, hint={"a": 1})) == 1
+    docs = [{"_id": 0, "r": [{"s": 1}]}]
+    assert ids(docs, [], filter={"r.s": {"$exists": True}}) == [0]
+    assert ids(docs, [], filter={"r.s": {"$exists": False}}) == []
+    assert ids(docs, [], filter={"r.t": {"$exists": True}}) == []
+    assert ids(docs, [], filter={"r.t": {"$exists": False}}) == [0]
+
+
+# --- jstests/core/query/elemmatch/elemmatch_ne.js -------------------------------------------------
+# Ported: the one assertion (nReturned 1 for $elemMatch with $ne under an $or, index {arr.a, c, d}).
+
+
+def test_elemmatch_ne() -> None:
+    docs = [{"_id": 0, "arr": [{"a": 1}, {"a": 2}], "c": 4, "d": 5, "a": 1}]
+    docs += [{"_id": i, "arr": [{"a": 99}], "c": 99, "d": 99} for i in range(1, 101)]
+    query = {"arr": {"$elemMatch": {"a": {"$ne": 1}}}, "$or": [{"c": 4, "d": 5}, {"c": 6, "d": 7}]}
+    explain, found = find(docs, [index({"arr.a": 1, "c": 1, "d": 1})], filter=query)
+    assert explain["executionStats"]["nReturned"] == 1 and [d["_id"] for d in found] == [0]
