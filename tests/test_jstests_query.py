@@ -1037,3 +1037,76 @@ def test_elemmatch_ne() -> None:
     query = {"arr": {"$elemMatch": {"a": {"$ne": 1}}}, "$or": [{"c": 4, "d": 5}, {"c": 6, "d": 7}]}
     explain, found = find(docs, [index({"arr.a": 1, "c": 1, "d": 1})], filter=query)
     assert explain["executionStats"]["nReturned"] == 1 and [d["_id"] for d in found] == [0]
+
+
+# --- jstests/core/query/all/all3.js ---------------------------------------------------------------
+# Ported: every count ($all and $in with null, their $not, and $all of whole arrays).
+
+
+@pytest.mark.parametrize(
+    ("doc", "query", "count"),
+    [
+        ({}, {"foo": {"$in": [None]}}, 1),
+        ({}, {"foo": {"$all": [None]}}, 1),
+        ({}, {"foo": {"$not": {"$all": [None]}}}, 0),
+        ({}, {"foo": {"$not": {"$in": [None]}}}, 0),
+        ({"foo": 1}, {"foo": {"$in": [None]}}, 0),
+        ({"foo": 1}, {"foo": {"$all": [None]}}, 0),
+        ({"foo": 1}, {"foo": {"$not": {"$in": [None]}}}, 1),
+        ({"foo": 1}, {"foo": {"$not": {"$all": [None]}}}, 1),
+        ({"foo": [0, 1]}, {"foo": {"$in": [[0, 1]]}}, 1),
+        ({"foo": [0, 1]}, {"foo": {"$all": [[0, 1]]}}, 1),
+        ({"foo": []}, {"foo": {"$in": [[]]}}, 1),
+        ({"foo": []}, {"foo": {"$all": [[]]}}, 1),
+    ],
+)
+def test_all3(doc: dict[str, Any], query: dict[str, Any], count: int) -> None:
+    assert len(ids([{"_id": 0, **doc}], [], filter=query)) == count
+
+
+# --- jstests/core/query/all/all4.js ---------------------------------------------------------------
+# Ported: the $all: [1] and $all: [{$elemMatch}] counts as documents are added; $all: [] (MongoDB's
+# $alwaysFalse, an EOF plan) is refused by name instead.
+
+ALL4_STEPS: list[list[dict[str, Any]]] = [[], [{"_id": 0}], [{"_id": 0}, {"_id": 1, "a": 1}]]
+ALL4_STEPS.append([*ALL4_STEPS[-1], {"_id": 2, "a": [{"b": 1}]}])
+
+
+@pytest.mark.parametrize(("step", "ones", "elem"), [(0, 0, 0), (1, 0, 0), (2, 1, 0), (3, 1, 1)])
+def test_all4(step: int, ones: int, elem: int) -> None:
+    docs = ALL4_STEPS[step]
+    assert len(ids(docs, [], filter={"a": {"$all": [1]}})) == ones
+    assert len(ids(docs, [], filter={"a": {"$all": [{"$elemMatch": {"b": 1}}]}})) == elem
+    with pytest.raises(UnsupportedByModelError, match=r"\$all with an empty"):
+        find(docs, [], filter={"a": {"$all": []}})
+
+
+# --- jstests/core/query/all/all5.js ---------------------------------------------------------------
+# Ported: every checkMatch / checkNoMatch ($elemMatch {b: null}, alone and inside $all).
+
+
+@pytest.mark.parametrize(
+    ("doc", "matches"),
+    [
+        ({}, False), ({"a": 1}, False), ({"a": []}, False), ({"a": [1]}, False),
+        ({"a": [{}]}, True), ({"a": [{"c": 1}]}, True), ({"a": [{"b": None}]}, True), ({"a": [{"b": 1}]}, False),
+    ],
+)  # fmt: skip
+def test_all5(doc: dict[str, Any], matches: bool) -> None:
+    docs = [{"_id": 0, **doc}]
+    assert bool(ids(docs, [], filter={"a": {"$all": [{"$elemMatch": {"b": None}}]}})) == matches
+    if matches:
+        assert ids(docs, [], filter={"a": {"$elemMatch": {"b": None}}}) == [0]
+
+
+# --- jstests/core/query/exists/exists3.js ---------------------------------------------------------
+# Ported: every itcount, before and after the index {c: -1}.
+
+
+@pytest.mark.parametrize("indexes", [[], [index({"c": -1})]], ids=["unindexed", "indexed"])
+def test_exists3(indexes: list[dict[str, Any]]) -> None:
+    docs = [{"_id": 0, "a": 1, "b": 2}]
+    assert len(ids(docs, indexes, filter={}, sort={"c": -1})) == 1
+    assert len(ids(docs, indexes, filter={"c": {"$exists": False}})) == 1
+    assert len(ids(docs, indexes, filter={"c": {"$exists": False}}, sort={"c": -1})) == 1
+    assert len(ids(docs, indexes, filter={"c": {"$not": {"$exists": True}}}, sort={"c": -1})) == 1

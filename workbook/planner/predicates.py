@@ -512,9 +512,13 @@ def _collect_operators(path: str, condition: Mapping[str, Any], out: list[Predic
         elif op == "$all":
             if not isinstance(value, list | tuple) or not value:
                 raise not_modelled("$all with an empty or non-list value")
-            if any(isinstance(v, Mapping) and "$elemMatch" in v for v in value):
-                raise not_modelled("$all with $elemMatch")
-            out.extend(Predicate(path, "$eq", _frozen(v)) for v in value)  # $all is an $and of equalities
+            elem_matches = [isinstance(v, Mapping) and list(v) == ["$elemMatch"] for v in value]
+            if all(elem_matches):  # $all of $elemMatch clauses is their $and (all4.js, all5.js)
+                out.extend(Predicate(path, "$elemMatch", _elem_match(v["$elemMatch"])) for v in value)
+            elif any(elem_matches) or any(isinstance(v, Mapping) and "$elemMatch" in v for v in value):
+                raise not_modelled("$all mixing $elemMatch with values (MongoDB refuses it too)")
+            else:
+                out.extend(Predicate(path, "$eq", _frozen(v)) for v in value)  # $all is an $and of equalities
         elif op == "$size":
             if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value) or value < 0:
                 raise not_modelled(f"$size with {value!r} (it takes a non-negative whole number)")
