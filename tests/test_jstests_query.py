@@ -1110,3 +1110,86 @@ def test_exists3(indexes: list[dict[str, Any]]) -> None:
     assert len(ids(docs, indexes, filter={"c": {"$exists": False}})) == 1
     assert len(ids(docs, indexes, filter={"c": {"$exists": False}}, sort={"c": -1})) == 1
     assert len(ids(docs, indexes, filter={"c": {"$not": {"$exists": True}}}, sort={"c": -1})) == 1
+
+
+# --- jstests/core/query/exists/exists5.js ---------------------------------------------------------
+# Ported: every count ($exists and $not $exists over missing, nested, array and array-of-document
+# fields).
+
+
+@pytest.mark.parametrize(
+    ("doc", "query", "count"),
+    [
+        ({"a": 1}, {"a.b": {"$exists": False}}, 1), ({"a": 1}, {"a.b": {"$not": {"$exists": True}}}, 1),
+        ({"a": 1}, {"c.d": {"$not": {"$exists": True}}}, 1), ({"a": 1}, {"a.b": {"$exists": True}}, 0),
+        ({"a": 1}, {"a.b": {"$not": {"$exists": False}}}, 0), ({"a": 1}, {"c.d": {"$not": {"$exists": False}}}, 0),
+        ({"a": {"b": 1}}, {"a.b": {"$exists": True}}, 1), ({"a": {"b": 1}}, {"a.b": {"$not": {"$exists": False}}}, 1),
+        ({"a": {"b": 1}}, {"a.b": {"$exists": False}}, 0), ({"a": {"b": 1}}, {"a.b": {"$not": {"$exists": True}}}, 0),
+        ({"a": [1]}, {"a.b": {"$exists": False}}, 1), ({"a": [1]}, {"a.b": {"$not": {"$exists": True}}}, 1),
+        ({"a": [1]}, {"a.b": {"$exists": True}}, 0), ({"a": [1]}, {"a.b": {"$not": {"$exists": False}}}, 0),
+        ({"a": [{"b": 1}]}, {"a.b": {"$exists": True}}, 1),
+        ({"a": [{"b": 1}]}, {"a.b": {"$not": {"$exists": False}}}, 1),
+        ({"a": [{"b": 1}]}, {"a.b": {"$exists": False}}, 0),
+        ({"a": [{"b": 1}]}, {"a.b": {"$not": {"$exists": True}}}, 0),
+    ],
+)  # fmt: skip
+def test_exists5(doc: dict[str, Any], query: dict[str, Any], count: int) -> None:
+    assert len(ids([{"_id": 0, **doc}], [], filter=query)) == count
+
+
+# --- jstests/core/query/exists/exists9.js ---------------------------------------------------------
+# Ported: every count and hinted itcount (empty documents, empty arrays, "a.0" in an empty array).
+
+
+@pytest.mark.parametrize(
+    ("docs", "path", "exists", "missing"),
+    [
+        ([{"a": {}}], "a.b", 0, 1),
+        ([{}, {"a": []}], "a", 1, 1),
+        ([{"a": {"0": 1}}, {"a": []}], "a.0", 1, 1),
+    ],
+)
+def test_exists9(docs: list[dict[str, Any]], path: str, exists: int, missing: int) -> None:
+    docs = [{"_id": i, **d} for i, d in enumerate(docs)]
+    for indexes, hint in (([], None), ([index({path: 1})], {path: 1})):
+        assert len(ids(docs, indexes, filter={path: {"$exists": True}}, hint=hint)) == exists
+        assert len(ids(docs, indexes, filter={path: {"$exists": False}}, hint=hint)) == missing
+
+
+# --- jstests/core/query/in/in4.js -----------------------------------------------------------------
+# Ported: check() on both data sets, unindexed and with {key: 1} (equality to [] and $in [[]]).
+
+
+@pytest.mark.parametrize("indexes", [[], [index({"key": 1})]], ids=["unindexed", "indexed"])
+def test_in4_empty_array(indexes: list[dict[str, Any]]) -> None:
+    some: list[dict[str, Any]] = [{"_id": 0, "key": []}]
+    more = [*some, {"_id": 1, "key": [1]}, {"_id": 2, "key": ["1"]}, {"_id": 3, "key": None}, {"_id": 4}]
+    for docs in (some, more):
+        assert ids(docs, indexes, filter={"key": []}) == [0]
+        assert ids(docs, indexes, filter={"key": {"$in": [[]]}}) == [0]
+
+
+# --- jstests/core/query/array/arrayfind1.js -------------------------------------------------------
+# Ported: every count (A1-A4, B1-B2, and D1-E1 with {"a.x": 1}).
+
+AF1 = [
+    {"_id": 0, "a": [{"x": 1}]},
+    {"_id": 1, "a": [{"x": 1, "y": 2, "z": 1}]},
+    {"_id": 2, "a": [{"x": 1, "y": 1, "z": 3}]},
+]
+
+
+def test_arrayfind1() -> None:
+    assert len(ids(AF1, [], filter={})) == 3
+    assert len(ids(AF1, [], filter={"a.y": 2})) == 1
+    assert len(ids(AF1, [], filter={"a": {"x": 1}})) == 1
+    assert len(ids(AF1, [], filter={"a": {"$elemMatch": {"x": 1}}})) == 3
+    docs = [*AF1, *({"_id": 3 + i, "a": [{"x": x}]} for i, x in enumerate((2, 3, 4)))]
+    assert len(ids(docs, [], filter={"a": {"$elemMatch": {"x": 2}}})) == 1
+    assert len(ids(docs, [], filter={"a": {"$elemMatch": {"x": {"$gt": 2}}}})) == 2
+    ax = [index({"a.x": 1})]
+    assert len(ids(docs, ax, filter={"a": {"$elemMatch": {"x": 2}}})) == 1
+    assert len(ids(docs, ax, filter={"a.x": 1})) == 3
+    assert len(ids(docs, ax, filter={"a.x": {"$gt": 1}})) == 3
+    assert len(ids(docs, ax, filter={"a": {"$elemMatch": {"x": {"$gt": 2}}}})) == 2
+    assert len(ids(docs, ax, filter={"a": {"$ne": 2, "$elemMatch": {"x": {"$gt": 2}}}})) == 2
