@@ -1193,3 +1193,64 @@ def test_arrayfind1() -> None:
     assert len(ids(docs, ax, filter={"a.x": {"$gt": 1}})) == 3
     assert len(ids(docs, ax, filter={"a": {"$elemMatch": {"x": {"$gt": 2}}}})) == 2
     assert len(ids(docs, ax, filter={"a": {"$ne": 2, "$elemMatch": {"x": {"$gt": 2}}}})) == 2
+
+
+# --- jstests/core/query/collation/sort_merge_collation.js -----------------------------------------
+# Ported: runTest for every sort and filter of testFetchedChildren and testUnfetchedChildren (a
+# SORT_MERGE in the plan, results in numeric order, no duplicates), in a collection whose default
+# collation has numericOrdering.
+
+NUMERIC = {"locale": "en_US", "numericOrdering": True}
+SMC_ROWS = [
+    ("1", "18", "11"), ("2", "2", "13"), ("3", "13", "7"), ("4", "7", "4"), ("5", "14", "10"), ("1", "4", "12"),
+    ("2", "11", "8"), ("3", "9", "5"), ("4", "10", "14"), ("5", "1", "18"), ("1", "18", "6"), ("2", "2", "3"),
+    ("3", "13", "19"), ("4", "7", "15"), ("5", "14", "1"), ("1", "4", "0"), ("2", "11", "17"), ("3", "9", "16"),
+    ("4", "10", "9"), ("5", "1", "2"),
+]  # fmt: skip
+SMC_DOCS = [
+    {"_id": i, "filterFieldA": f, "filterFieldB": f, "sortFieldA": a, "sortFieldB": b}
+    for i, (f, a, b) in enumerate(SMC_ROWS)
+]
+SMC_INDEXES = [
+    index({"filterFieldA": 1, "sortFieldA": 1, "sortFieldB": 1}, collation=NUMERIC),
+    index({"filterFieldA": 1, "sortFieldA": -1, "sortFieldB": -1}, collation=NUMERIC),
+    index({"sortFieldA": 1, "sortFieldB": 1}, collation=NUMERIC),
+]
+SMC_SORTS = [
+    {"sortFieldA": 1},
+    {"sortFieldA": -1},
+    {"sortFieldA": 1, "sortFieldB": 1},
+    {"sortFieldA": -1, "sortFieldB": -1},
+]
+SMC_FIELD_SETS = (("4", "3"), ("4", "3", "1"), ("4", "3", "2", "1"))
+SMC_PAIRS = (
+    (("4", "4"), ("3", "3")),
+    (("4", "4"), ("3", "3"), ("7", "4")),
+    (("4", "4"), ("3", "3"), ("7", "4"), ("10", "9")),
+)
+SMC_FILTERS = [{"$or": [{"filterFieldA": f, "filterFieldB": f} for f in fields]} for fields in SMC_FIELD_SETS] + [
+    {"$or": [{"sortFieldA": a, "sortFieldB": b} for a, b in pairs]} for pairs in SMC_PAIRS
+]
+
+
+@pytest.mark.parametrize("sort", SMC_SORTS, ids=[repr(s) for s in SMC_SORTS])
+@pytest.mark.parametrize("filter_", SMC_FILTERS, ids=[f"filter{i}" for i in range(len(SMC_FILTERS))])
+def test_sort_merge_collation(sort: dict[str, int], filter_: dict[str, Any]) -> None:
+    explain, found = find(SMC_DOCS, SMC_INDEXES, filter=filter_, sort=sort, collection_collation=NUMERIC)
+    assert "SORT_MERGE" in winning(explain), explain["queryPlanner"]["winningPlan"]
+    keys = [tuple(int(d[f]) * direction for f, direction in sort.items()) for d in found]
+    assert keys == sorted(keys)
+    assert len({d["_id"] for d in found}) == len(found)
+
+
+# --- jstests/aggregation/sources/match/collation_match.js -----------------------------------------
+# Ported: the two $match-pushed-into-the-query-layer counts (explicit and inherited collation), as
+# the find the pushed-down $match is. ($project then $match, and $redact: not modelled here.)
+
+
+def test_collation_match_pushed_down() -> None:
+    insensitive = {"locale": "en_US", "strength": 2}
+    docs = [{"_id": 0, "a": "a"}]
+    assert ids(docs, [], filter={"a": "A"}, collation=insensitive) == [0]
+    assert ids(docs, [], filter={"a": "A"}, collection_collation=insensitive) == [0]
+    assert ids(docs, [], filter={"a": "A"}) == []
