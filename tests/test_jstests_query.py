@@ -19,7 +19,7 @@ import pytest
 from bson import Binary, Decimal128, MaxKey, MinKey, Regex, Timestamp
 
 from workbook.errors import UnsupportedByModelError
-from workbook.planner import Collection, FindArgs, find_documents
+from workbook.planner import Collection, FindArgs, explain_find_args, find_documents
 from workbook.planner.values import UNDEFINED
 
 ID = {"v": 2, "key": {"_id": 1}, "name": "_id_"}
@@ -52,6 +52,27 @@ def stages(node: dict[str, Any]) -> list[str]:
 
 def winning(explain: dict[str, Any]) -> list[str]:
     return stages(explain["queryPlanner"]["winningPlan"])
+
+
+# --- find_documents: the documents the model's plan returns -------------------------------------
+
+
+def test_find_documents_returns_the_plans_documents_in_order() -> None:
+    docs = [{"_id": i, "a": a, "b": i} for i, a in enumerate((3, 1, 2, 1))]
+    collection = Collection(docs, [ID, index({"a": 1, "b": 1})])
+    args = FindArgs.of({"a": {"$lte": 2}}, {"_id": 0, "a": 1, "b": 1}, [("a", -1), ("b", -1)], limit=2)
+    explain, found = find_documents(collection, "test.c", args)
+    assert found == [{"a": 2, "b": 2}, {"a": 1, "b": 3}]
+    assert winning(explain) == ["LIMIT", "PROJECTION_COVERED", "IXSCAN"]
+    assert explain["command"] == {**args.command("c"), "$db": "test"}
+    assert explain["queryPlanner"] == explain_find_args(collection, "test.c", args)["queryPlanner"]
+    _, whole = find_documents(collection, "test.c", FindArgs.of({"a": 1}))
+    assert [d is docs[d["_id"]] for d in whole] == [True, True]
+
+
+def test_find_documents_refuses_what_the_model_does_not_cover() -> None:
+    with pytest.raises(UnsupportedByModelError, match=r"\$where"):
+        find_documents(Collection([], [ID]), "test.c", FindArgs.of({"$where": "true"}))
 
 
 # --- jstests/core/query/nan.js ---------------------------------------------------------------------
