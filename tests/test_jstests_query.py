@@ -1275,3 +1275,64 @@ def test_collation_match_pushed_down() -> None:
     assert ids(docs, [], filter={"a": "A"}, collation=insensitive) == [0]
     assert ids(docs, [], filter={"a": "A"}, collection_collation=insensitive) == [0]
     assert ids(docs, [], filter={"a": "A"}) == []
+
+
+# --- jstests/core/query/in/in2.js -----------------------------------------------------------------
+# Ported: both counts under each of the four index setups.
+
+IN2_DOCS = [
+    {"_id": i, "a": a, "b": b}
+    for i, (a, b) in enumerate([(1, 1), (1, 2), (1, 3), (1, 1), (2, 2), (3, 3), (1, 1), (2, 1), (3, 1)])
+]
+
+
+@pytest.mark.parametrize("indexes", [[], [index({"a": 1})], [index({"b": 1})], [index({"a": 1, "b": 1})]])
+def test_in2(indexes: list[dict[str, Any]]) -> None:
+    assert len(ids(IN2_DOCS, indexes, filter={"a": {"$in": [1, 2]}})) == 7
+    assert len(ids(IN2_DOCS, indexes, filter={"a": {"$in": [1, 2]}, "b": {"$in": [1, 2]}})) == 6
+
+
+# --- jstests/core/query/in/in5.js -----------------------------------------------------------------
+# Ported: A1-C3 for the fields x and _id (equality to a document, $in of a document, dotted paths),
+# unindexed, with an index on the field and with one on its "a" subfield.
+
+
+@pytest.mark.parametrize("field", ["x", "_id"])
+def test_in5(field: str) -> None:
+    docs = [{field: {"a": 1, "b": 2}} if field == "_id" else {"_id": 0, field: {"a": 1, "b": 2}}]
+    queries = [
+        {field: {"a": 1, "b": 2}},
+        {field: {"$in": [{"a": 1, "b": 2}]}},
+        {f"{field}.a": 1, f"{field}.b": {"$in": [2]}},
+    ]
+    for indexes in ([], [index({field: 1})] if field != "_id" else [], [index({f"{field}.a": 1})]):
+        for query in queries:
+            assert len(ids(docs, indexes, filter=query)) == 1, (indexes, query)
+
+
+# --- jstests/core/query/in/in6.js -----------------------------------------------------------------
+# Ported: both counts, before and after {i: 1}.
+
+
+@pytest.mark.parametrize("indexes", [[], [index({"i": 1})]], ids=["unindexed", "indexed"])
+def test_in6_null_matches_missing(indexes: list[dict[str, Any]]) -> None:
+    docs = [{"_id": 0}]
+    assert ids(docs, indexes, filter={"i": None}) == [0]
+    assert ids(docs, indexes, filter={"i": {"$in": [None]}}) == [0]
+
+
+# --- jstests/core/query/array/arrayfind2.js -------------------------------------------------------
+# Ported: A1-A4 and both refusals of $all mixing values with $elemMatch, before and after {a: 1}.
+
+
+@pytest.mark.parametrize("indexes", [[], [index({"a": 1})]], ids=["unindexed", "indexed"])
+def test_arrayfind2(indexes: list[dict[str, Any]]) -> None:
+    docs = [{"_id": i, "a": [{"x": x}, {"x": y}]} for i, (x, y) in enumerate([(1, 5), (3, 5), (3, 6)])]
+    assert len(ids(docs, indexes, filter={})) == 3
+    assert len(ids(docs, indexes, filter={"a": {"$elemMatch": {"x": {"$gt": 4}}}})) == 3
+    assert len(ids(docs, indexes, filter={"a": {"$elemMatch": {"x": {"$lt": 2}}}})) == 1
+    both = {"$all": [{"$elemMatch": {"x": {"$lt": 4}}}, {"$elemMatch": {"x": {"$gt": 5}}}]}
+    assert len(ids(docs, indexes, filter={"a": both})) == 1
+    for mixed in ([1, {"$elemMatch": {"x": 3}}], [re.compile("a"), {"$elemMatch": {"x": 3}}]):
+        with pytest.raises(UnsupportedByModelError, match="MongoDB refuses it too"):
+            find(docs, indexes, filter={"a": {"$all": mixed}})
