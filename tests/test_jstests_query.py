@@ -1299,7 +1299,7 @@ def test_in2(indexes: list[dict[str, Any]]) -> None:
 
 @pytest.mark.parametrize("field", ["x", "_id"])
 def test_in5(field: str) -> None:
-    docs = [{field: {"a": 1, "b": 2}} if field == "_id" else {"_id": 0, field: {"a": 1, "b": 2}}]
+    docs: list[dict[str, Any]] = [{field: {"a": 1, "b": 2}} if field == "_id" else {"_id": 0, field: {"a": 1, "b": 2}}]
     queries = [
         {field: {"a": 1, "b": 2}},
         {field: {"$in": [{"a": 1, "b": 2}]}},

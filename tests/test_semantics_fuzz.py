@@ -225,7 +225,11 @@ def field_matches(doc: Any, path: str, op: str, arg: Any) -> bool:
         return any(isinstance(v, list) and len(v) == arg for v in reach(doc, parts, expand=False))
     if op == "$elemMatch":
         arrays = [v for v in reach(doc, parts, expand=False) if isinstance(v, list)]
-        return any(all(single(e, o, a) for o, a in arg.items()) for arr in arrays for e in arr)
+        if all(k.startswith("$") for k in arg):  # on values: each element as one value
+            return any(all(single(e, o, a) for o, a in arg.items()) for arr in arrays for e in arr)
+        # on documents: an element that is a document (an array counts, with fields "0", "1"...)
+        elements = [dict(enumerate(e)) if isinstance(e, list) else e for arr in arrays for e in arr]
+        return any(isinstance(e, Mapping) and oracle_match({str(k): v for k, v in e.items()}, arg) for e in elements)
     if op == "$not":
         return not all(field_matches(doc, path, o, a) for o, a in arg.items())
     raise AssertionError(op)
@@ -368,6 +372,8 @@ def leaf(rng: random.Random, path: str, depth: int = 0) -> dict[str, Any]:
         return {path: {op: rng.randint(0, 2)}}
     if op == "$regex":
         return {path: Regex(rng.choice(["^a", "b", "^A"]), rng.choice(["", "i"]))}
+    if op == "$elemMatch" and path == "c":  # documents in an array
+        return {path: {"$elemMatch": leaf(rng, "x", depth + 1) if depth < 1 else {"x": rng.choice(EQ_VALUES)}}}
     if op == "$elemMatch":
         inner = rng.choice(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$type"])
         arg: Any = rng.choice(ORDERED_VALUES)
@@ -429,6 +435,38 @@ def test_filter_agrees_with_oracle_and_every_hint(number: int) -> None:
         assert sorted(d["_id"] for d in hinted) == expected, (filter_, spec["name"])
 
 
+RESTRICTED_INDEXES = [
+    ID,
+    {"v": 2, "key": {"b": 1}, "name": "b_sparse", "sparse": True},
+    {"v": 2, "key": {"c.x": 1, "b": 1}, "name": "cx_b_sparse", "sparse": True},
+    {"v": 2, "key": {"a": 1}, "name": "a_partial", "partialFilterExpression": {"b": {"$gt": 0}}},
+]
+
+
+@pytest.mark.parametrize("offset", [0, 1, 2])
+def test_sparse_and_partial_indexes_never_change_the_answer(offset: int) -> None:
+    """Unhinted, the planner may use a sparse or partial index only where it cannot miss a match
+    (three seeds: the check is cheap)."""
+    rng = random.Random(SEED + offset)
+    docs = [document(rng, i) for i in range(N_DOCS)]
+    queries = [query(rng) for _ in range(N_QUERIES)]
+    collection = Collection(docs, RESTRICTED_INDEXES)
+    used = set()
+    for filter_ in queries:
+        explain, got = find_documents(collection, "fuzz.c", FindArgs.of(filter_))
+        assert sorted(d["_id"] for d in got) == [d["_id"] for d in docs if oracle_match(d, filter_)], filter_
+        used.update(_index_names(explain["queryPlanner"]["winningPlan"]))
+    assert used - {"_id_"}, "no query used a sparse or partial index: the check says nothing"
+
+
+def _index_names(stage: Mapping[str, Any]) -> set[str]:
+    names = {stage["indexName"]} if "indexName" in stage else set()
+    for child in [stage.get("inputStage"), *stage.get("inputStages", [])]:
+        if child:
+            names |= _index_names(child)
+    return names
+
+
 SORTS = [[("a", 1)], [("a", -1)], [("b", 1), ("_id", 1)], [("c.x", -1)], [("b", -1), ("a", 1)]]
 
 
@@ -447,6 +485,27 @@ def test_sort_order_agrees_with_oracle(sort: list[tuple[str, int]]) -> None:
                 sort,
                 hint,
             )
+
+
+@pytest.mark.parametrize(("skip", "limit"), [(0, 3), (2, 5), (5, 0)])
+def test_skip_and_limit_cut_the_oracle_order(skip: int, limit: int) -> None:
+    sort = [("b", 1), ("_id", 1)]  # a total order: the page is one set of documents
+    for filter_ in QUERIES[:40]:
+        matching = [d for d in DOCS if oracle_match(d, filter_)]
+        ordered = sorted(matching, key=cmp_to_key(lambda x, y: _doc_cmp(x, y, sort)))  # type: ignore[arg-type]
+        want = [d["_id"] for d in ordered]
+        page = want[skip : skip + limit] if limit else want[skip:]
+        for hint in (None, "b_1_a_-1", "b_-1"):
+            got = run(filter=filter_, sort=dict(sort), skip=skip or None, limit=limit or None, hint=hint)
+            assert [d["_id"] for d in got] == page, (filter_, skip, limit, hint)
+
+
+def _doc_cmp(x: Mapping[str, Any], y: Mapping[str, Any], sort: list[tuple[str, int]]) -> int:
+    for path, direction in sort:
+        c = sort_cmp(sort_key(x, path, direction), sort_key(y, path, direction))
+        if c:
+            return c * direction
+    return 0
 
 
 PROJECTIONS = [{"a": 1}, {"_id": 0, "b": 1}, {"b": 0}, {"a": 0, "c": 0}, {"_id": 1}]

@@ -178,6 +178,12 @@ def _compatible(
         return False
     if predicate.op == "$in" and any(_is_null(v) for v in predicate.value):
         return False
+    # {$gt/$gte: MinKey} and {$lt/$lte: MaxKey} match a missing field too: the model keeps them off a
+    # sparse index (nodeIsSupportedBySparseIndex does not list them; a sparse index would miss it)
+    if (predicate.op in ("$gt", "$gte") and isinstance(predicate.value, MinKey)) or (
+        predicate.op in ("$lt", "$lte") and isinstance(predicate.value, MaxKey)
+    ):
+        return False
     if negated:  # of the negations only {$ne: null} excludes every missing field
         return len(negated) == 1 and negated[0].op == "$eq" and negated[0].value is None
     return not (predicate.op == "$exists" and not predicate.value)
@@ -272,7 +278,10 @@ def index_access(index: IndexData, query: FindQuery, *, whole: bool = False) -> 
             return None
         oil = all_values(collate)
         for pred in preds:
-            pred_oil, tight = translate(pred, collate, sparse=spec.sparse, multikey=bool(prefixes))
+            # $exists: true is EXACT only on a single-field sparse index: a compound sparse index
+            # also holds documents missing this field (index_bounds_builder.cpp, EXISTS)
+            exact_exists = spec.sparse and len(spec.paths) == 1
+            pred_oil, tight = translate(pred, collate, sparse=exact_exists, multikey=bool(prefixes))
             oil = intersect(oil, pred_oil)
             tightness[id(pred)] = tight
             assigned.append(pred)
