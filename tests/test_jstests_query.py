@@ -1336,3 +1336,71 @@ def test_arrayfind2(indexes: list[dict[str, Any]]) -> None:
     for mixed in ([1, {"$elemMatch": {"x": 3}}], [re.compile("a"), {"$elemMatch": {"x": 3}}]):
         with pytest.raises(UnsupportedByModelError, match="MongoDB refuses it too"):
             find(docs, indexes, filter={"a": {"$all": mixed}})
+
+
+# --- jstests/core/index/elemmatch_index.js --------------------------------------------------------
+# Ported: every assertIndexResults (IXSCAN or not, nReturned) on the sparse and the plain {a: 1},
+# on {"a.b.c": 1} with empty path components, and the hinted keysExamined of index_elemmatch1
+# ($geoWithin: not modelled).
+
+EMI_DOCS = [{"_id": 0, "a": 1}, {"_id": 1, "a": [{}]}, {"_id": 2, "a": [1, None]}, {"_id": 3, "a": [{"type": "Point"}]}]
+
+
+def index_results(docs: list[dict[str, Any]], indexes: list[dict[str, Any]], query: dict[str, Any]) -> tuple[bool, int]:
+    explain, _ = find(docs, indexes, filter=query)
+    return "IXSCAN" in winning(explain), explain["executionStats"]["nReturned"]
+
+
+@pytest.mark.parametrize(
+    ("query", "uses", "n"),
+    [
+        ({"a": {"$elemMatch": {"$exists": False}}}, False, 0),
+        ({"a": {"$elemMatch": {"$exists": True}}}, True, 3),
+        ({"a": {"$elemMatch": {"$not": {"$exists": False}}}}, False, 3),
+        ({"a": {"$elemMatch": {"$gt": 0, "$not": {"$exists": False}}}}, False, 1),
+        ({"a": {"$elemMatch": {"$in": [None]}}}, True, 1),
+        ({"a": {"$elemMatch": {"$eq": None}}}, True, 1),
+        ({"a": {"$elemMatch": {"$not": {"$in": [re.compile("^a")]}}}}, False, 3),
+    ],
+)
+def test_elemmatch_index_sparse(query: dict[str, Any], uses: bool, n: int) -> None:
+    assert index_results(EMI_DOCS, [index({"a": 1}, sparse=True)], query) == (uses, n)
+
+
+def test_elemmatch_index_negated_regex_never_indexed() -> None:
+    query = {"a": {"$elemMatch": {"$not": {"$in": [re.compile("^a")]}}}}
+    assert index_results(EMI_DOCS, [index({"a": 1})], query) == (False, 3)
+
+
+ABC = [{"_id": 0, "a": [{"b": {"c": "x"}}]}]
+
+
+@pytest.mark.parametrize(
+    ("query", "uses", "n"),
+    [
+        ({"": {"$elemMatch": {"a.b.c": "x"}}}, False, 0),
+        ({"": {"$all": [{"$elemMatch": {"a.b.c": "x"}}]}}, False, 0),
+        ({"a": {"$elemMatch": {"": {"$elemMatch": {"b.c": "x"}}}}}, False, 0),
+        ({"a": {"$elemMatch": {"b.c": "x"}}}, True, 1),
+        ({"a": {"$all": [{"$elemMatch": {"b.c": "x"}}]}}, True, 1),
+        ({"$and": [{"a.b.c": "x"}, {"": {"$elemMatch": {"a.b.c": "x"}}}]}, True, 0),
+        ({"$and": [{"a.b.c": "x"}, {"a.b.c": {"$elemMatch": {"": "x"}}}]}, True, 0),
+        ({"$and": [{"a.b.c": "x"}, {"$or": [{"a.b.c": "y"}, {"": {"$elemMatch": {"a.b.c": "x"}}}]}]}, True, 0),
+        ({"$and": [{"a.b.c": "x"}, {"$or": [{"a.b.c": "y"}, {"a.b.c": {"$elemMatch": {"": "x"}}}]}]}, True, 0),
+    ],
+)
+def test_elemmatch_index_empty_path_components(query: dict[str, Any], uses: bool, n: int) -> None:
+    assert index_results(ABC, [index({"a.b.c": 1})], query) == (uses, n)
+
+
+def test_index_elemmatch1_keys_examined() -> None:
+    docs = [
+        {"_id": a * 10 + b, "a": a, "b": b, "arr": [{"x": (a * 10 + b) % 10, "y": (a * 10 + b) % 10}]}
+        for a in range(10)
+        for b in range(10)
+    ]
+    indexes = [index({"a": 1, "b": 1}), index({"arr.x": 1, "a": 1})]
+    query = {"a": 5, "b": {"$in": [1, 3, 5]}, "arr": {"$elemMatch": {"x": 5, "y": 5}}}
+    assert len(ids(docs, indexes, filter=query)) == 1
+    explain, _ = find(docs, indexes, filter=query, hint={"arr.x": 1, "a": 1})
+    assert explain["executionStats"]["totalKeysExamined"] == 1

@@ -132,6 +132,20 @@ def _usable(predicate: Predicate, spec: IndexSpec, query: FindQuery) -> bool:
     return not (strings and normalize(spec.collation) != query.collation_id)
 
 
+def _unusable_elem_matches(
+    query: FindQuery, path: str, spec: IndexSpec, index: IndexData, prefixes: set[str]
+) -> set[int]:
+    out: set[int] = set()
+    for group, pred in enumerate(query.predicates):
+        if pred.op != "$elemMatch" or pred.value.on_objects or pred.path != path:
+            continue
+        for leaf in pred.value.predicates:
+            full = Predicate(path, leaf.op, leaf.value)
+            if not indexable(leaf) or not _compatible(full, True, spec, index, prefixes):
+                out.add(group)
+    return out
+
+
 def _in_elem_match_value(query: FindQuery, group: int | None) -> bool:
     return group is not None and not query.predicates[group].value.on_objects
 
@@ -171,7 +185,13 @@ def _compatible(
             return False
         if negates_null and prefixes and not in_elem_match_value:
             return False
-    if not spec.sparse or in_elem_match_value:
+    if not spec.sparse:
+        return True
+    if negated:  # of the negations only {$ne: null} excludes every missing field, even in $elemMatch
+        return len(negated) == 1 and negated[0].op == "$eq" and negated[0].value is None
+    if predicate.op == "$exists" and not predicate.value:  # a negation too: {$not: {$exists: true}}
+        return False
+    if in_elem_match_value:  # equality to null inside $elemMatch means a literal null
         return True
     # A sparse index holds no key for a missing field: nothing that matches missing may use it.
     if predicate.op in ("$eq", "$gte", "$lte") and _is_null(predicate.value):
@@ -184,8 +204,6 @@ def _compatible(
         predicate.op in ("$lt", "$lte") and isinstance(predicate.value, MaxKey)
     ):
         return False
-    if negated:  # of the negations only {$ne: null} excludes every missing field
-        return len(negated) == 1 and negated[0].op == "$eq" and negated[0].value is None
     return not (predicate.op == "$exists" and not predicate.value)
 
 
@@ -260,6 +278,10 @@ def index_access(index: IndexData, query: FindQuery, *, whole: bool = False) -> 
         leaves = [(p, None) for p in query.predicates if p.path == path and indexable(p)]
         options = [(p, g) for p, g in leaves + derived.get(path, []) if _usable(p, spec, query)]
         options = [(p, g) for p, g in options if _compatible(p, _in_elem_match_value(query, g), spec, index, prefixes)]
+        # an $elemMatch on values uses the index only if every one of its children can
+        # (QueryPlannerIXSelect::_compatible for ELEM_MATCH_VALUE)
+        unusable = _unusable_elem_matches(query, path, spec, index, prefixes)
+        options = [(p, g) for p, g in options if g not in unusable]
         # multikey: no compound bounds on fields under one array, unless both come from one $elemMatch
         options = [
             (p, g) for p, g in options if not any(prefixes & up and (g is None or g != ug) for up, ug in used_prefixes)
