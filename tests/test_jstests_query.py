@@ -1346,7 +1346,7 @@ def test_arrayfind2(indexes: list[dict[str, Any]]) -> None:
 EMI_DOCS = [{"_id": 0, "a": 1}, {"_id": 1, "a": [{}]}, {"_id": 2, "a": [1, None]}, {"_id": 3, "a": [{"type": "Point"}]}]
 
 
-def index_results(docs: list[dict[str, Any]], indexes: list[dict[str, Any]], query: dict[str, Any]) -> tuple[bool, int]:
+def index_results(docs: Sequence[Any], indexes: list[dict[str, Any]], query: dict[str, Any]) -> tuple[bool, int]:
     explain, _ = find(docs, indexes, filter=query)
     return "IXSCAN" in winning(explain), explain["executionStats"]["nReturned"]
 
