@@ -1404,3 +1404,55 @@ def test_index_elemmatch1_keys_examined() -> None:
     assert len(ids(docs, indexes, filter=query)) == 1
     explain, _ = find(docs, indexes, filter=query, hint={"arr.x": 1, "a": 1})
     assert explain["executionStats"]["totalKeysExamined"] == 1
+
+
+# --- jstests/core/query/ne/ne_array.js ------------------------------------------------------------
+# Ported: every assertion ($ne and $not $in with arrays over {a: 1}, $elemMatch with $not of
+# arrays, $not of $elemMatch, and the $elemMatch object cases over {"a.b": 1}).
+
+
+def test_ne_array() -> None:
+    a1 = [index({"a": 1})]
+    docs = [{"_id": 0, "a": [1]}, {"_id": 1, "a": [1, 3]}]
+    assert find(docs, a1, filter={"a": {"$ne": [1, 3]}}, projection={"_id": 1})[1] == [{"_id": 0}]
+    assert find(docs, a1, filter={"a": {"$ne": [1]}}, projection={"_id": 1})[1] == [{"_id": 1}]
+    assert ids(docs, a1, filter={"a": {"$not": {"$in": [[1]]}}}) == [1]
+    assert ids(docs, a1, filter={"a": {"$not": {"$in": [[1, 3]]}}}) == [0]
+    assert ids(docs, a1, filter={"a": {"$not": {"$in": [[1], [1, 3]]}}}) == []
+    assert ids(docs, a1, filter={"a": {"$not": {"$in": ["scalar value", [1, 3]]}}}) == [0]
+    nested = [{"_id": 0, "a": [[123]]}, {"_id": 1, "a": [4, 5, [123]]}, {"_id": 2, "a": [7, 8]}]
+    by_id = {"_id": 1}
+    assert ids(nested, a1, filter={"a": {"$elemMatch": {"$not": {"$eq": [123]}}}}, sort=by_id) == [1, 2]
+    assert ids(nested, a1, filter={"a": {"$elemMatch": {"$not": {"$in": [[123]]}}}}, sort=by_id) == [1, 2]
+    assert ids(nested, a1, filter={"a": {"$not": {"$elemMatch": {"$eq": [123]}}}}) == [2]
+    assert ids(nested, a1, filter={"a": {"$not": {"$elemMatch": {"$in": [[123]]}}}}) == [2]
+    ab = [index({"a.b": 1})]
+    objects = [
+        {"_id": 0, "a": [[123]]}, {"_id": 1, "a": [{"b": 123}]},
+        {"_id": 2, "a": [{"b": [4, [123]]}]}, {"_id": 3, "a": [{"b": [[123]]}]},
+    ]  # fmt: skip
+    assert ids(objects, ab, filter={"a": {"$elemMatch": {"b": {"$ne": [123]}}}}, sort=by_id) == [0, 1]
+    assert ids(objects, ab, filter={"a": {"$elemMatch": {"b": {"$not": {"$in": [[123]]}}}}}, sort=by_id) == [0, 1]
+    assert ids(objects, ab, filter={"a": {"$not": {"$elemMatch": {"b": [123]}}}}, sort=by_id) == [0, 1]
+    assert ids(objects, ab, filter={"a": {"$not": {"$elemMatch": {"b": {"$in": [[123]]}}}}}, sort=by_id) == [0, 1]
+
+
+# --- jstests/core/query/regex/regex_options.js ----------------------------------------------------
+# Ported: the find counts with i and u, and the refusal of the invalid option g ($regexFind in a
+# projection: not modelled).
+
+
+def test_regex_options() -> None:
+    foo = [{"_id": 0, "a": "foo"}]
+    for query in (
+        {"a": {"$regex": re.compile("O", re.I)}},
+        {"a": re.compile("O", re.I)},
+        {"a": {"$regex": "O", "$options": "i"}},
+    ):
+        assert ids(foo, [], filter=query) == [0]
+    hello = [{"_id": 0, "txt": "hello_test"}]
+    assert ids(hello, [], filter={"txt": {"$regex": "^hello.*"}}) == [0]
+    assert ids(hello, [], filter={"txt": {"$regex": "^hello.*", "$options": "u"}}) == [0]
+    assert ids(hello, [], filter={"txt": {"$regex": re.compile("^hello.*")}}) == [0]
+    with pytest.raises(UnsupportedByModelError, match="regex option 'g'"):
+        find(hello, [], filter={"txt": {"$regex": "^hello.*", "$options": "g"}})

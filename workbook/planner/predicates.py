@@ -493,6 +493,11 @@ def _collect_operators(path: str, condition: Mapping[str, Any], out: list[Predic
         if op == "$options":
             continue
         if op == "$regex":
+            bad = sorted(set(str(options)) - set("imsxu"))
+            if bad:  # MongoDB: error 51108, invalid flag in regex options
+                raise not_modelled(
+                    f"the regex option {''.join(bad)!r} (MongoDB refuses it too: valid are i, m, s, x, u)"
+                )
             pattern = value.pattern if isinstance(value, Regex | re.Pattern) else value
             flags = options or (regex_parts(value)[1] if isinstance(value, Regex | re.Pattern) else "")
             out.append(Predicate(path, "$regex", Regex(pattern, flags)))
