@@ -1456,3 +1456,61 @@ def test_regex_options() -> None:
     assert ids(hello, [], filter={"txt": {"$regex": re.compile("^hello.*")}}) == [0]
     with pytest.raises(UnsupportedByModelError, match="regex option 'g'"):
         find(hello, [], filter={"txt": {"$regex": "^hello.*", "$options": "g"}})
+
+
+# --- jstests/core/query/regex/regex4.js -----------------------------------------------------------
+# Ported: both counts and the docsExamined / keysExamined figures (the $ne regex lines are commented
+# out in the jstest).
+
+
+def test_regex4() -> None:
+    docs = [{"_id": i, "name": n} for i, n in enumerate(("eliot", "emily", "bob", "aaron"))]
+    explain, found = find(docs, [], filter={"name": re.compile("^e.*")})
+    assert len(found) == 2 and explain["executionStats"]["totalDocsExamined"] == 4
+    explain, found = find(docs, [index({"name": 1})], filter={"name": re.compile("^e.*")})
+    assert len(found) == 2 and explain["executionStats"]["totalKeysExamined"] == 2
+
+
+# --- jstests/core/query/regex/regex5.js -----------------------------------------------------------
+# Ported: doit() (A-M) before and after {x: 1}, and the two $all itcounts after it.
+
+RE5_DOCS = [{"_id": i, "filler": "filler"} for i in range(10)]
+RE5_DOCS += [{"_id": 10, "x": ["abc", "xyz1"]}, {"_id": 11, "x": ["ac", "xyz2"]}]
+RE5_A, RE5_X = re.compile(".*b.*c"), re.compile(".*y.*")
+
+
+@pytest.mark.parametrize("indexes", [[], [index({"x": 1})]], ids=["unindexed", "indexed"])
+@pytest.mark.parametrize(
+    ("query", "count"),
+    [
+        (RE5_A, 1), (RE5_X, 2), ({"$in": [RE5_X]}, 2), ({"$in": [RE5_A, "xyz1"]}, 1), ({"$in": [RE5_A, "xyz2"]}, 2),
+        ({"$all": [RE5_A, RE5_X]}, 1), ({"$all": [RE5_A, "abc"]}, 1), ({"$all": [RE5_A, "ac"]}, 0),
+        ({"$nin": [RE5_X]}, 10), ({"$nin": [RE5_A, "xyz1"]}, 11), ({"$nin": [RE5_A, "xyz2"]}, 10),
+        ({"$not": {"$nin": [RE5_X]}}, 2), ({"$nin": [re.compile("^a.c")]}, 11),
+    ],
+)  # fmt: skip
+def test_regex5(indexes: list[dict[str, Any]], query: Any, count: int) -> None:
+    assert len(ids(RE5_DOCS, indexes, filter={"x": query})) == count
+
+
+def test_regex5_all_with_regexes_indexed() -> None:
+    assert ids(RE5_DOCS, [index({"x": 1})], filter={"x": {"$all": ["a", re.compile("^a")]}}) == []
+    assert len(ids(RE5_DOCS, [index({"x": 1})], filter={"x": {"$all": [re.compile("^a")]}})) == 2
+
+
+# --- jstests/core/query/regex/regex_embed1.js -----------------------------------------------------
+# Ported: every itcount, before and after {"a.x": 1}.
+
+
+@pytest.mark.parametrize("indexes", [[], [index({"a.x": 1})]], ids=["unindexed", "indexed"])
+def test_regex_embed1(indexes: list[dict[str, Any]]) -> None:
+    docs = [
+        {"_id": 1, "a": [{"x": "abc"}, {"x": "def"}]},
+        {"_id": 2, "a": [{"x": "ab"}, {"x": "de"}]},
+        {"_id": 3, "a": [{"x": "ab"}, {"x": "de"}, {"x": "abc"}]},
+    ]
+    assert len(ids(docs, indexes, filter={})) == 3
+    assert len(ids(docs, indexes, filter={"a.x": "abc"})) == 2
+    assert len(ids(docs, indexes, filter={"a.x": re.compile(".*abc.*")})) == 2
+    assert len(ids(docs, indexes, filter={"a.0.x": "abc"})) == 1
+    assert len(ids(docs, indexes, filter={"a.0.x": re.compile("abc")})) == 1

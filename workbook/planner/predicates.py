@@ -522,8 +522,13 @@ def _collect_operators(path: str, condition: Mapping[str, Any], out: list[Predic
                 out.extend(Predicate(path, "$elemMatch", _elem_match(v["$elemMatch"])) for v in value)
             elif any(elem_matches) or any(isinstance(v, Mapping) and "$elemMatch" in v for v in value):
                 raise not_modelled("$all mixing $elemMatch with values (MongoDB refuses it too)")
-            else:
-                out.extend(Predicate(path, "$eq", _frozen(v)) for v in value)  # $all is an $and of equalities
+            else:  # $all is an $and of equalities, a regex in it a $regex (regex5.js)
+                out.extend(
+                    Predicate(path, "$regex", v)
+                    if isinstance(v, Regex | re.Pattern)
+                    else Predicate(path, "$eq", _frozen(v))
+                    for v in value
+                )
         elif op == "$size":
             if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value) or value < 0:
                 raise not_modelled(f"$size with {value!r} (it takes a non-negative whole number)")
