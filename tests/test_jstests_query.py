@@ -1514,3 +1514,109 @@ def test_regex_embed1(indexes: list[dict[str, Any]]) -> None:
     assert len(ids(docs, indexes, filter={"a.x": re.compile(".*abc.*")})) == 2
     assert len(ids(docs, indexes, filter={"a.0.x": "abc"})) == 1
     assert len(ids(docs, indexes, filter={"a.0.x": re.compile("abc")})) == 1
+
+
+# --- jstests/core/query/and/and.js ----------------------------------------------------------------
+# Ported: the three malformed-$and refusals and every count without $where, before and after
+# {a: 1}, and the two final itcounts ($where is refused by name: not modelled).
+
+AND_DOCS: list[dict[str, Any]] = [{"_id": 0, "a": [1, 2]}, {"_id": 1, "a": "foo"}]
+AND_CASES = [
+    ({"$and": [{"a": 1}]}, 1),
+    ({"$and": [{"a": 1}, {"a": 2}]}, 1),
+    ({"$and": [{"a": 1}, {"a": 3}]}, 0),
+    ({"$and": [{"a": 1}, {"a": 2}, {"a": 3}]}, 0),
+    ({"$and": [{"a": "foo"}]}, 1),
+    ({"$and": [{"a": "foo"}, {"a": "g"}]}, 0),
+    ({"a": 2, "$and": [{"a": 1}]}, 1),
+    ({"a": 0, "$and": [{"a": 1}]}, 0),
+    ({"a": 2, "$and": [{"a": 0}]}, 0),
+    ({"a": 1, "$and": [{"a": 1}]}, 1),
+    ({"a": 2, "$and": [{"$and": [{"a": 1}]}]}, 1),
+    ({"a": 0, "$and": [{"$and": [{"a": 1}]}]}, 0),
+    ({"a": 2, "$and": [{"$and": [{"a": 0}]}]}, 0),
+    ({"a": 1, "$and": [{"$and": [{"a": 1}]}]}, 1),
+    ({"$and": [{"a": 2}, {"$and": [{"a": 1}]}]}, 1),
+    ({"$and": [{"a": 0}, {"$and": [{"a": 1}]}]}, 0),
+    ({"$and": [{"a": 2}, {"$and": [{"a": 0}]}]}, 0),
+    ({"$and": [{"a": 1}, {"$and": [{"a": 1}]}]}, 1),
+    ({"$and": [{"a": re.compile("foo")}]}, 1),
+    ({"$and": [{"a": re.compile("foo")}, {"a": re.compile("^f")}, {"a": re.compile("o")}]}, 1),
+    ({"$and": [{"a": re.compile("foo")}, {"a": re.compile("^g")}]}, 0),
+    ({"$and": [{"a": re.compile("^f")}, {"a": "foo"}]}, 1),
+    ({"$and": [{"a": re.compile("^F")}, {"a": "foo"}]}, 0),
+    ({"$and": [{"a": re.compile("^F", re.I)}, {"a": "foo"}]}, 1),
+    ({"$and": [{"a": {"$gt": 0}}]}, 1),
+]
+
+
+@pytest.mark.parametrize("indexes", [[], [index({"a": 1})]], ids=["unindexed", "indexed"])
+def test_and(indexes: list[dict[str, Any]]) -> None:
+    for bad in (4, [], [4]):
+        with pytest.raises(UnsupportedByModelError, match="MongoDB refuses it too"):
+            find(AND_DOCS, indexes, filter={"$and": bad})
+    for query, count in AND_CASES:
+        assert len(ids(AND_DOCS, indexes, filter=query)) == count, query
+    with pytest.raises(UnsupportedByModelError, match=r"\$where"):
+        find(AND_DOCS, indexes, filter={"a": "foo", "$where": 'this.a=="foo"'})
+
+
+def test_and_indexed_itcounts() -> None:
+    assert len(ids(AND_DOCS, [index({"a": 1})], filter={"a": 1, "$and": [{"a": 2}]})) == 1
+    assert len(ids(AND_DOCS, [index({"a": 1})], filter={"$and": [{"a": 1}, {"a": 2}]})) == 1
+
+
+# --- jstests/core/query/or/or5.js -----------------------------------------------------------------
+# Ported: the counts over {a: 1}, {b: 1}, {c: 1} (batchSize does not change a result), the
+# duplicated-documents reset, and the three one-branch $or on an array ($near: not modelled).
+
+OR5_DOCS = [
+    {"_id": i, **d}
+    for i, d in enumerate(
+        [{"a": 2}, {"b": 3}, {"c": 4}, {"a": 2, "b": 3}, {"a": 2, "c": 4}, {"b": 3, "c": 4}, {"a": 2, "b": 3, "c": 4}]
+    )
+]
+OR5_INDEXES = [index({"a": 1}), index({"b": 1}), index({"c": 1})]
+
+
+@pytest.mark.parametrize(
+    ("branches", "count"),
+    [
+        ([{"a": 2}, {"b": 3}, {"c": 4}], 7), ([{"a": 6}, {"b": 3}, {"c": 4}], 6),
+        ([{"a": 2}, {"b": 6}, {"c": 4}], 6), ([{"a": 2}, {"b": 3}, {"c": 6}], 6),
+    ],
+)  # fmt: skip
+def test_or5(branches: list[dict[str, Any]], count: int) -> None:
+    explain, found = find(OR5_DOCS, OR5_INDEXES, filter={"$or": branches})
+    assert len(found) == count and "OR" in winning(explain)
+
+
+def test_or5_duplicates_and_arrays() -> None:
+    docs = [{"_id": i, k: v} for i, (k, v) in enumerate([("a", 2), ("a", 2), ("b", 3), ("b", 3), ("c", 4), ("c", 4)])]
+    assert len(ids(docs, OR5_INDEXES, filter={"$or": [{"a": 2}, {"b": 3}, {"c": 4}]})) == 6
+    arr = [{"_id": 0, "a": [1, 2]}]
+    assert len(ids(arr, OR5_INDEXES, filter={"$or": [{"a": [1, 2]}]})) == 1
+    assert len(ids(arr, OR5_INDEXES, filter={"$or": [{"a": {"$all": [1, 2]}}]})) == 1
+    assert len(ids(arr, OR5_INDEXES, filter={"$or": [{"a": {"$all": [1, 3]}}]})) == 0
+
+
+# --- jstests/core/query/or/ore.js -----------------------------------------------------------------
+# Ported: the one count (an $or over a descending and an ascending index).
+
+
+def test_ore() -> None:
+    docs = [{"_id": 0, "a": 1, "b": 1}, {"_id": 1, "a": 2, "b": 1}]
+    assert len(ids(docs, [index({"a": -1}), index({"b": 1})], filter={"$or": [{"a": {"$in": [1, 2]}}, {"b": 1}]})) == 2
+
+
+# --- jstests/core/query/or/orf.js -----------------------------------------------------------------
+# Ported: nReturned 200, totalKeysExamined 200, totalDocsExamined 200 for an $or of 200 _id
+# equalities hinted to {_id: 1} (rewritten to one $in), and the count.
+
+
+def test_orf() -> None:
+    docs = [{"_id": i} for i in range(200)]
+    explain, found = find(docs, [], filter={"$or": [{"_id": i} for i in range(200)]}, hint={"_id": 1})
+    stats = explain["executionStats"]
+    assert (stats["nReturned"], stats["totalKeysExamined"], stats["totalDocsExamined"]) == (200, 200, 200)
+    assert len(found) == 200
