@@ -1216,7 +1216,7 @@ def test_arrayfind1() -> None:
     assert len(ids(docs, ax, filter={"a": {"$ne": 2, "$elemMatch": {"x": {"$gt": 2}}}})) == 2
 
 
-# --- jstests/core/query/collation/sort_merge_collation.js -----------------------------------------
+# --- jstests/core/sort_merge_collation.js (the file of the older, flat layout) ---------------------
 # Ported: runTest for every sort and filter of testFetchedChildren and testUnfetchedChildren (a
 # SORT_MERGE in the plan, results in numeric order, no duplicates), in a collection whose default
 # collation has numericOrdering.
