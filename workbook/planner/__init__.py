@@ -12,7 +12,7 @@ Nothing is computed at import; each entry point is a pure function of its argume
 from __future__ import annotations
 
 from workbook.planner.aggregate import explain_aggregate
-from workbook.planner.explain import explain_find, explain_find_args, find_records
+from workbook.planner.explain import explain_find, explain_find_args, find_documents, find_records
 from workbook.planner.labels import MODELLED_BY, MODELLED_FIELD, MODELLED_LABEL
 from workbook.planner.plans import Collection
 from workbook.planner.query import FindArgs
@@ -27,6 +27,7 @@ __all__ = [
     "explain_aggregate",
     "explain_find",
     "explain_find_args",
+    "find_documents",
     "find_records",
     "summarize",
 ]

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bson import ObjectId, Regex
+from bson import ObjectId, Regex, Timestamp
 
-from workbook.planner.predicates import NEGATABLE, Predicate
+from workbook.planner.predicates import NEGATABLE, Predicate, is_nan
 from workbook.planner.unsupported import not_modelled
 from workbook.planner.values import (
     MAX_DATE_MS,
@@ -22,9 +22,15 @@ from workbook.planner.values import (
     MIN_KEY,
     RANK_BOOL,
     RANK_DATE,
+    RANK_MAXKEY,
+    RANK_MINKEY,
+    RANK_NULL,
     RANK_NUMBER,
+    RANK_OBJECT,
     RANK_OBJECTID,
     RANK_STRING,
+    RANK_TIMESTAMP,
+    RANK_UNDEFINED,
     UNDEFINED,
     Collate,
     DateBound,
@@ -105,6 +111,10 @@ def _type_ends(value: Any) -> tuple[Any, Any]:
         return ObjectId("0" * 24), ObjectId("f" * 24)
     if rank == RANK_BOOL:
         return False, True
+    if rank == RANK_OBJECT:
+        return {}, []  # appendMaxForType(Object) is the smallest array
+    if rank == RANK_TIMESTAMP:
+        return Timestamp(0, 0), Timestamp(2**32 - 1, 2**32 - 1)
     raise not_modelled(f"range comparisons on values of type {type(value).__name__}")
 
 
@@ -120,9 +130,12 @@ def translate(
     if op == "$eq":
         return _equality(value, collate)
     if op in ("$gt", "$gte", "$lt", "$lte"):
+        special = _special_range(op, value, collate, multikey)
+        if special is not None:
+            return special
         low, high = _type_ends(value)
         if op in ("$gt", "$gte"):
-            oil = [Interval.of(value, high, op == "$gte", not isinstance(high, str | dict), collate)]
+            oil = [Interval.of(value, high, op == "$gte", type_rank(high) == type_rank(value), collate)]
         else:
             oil = [Interval.of(low, value, True, op == "$lte", collate)]
         return oil, INEXACT_FETCH if _collated(value, collate) else EXACT
@@ -143,11 +156,51 @@ def translate(
     if op == "$not":
         if not all(inner.op in NEGATABLE for inner in value):
             raise not_modelled("index bounds for $not of a regular expression or $type")
+        if len(value) == 1 and value[0].op == "$exists":
+            # {$not: {$exists: b}} is {$exists: !b}: the complement of $exists's loose bounds
+            # ([MinKey, MaxKey] holds the missing field's null key too) would drop missing fields
+            flipped = Predicate(predicate.path, "$exists", not value[0].value)
+            return translate(flipped, collate, sparse=sparse, multikey=multikey)[0], INEXACT_FETCH
         positive = all_values(collate)
         for inner in value:
             positive = intersect(positive, translate(inner, collate, sparse=sparse, multikey=multikey)[0])
         return complement(positive, collate), INEXACT_FETCH
     raise not_modelled(f"index bounds for {op}")
+
+
+def _special_range(op: str, value: Any, collate: Collate | None, multikey: bool) -> tuple[OIL, str] | None:
+    """The cases IndexBoundsBuilder::translate handles before type bracketing: MinKey and MaxKey
+    operands, NaN (only NaN is <= or >= NaN; nothing is < or > it) and null ($gte/$lte null is
+    {$eq: null}; nothing is above or below null)."""
+    rank = type_rank(value)
+    exact = INEXACT_FETCH if collate is not None else EXACT
+    if rank == RANK_MINKEY:
+        if op == "$gte":
+            return all_values(collate), exact
+        if op == "$gt":
+            return [Interval.of(MIN_KEY, MAX_KEY, multikey, True, collate)], (
+                INEXACT_FETCH if collate is not None or multikey else EXACT
+            )
+        if op == "$lte":
+            return [_point(MIN_KEY, collate)], exact
+        return [], EXACT
+    if rank == RANK_MAXKEY:
+        if op == "$lte":
+            return all_values(collate), exact
+        if op == "$lt":
+            return [Interval.of(MIN_KEY, MAX_KEY, True, multikey, collate)], (
+                INEXACT_FETCH if collate is not None or multikey else EXACT
+            )
+        if op == "$gte":
+            return [_point(MAX_KEY, collate)], exact
+        return [], EXACT
+    if rank == RANK_NUMBER and is_nan(value):
+        return ([_point(value, collate)] if op in ("$gte", "$lte") else []), EXACT
+    if rank in (RANK_NULL, RANK_UNDEFINED):
+        if op in ("$gte", "$lte"):
+            return _equality(None, collate)
+        return [], EXACT
+    return None
 
 
 def _type_bracket(codes: Sequence[int | str], collate: Collate | None) -> tuple[OIL, str]:
@@ -192,16 +245,53 @@ def _equality(value: Any, collate: Collate | None) -> tuple[OIL, str]:
     return [_point(value, collate)], INEXACT_FETCH if _collated(value, collate) else EXACT
 
 
+_TIGHTNESS_ORDER = {EXACT: 2, INEXACT_COVERED: 1, INEXACT_FETCH: 0}
+
+
 def _in(values: Sequence[Any], collate: Collate | None) -> tuple[OIL, str]:
+    """The equalities' points and each regex's bounds, unionized; the loosest tightness wins
+    (IndexBoundsBuilder::translate for MATCH_IN, _mergeTightness)."""
     points: dict[tuple, Interval] = {}
+    ranges: OIL = []
     tightness = EXACT
     for value in values:
-        oil, tight = _equality(value, collate)
-        if tight != EXACT:
-            tightness = INEXACT_FETCH
-        for interval in oil:
-            points.setdefault(interval.start_key, interval)
+        if isinstance(value, Regex | re.Pattern):
+            oil, tight = _regex(value, collate)
+            ranges.extend(oil)
+        else:
+            oil, tight = _equality(value, collate)
+            for interval in oil:
+                points.setdefault(interval.start_key, interval)
+        if _TIGHTNESS_ORDER[tight] < _TIGHTNESS_ORDER[tightness]:
+            tightness = tight
+    if ranges:
+        return unionize([*points.values(), *ranges]), tightness
     return [points[k] for k in sorted(points)], tightness
+
+
+def unionize(oil: OIL) -> OIL:
+    """Sorted, with overlapping or touching intervals merged (OrderedIntervalList unionize)."""
+    ordered = sorted(oil, key=lambda i: (i.start_key, not i.start_inclusive))
+    out: OIL = []
+    for interval in ordered:
+        if out:
+            last = out[-1]
+            touches = interval.start_key < last.end_key or (
+                interval.start_key == last.end_key and (interval.start_inclusive or last.end_inclusive)
+            )
+            if touches:
+                if (interval.end_key, interval.end_inclusive) > (last.end_key, last.end_inclusive):
+                    out[-1] = Interval(
+                        last.start,
+                        interval.end,
+                        last.start_inclusive,
+                        interval.end_inclusive,
+                        last.start_key,
+                        interval.end_key,
+                    )
+                continue
+        out.append(interval)
+    return out
 
 
 _METACHARACTERS = set("^$.[()+{")  # pcrepattern's metacharacters that end a literal prefix

@@ -7,10 +7,12 @@ strings are *equal* at strengths 1 and 2 for ordinary Latin text, and approximat
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any
 
+_DIGITS = re.compile(r"[0-9]+")
 _DEFAULTS = {"strength": 3, "caseLevel": False, "caseFirst": "off", "numericOrdering": False}
 
 
@@ -44,6 +46,22 @@ def collator(collation: Mapping[str, Any] | None) -> Callable[[str], str] | None
     if normalize(collation) is None:
         return None
     strength = int(collation.get("strength", 3))  # type: ignore[union-attr]
+    base = _by_strength(strength)
+    if str(collation.get("numericOrdering", False)).lower() == "true":  # type: ignore[union-attr]
+        return lambda s: base(_numeric(s))
+    return base
+
+
+def _numeric(text: str) -> str:
+    """numericOrdering: each run of digits compared as a number ("9" < "10"), by its length first.
+
+    >>> sorted(["10", "9", "a2", "a10"], key=_numeric)
+    ['9', '10', 'a2', 'a10']
+    """
+    return _DIGITS.sub(lambda m: f"{len(m.group().lstrip('0') or '0'):04d}{m.group().lstrip('0') or '0'}", text)
+
+
+def _by_strength(strength: int) -> Callable[[str], str]:
     if strength == 1:
         return lambda s: _strip_accents(s).casefold()
     if strength == 2:

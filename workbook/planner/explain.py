@@ -53,6 +53,25 @@ def run_find(collection: Collection, namespace: str, query: FindQuery) -> tuple[
     return explain, outcome.results
 
 
+def find_documents(
+    collection: Collection, namespace: str, args: FindArgs
+) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
+    """The explain of a find and the documents it returns, in order, as the model's chosen plan
+    produced them (its projection applied by the plan's own PROJECTION stage).
+
+    >>> c = Collection([{"_id": 1, "a": 2}, {"_id": 2, "a": 1}], [{"key": {"_id": 1}, "name": "_id_"}])
+    >>> find_documents(c, "db.c", FindArgs.of({"a": {"$gte": 1}}, {"_id": 0}, [("a", 1)]))[1]
+    [{'a': 1}, {'a': 2}]
+    """
+    query = make_query(args, collection.collation)
+    explain, members = run_find(collection, namespace, query)
+    database, _, name = namespace.partition(".")
+    explain["command"] = {**args.command(name), "$db": database}
+    if query.projection:
+        return explain, [dict(m.doc) if m.doc is not None else {} for m in members]
+    return explain, [collection.documents[m.rid] for m in members]
+
+
 def at_verbosity(explain: Mapping[str, Any], verbosity: str) -> dict[str, Any]:
     """The explain as MongoDB answers at ``verbosity``: queryPlanner alone, plus executionStats, plus
     every raced plan's trial stats (``allPlansExecution``)."""

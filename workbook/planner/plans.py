@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bson import MaxKey, MinKey
+
 from workbook.gc_pause import paused
 from workbook.planner.bounds import EXACT, INEXACT_COVERED, OIL, Interval, all_values, intersect, translate
 from workbook.planner.collation import normalize
@@ -140,17 +142,82 @@ def _usable(predicate: Predicate, spec: IndexSpec, query: FindQuery) -> bool:
         strings = 2 in predicate.value
     else:
         strings = predicate.op != "$regex" and _mentions_strings(predicate.value)
-    if strings and normalize(spec.collation) != query.collation_id:
-        return False
-    if spec.sparse:
-        null_like = predicate.op in ("$eq", "$in") and any(
-            type_rank(v) in (RANK_NULL, RANK_UNDEFINED)
-            for v in (predicate.value if predicate.op == "$in" else [predicate.value])
-        )
-        negated = predicate.op in ("$ne", "$nin", "$not")
-        if null_like or negated or (predicate.op == "$exists" and not predicate.value):
+    return not (strings and normalize(spec.collation) != query.collation_id)
+
+
+def _unusable_elem_matches(
+    query: FindQuery, path: str, spec: IndexSpec, index: IndexData, prefixes: set[str]
+) -> set[int]:
+    out: set[int] = set()
+    for group, pred in enumerate(query.predicates):
+        if pred.op != "$elemMatch" or pred.value.on_objects or pred.path != path:
+            continue
+        for leaf in pred.value.predicates:
+            full = Predicate(path, leaf.op, leaf.value)
+            if not indexable(leaf) or not _compatible(full, True, spec, index, prefixes):
+                out.add(group)
+    return out
+
+
+def _in_elem_match_value(query: FindQuery, group: int | None) -> bool:
+    return group is not None and not query.predicates[group].value.on_objects
+
+
+def _negated_leaves(predicate: Predicate) -> tuple[Predicate, ...]:
+    """What a negation negates: $ne x is NOT {$eq: x}, $nin is NOT {$in}, $not its operators."""
+    if predicate.op == "$ne":
+        return (Predicate(predicate.path, "$eq", predicate.value),)
+    if predicate.op == "$nin":
+        return (Predicate(predicate.path, "$in", predicate.value),)
+    return tuple(predicate.value) if predicate.op == "$not" else ()
+
+
+def _is_null(value: Any) -> bool:
+    return type_rank(value) in (RANK_NULL, RANK_UNDEFINED)
+
+
+def _compatible(
+    predicate: Predicate, in_elem_match_value: bool, spec: IndexSpec, index: IndexData, prefixes: set[str]
+) -> bool:
+    """QueryPlannerIXSelect::_compatible's rules for negations and sparse indexes
+    (planner_ixselect.cpp, nodeIsSupportedBySparseIndex, isQueryNegatingEqualToNull)."""
+    negated = _negated_leaves(predicate)
+    # a negation of {$eq/$gte/$lte: null}: [] is keyed as undefined, so inverted bounds would miss
+    # it; such a query cannot use a multikey path except inside $elemMatch
+    negates_null = any(
+        (leaf.op in ("$eq", "$gte", "$lte") and _is_null(leaf.value))
+        or (leaf.op == "$in" and any(_is_null(v) for v in leaf.value))
+        for leaf in negated
+    )
+    if negated:
+        if index.is_multikey and any(
+            (leaf.op == "$gt" and isinstance(leaf.value, MinKey))
+            or (leaf.op == "$lt" and isinstance(leaf.value, MaxKey))
+            for leaf in negated
+        ):
             return False
-    return True
+        if negates_null and prefixes and not in_elem_match_value:
+            return False
+    if not spec.sparse:
+        return True
+    if negated:  # of the negations only {$ne: null} excludes every missing field, even in $elemMatch
+        return len(negated) == 1 and negated[0].op == "$eq" and negated[0].value is None
+    if predicate.op == "$exists" and not predicate.value:  # a negation too: {$not: {$exists: true}}
+        return False
+    if in_elem_match_value:  # equality to null inside $elemMatch means a literal null
+        return True
+    # A sparse index holds no key for a missing field: nothing that matches missing may use it.
+    if predicate.op in ("$eq", "$gte", "$lte") and _is_null(predicate.value):
+        return False
+    if predicate.op == "$in" and any(_is_null(v) for v in predicate.value):
+        return False
+    # {$gt/$gte: MinKey} and {$lt/$lte: MaxKey} match a missing field too: the model keeps them off a
+    # sparse index (nodeIsSupportedBySparseIndex does not list them; a sparse index would miss it)
+    if (predicate.op in ("$gt", "$gte") and isinstance(predicate.value, MinKey)) or (
+        predicate.op in ("$lt", "$lte") and isinstance(predicate.value, MaxKey)
+    ):
+        return False
+    return not (predicate.op == "$exists" and not predicate.value)
 
 
 _LOWER, _UPPER = ("$gt", "$gte"), ("$lt", "$lte")
@@ -158,6 +225,8 @@ _LOWER, _UPPER = ("$gt", "$gte"), ("$lt", "$lte")
 
 def _implies(predicates: Sequence[Predicate], required: Predicate) -> bool:
     """Whether some query predicate guarantees the partial filter's predicate."""
+    if required.op == "$or":  # some branch of the partial filter's $or is implied (index_partial_read_ops.js)
+        return any(all(_implies(predicates, r) for r in branch) for branch in required.branches)
     for p in predicates:
         if p.path != required.path:
             continue
@@ -221,12 +290,21 @@ def index_access(index: IndexData, query: FindQuery, *, whole: bool = False) -> 
         prefixes = set(index.multikey_paths.get(path, []))
         leaves = [(p, None) for p in query.predicates if p.path == path and indexable(p)]
         options = [(p, g) for p, g in leaves + derived.get(path, []) if _usable(p, spec, query)]
+        options = [(p, g) for p, g in options if _compatible(p, _in_elem_match_value(query, g), spec, index, prefixes)]
+        # an $elemMatch on values uses the index only if every one of its children can
+        # (QueryPlannerIXSelect::_compatible for ELEM_MATCH_VALUE)
+        unusable = _unusable_elem_matches(query, path, spec, index, prefixes)
+        options = [(p, g) for p, g in options if g not in unusable]
         # multikey: no compound bounds on fields under one array, unless both come from one $elemMatch
         options = [
             (p, g) for p, g in options if not any(prefixes & up and (g is None or g != ug) for up, ug in used_prefixes)
         ]
         group = next((g for _, g in options if g is not None), None)
-        if prefixes and group is not None:
+        if prefixes and group is not None and not _within_elem_match(prefixes, query.predicates[group].path):
+            # an array below the $elemMatch path: the bounds of one element's values cannot be
+            # intersected either (arrayfind9.js: {a: {$elemMatch: {b: {$gte: 1, $lte: 1}}}} on b: [0, 2])
+            options = [o for o in options if o[1] == group][:1]
+        elif prefixes and group is not None:
             options = [(p, g) for p, g in options if g == group]  # one element: its bounds intersect
         elif prefixes:
             options = options[:1]  # multikey: cannot intersect bounds on one array field
@@ -235,7 +313,10 @@ def index_access(index: IndexData, query: FindQuery, *, whole: bool = False) -> 
             return None
         oil = all_values(collate)
         for pred in preds:
-            pred_oil, tight = translate(pred, collate, sparse=spec.sparse, multikey=bool(prefixes))
+            # $exists: true is EXACT only on a single-field sparse index: a compound sparse index
+            # also holds documents missing this field (index_bounds_builder.cpp, EXISTS)
+            exact_exists = spec.sparse and len(spec.paths) == 1
+            pred_oil, tight = translate(pred, collate, sparse=exact_exists, multikey=bool(prefixes))
             oil = intersect(oil, pred_oil)
             tightness[id(pred)] = tight
             assigned.append(pred)
@@ -254,6 +335,11 @@ def index_access(index: IndexData, query: FindQuery, *, whole: bool = False) -> 
         else:
             fetch_filter.append(pred)
     return Access(index, oils, assigned, key_filter, fetch_filter)
+
+
+def _within_elem_match(prefixes: set[str], elem_path: str) -> bool:
+    """Whether every array on the indexed path is at or above the $elemMatch's own path."""
+    return all(elem_path == p or elem_path.startswith(p + ".") for p in prefixes)
 
 
 def _elem_match_leaves(predicates: Sequence[Predicate]) -> dict[str, list[tuple[Predicate, int | None]]]:
@@ -358,7 +444,7 @@ def build_tree(collection: Collection, query: FindQuery, access: Access | None, 
     documents, collate = collection.documents, query.collate
     scan: IndexScan | None = None
     if access is None:
-        root: Stage = CollectionScan(documents, query.predicates, collate)
+        root: Stage = CollectionScan(documents, query.predicates, collate, direction)
         return Candidate(finish_tree(collection, query, root, fetched=True, blocking=bool(query.sort)))
     blocking = sort_direction(access, query) is None
     exploded = explode_for_sort(access, query) if blocking and query.sort else None
@@ -420,7 +506,9 @@ def explode_for_sort(access: Access, query: FindQuery) -> Stage | None:
     (QueryPlannerAnalysis::explodeForSort): ``{a: {$in: [1, 2]}}`` sorted on b over an index on
     (a, b) needs no blocking sort. None when the bounds or the index do not allow it."""
     index, spec = access.index, access.index.spec
-    if index.is_multikey:
+    if any(index.multikey_paths.get(path) for path, _ in query.sort):
+        # a multikey sort field has no one key per document to merge on; multikey point fields are
+        # fine, SORT_MERGE drops the record ids it has returned (explode_for_sort_equality_to_array.js)
         return None
     paths = spec.paths
     for prefix in range(1, len(paths)):
@@ -517,6 +605,14 @@ def _hinted(collection: Collection, hint: Any) -> IndexSpec | None:
     raise unknown_hint(hint, [s.name for s in collection.specs if not s.hidden])
 
 
+def _natural_direction(hint: Mapping[str, Any]) -> int:
+    """1 or -1 from ``{$natural: 1}`` / ``{$natural: -1}``."""
+    value = hint["$natural"]
+    if isinstance(value, bool) or not isinstance(value, int | float) or value == 0:
+        raise not_modelled(f"the hint {{'$natural': {value!r}}} (it takes 1 or -1)")
+    return 1 if value > 0 else -1
+
+
 def _id_hack_value(collection: Collection, query: FindQuery) -> Any:
     # isIdHackEligibleQuery: no hint or skip, and the collection's own collation (its _id index's)
     if query.hint is not None or query.skip or query.collation_id != normalize(collection.collation):
@@ -524,7 +620,11 @@ def _id_hack_value(collection: Collection, query: FindQuery) -> Any:
     if len(query.predicates) != 1:
         return None
     pred = query.predicates[0]
-    if pred.path != "_id" or pred.op != "$eq" or isinstance(pred.value, list | tuple | Mapping) or pred.value is None:
+    # isSimpleIdQuery: an _id equality to a value that is no array, no regex and no document of
+    # operators ({_id: {x: 2}} is IDHACK: idhack.js)
+    if pred.path != "_id" or pred.op != "$eq" or isinstance(pred.value, list | tuple) or pred.value is None:
+        return None
+    if isinstance(pred.value, Mapping) and any(str(k).startswith("$") for k in pred.value):
         return None
     if not any(spec.paths == ["_id"] for spec in collection.specs):
         return None
@@ -536,7 +636,7 @@ def enumerate_candidates(collection: Collection, query: FindQuery) -> list[Candi
     if query.hint is not None:
         hinted = _hinted(collection, query.hint)
         if hinted is None:
-            return [build_tree(collection, query, None, 1)]
+            return [build_tree(collection, query, None, _natural_direction(query.hint))]
         index = collection.index(hinted)
         forced = index_access(index, query) or whole_index_access(index, query)
         return [build_tree(collection, query, forced, sort_direction(forced, query) or 1)]

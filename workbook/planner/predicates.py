@@ -6,6 +6,7 @@ of ANDed predicates) and ``$elemMatch`` its inner predicates, as an :class:`Elem
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -62,10 +63,27 @@ NEGATABLE = frozenset({"$eq", "$lt", "$lte", "$gt", "$gte", "$in", "$exists"})
 """Operators whose ``$not`` has index bounds: the complement of theirs (a regex or type's does not)."""
 
 
+def _negatable(predicate: Predicate) -> bool:
+    """Whether the complement of the predicate's bounds is its negation's bounds: not for a regex
+    (its bounds are loose) nor for an array (an array's bounds are its first element and itself,
+    INEXACT_FETCH), which QueryPlannerIXSelect also refuses to index under a negation."""
+    if predicate.op not in ("$eq", "$ne", "$in", "$nin"):
+        return True
+    values = predicate.value if predicate.op in ("$in", "$nin") else (predicate.value,)
+    return not has_regex(values) and not any(isinstance(v, list | tuple) for v in values)
+
+
+def has_regex(values: Any) -> bool:
+    """Whether an $in/$nin list holds a regular expression."""
+    return any(isinstance(v, Regex | re.Pattern) for v in values)
+
+
 def indexable(predicate: Predicate) -> bool:
     """Whether a leaf translates to index bounds."""
     if predicate.op == "$not":
-        return all(inner.op in NEGATABLE for inner in predicate.value)
+        return all(inner.op in NEGATABLE and _negatable(inner) for inner in predicate.value)
+    if predicate.op in ("$ne", "$nin"):
+        return _negatable(predicate)
     return predicate.op in INDEXABLE
 
 
@@ -167,11 +185,14 @@ class Predicate:
             return any(matches_all(branch, document, collate) for branch in self.value)
         if self.op == "$nor":
             return not any(matches_all(branch, document, collate) for branch in self.value)
+        if self.op in ("$elemMatch", "$size"):
+            # These look at the arrays the path reaches, not at arrays inside them (the leaf
+            # array is not expanded: elemmatch_value.js, size.js).
+            reached = list(path_values(document, self.path, expand_leaf=False)) if self.path else [document]
+            if self.op == "$size":
+                return any(isinstance(v, list) and len(v) == self.value for v in reached)
+            return any(self._element_matches(e, collate) for v in reached if isinstance(v, list) for e in v)
         found = list(path_values(document, self.path)) if self.path else [document]
-        if self.op == "$elemMatch":
-            return any(self._element_matches(e, collate) for v in found if isinstance(v, list) for e in v)
-        if self.op == "$size":
-            return any(isinstance(v, list) and len(v) == self.value for v in found)
         if self.op == "$not":
             return not matches_all(self.value, document, collate)
         if self.op == "$type":
@@ -191,13 +212,43 @@ class Predicate:
         return any(_compares(v, self.op, self.value, collate) for v in found)
 
     def _element_matches(self, element: Any, collate: Collate | None) -> bool:
+        # ElemMatchObjectMatchExpression takes any element that is a BSON object, arrays included
+        # ({$elemMatch: {"0": "x"}} finds [["x"]]); ElemMatchValueMatchExpression matches each
+        # element itself, never descending into a nested array (elemmatch_value.js).
         if self.value.on_objects:
+            if isinstance(element, list):  # an array as a BSON object: fields "0", "1", ... (no traversal)
+                element = {str(i): e for i, e in enumerate(element)}
             return isinstance(element, Mapping) and matches_all(self.value.predicates, element, collate)
         return all(leaf.matches_value(element, collate) for leaf in self.value.predicates)
 
     def matches_value(self, value: Any, collate: Collate | None = None) -> bool:
-        """Whether one value (an array element, for ``$elemMatch``) satisfies this leaf, unexpanded."""
-        return Predicate("v", self.op, self.value).matches({"v": value}, collate)
+        """Whether one value (an array element, for ``$elemMatch``) satisfies this leaf as a single
+        element (``matchesSingleElement``): an array element that is itself an array is compared
+        whole, not traversed."""
+        op, target = self.op, self.value
+        if op == "$eq":
+            return _equals(value, target, collate)
+        if op == "$ne":
+            return not _equals(value, target, collate)
+        if op == "$in":
+            return _in(value, target, collate)
+        if op == "$nin":
+            return not _in(value, target, collate)
+        if op == "$exists":
+            return bool(target)
+        if op == "$regex":
+            return _regex_matches(value, target)
+        if op == "$type":
+            return _has_type(value, target)
+        if op == "$size":
+            return isinstance(value, list) and len(value) == target
+        if op == "$not":
+            return not all(inner.matches_value(value, collate) for inner in target)
+        if op == "$elemMatch":
+            return isinstance(value, list) and any(self._element_matches(e, collate) for e in value)
+        if op in COMPARISONS:
+            return _compares(value, op, target, collate)
+        raise not_modelled(f"{op} inside $elemMatch on values")
 
 
 def _has_type(value: Any, codes: Sequence[int | str]) -> bool:
@@ -232,29 +283,30 @@ _CODE_RANKS = {
 }
 
 
-def path_values(value: Any, path: str) -> Iterator[Any]:
-    """Every value a dotted path reaches, traversing arrays as MongoDB does (MISSING if none)."""
-    yield from _walk(value, path.split("."))
+def path_values(value: Any, path: str, *, expand_leaf: bool = True) -> Iterator[Any]:
+    """Every value a dotted path reaches, traversing arrays as MongoDB does (MISSING if none);
+    ``expand_leaf=False`` keeps an array at the end of the path whole, without its elements."""
+    yield from _walk(value, path.split("."), expand_leaf)
 
 
-def _walk(value: Any, parts: list[str]) -> Iterator[Any]:
+def _walk(value: Any, parts: list[str], expand_leaf: bool = True) -> Iterator[Any]:
     if not parts:
         yield value
-        if isinstance(value, list):
+        if expand_leaf and isinstance(value, list):
             yield from value
         return
     head, rest = parts[0], parts[1:]
     if isinstance(value, Mapping):
-        yield from _walk(value[head], rest) if head in value else iter([MISSING])
+        yield from _walk(value[head], rest, expand_leaf) if head in value else iter([MISSING])
     elif isinstance(value, list):
         reached = False
         if head.isdigit() and int(head) < len(value):
             reached = True
-            yield from _walk(value[int(head)], rest)
+            yield from _walk(value[int(head)], rest, expand_leaf)
         for element in value:
             if isinstance(element, Mapping):
                 reached = True
-                yield from _walk(element, parts)
+                yield from _walk(element, parts, expand_leaf)
         if not reached:
             yield MISSING
     else:
@@ -311,15 +363,33 @@ def python_pattern(pattern: str) -> str:
     return "".join(out)
 
 
+def is_nan(value: Any) -> bool:
+    """Whether a number is NaN (double or Decimal128)."""
+    if isinstance(value, float):
+        return math.isnan(value)
+    if isinstance(value, Decimal128):
+        return value.to_decimal().is_nan()
+    return False
+
+
 def _compares(candidate: Any, op: str, target: Any, collate: Collate | None) -> bool:
-    if candidate is MISSING:
-        return False
-    # Type bracketing: a comparison only matches values of the same canonical type.
-    rank_c, rank_t = type_rank(candidate), type_rank(target)
-    if {rank_c, rank_t} <= {RANK_NULL, RANK_UNDEFINED}:
-        return op in ("$lte", "$gte")
+    """ComparisonMatchExpressionBase::compare (expression_leaf.cpp) for $lt/$lte/$gt/$gte.
+
+    A missing path is EOO, whose canonical type is undefined's, so ``$gte: null`` matches it as
+    ``{a: null}`` does; otherwise type bracketing, except that MinKey and MaxKey compare across
+    types; NaN equals only NaN and is neither above nor below any number.
+    """
+    rank_c = RANK_UNDEFINED if candidate is MISSING else type_rank(candidate)
+    rank_t = type_rank(target)
     if rank_c != rank_t:
+        if rank_c + rank_t == RANK_NULL + RANK_UNDEFINED:
+            return op in ("$lte", "$gte")
+        if rank_t in (RANK_MINKEY, RANK_MAXKEY):
+            order = compare(candidate, target, collate)
+            return order < 0 if op in ("$lt", "$lte") else order > 0
         return False
+    if rank_c == RANK_NUMBER and (is_nan(candidate) or is_nan(target)):
+        return op in ("$lte", "$gte") and is_nan(candidate) and is_nan(target)
     order = compare(candidate, target, collate)
     return {"$lt": order < 0, "$lte": order <= 0, "$gt": order > 0, "$gte": order >= 0}[op]
 
@@ -340,10 +410,12 @@ def _collect(query: Mapping[str, Any], out: list[Predicate]) -> None:
                 _collect(clause, out)
         elif key in ("$or", "$nor"):
             branches = tuple(tuple(parse_filter(clause)) for clause in _clauses(key, condition))
+            if key == "$or":
+                branches = _or_to_in(branches)
             if key == "$or" and len(branches) == 1:
                 out.extend(branches[0])  # a one-branch $or is its branch (MongoDB simplifies it too)
             else:
-                out.append(Predicate("", key, branches))
+                out.append(Predicate("", key, tuple(sorted(branches, key=_branch_order))))
         elif key == "$comment":
             continue
         elif key.startswith("$"):
@@ -354,6 +426,54 @@ def _collect(query: Mapping[str, Any], out: list[Predicate]) -> None:
             out.append(Predicate(key, "$regex", condition))
         else:
             out.append(Predicate(key, "$eq", _frozen(condition)))
+
+
+def _rewritable(branch: tuple[Predicate, ...]) -> bool:
+    """A branch that is one equality or one regex: $or of these on one path is an $in."""
+    if len(branch) != 1:
+        return False
+    leaf = branch[0]
+    return leaf.op == "$regex" or (leaf.op == "$eq" and not isinstance(leaf.value, Regex | re.Pattern))
+
+
+def _or_to_in(branches: tuple[tuple[Predicate, ...], ...]) -> tuple[tuple[Predicate, ...], ...]:
+    """MongoDB 8.0's single-path $or rewrite (or_to_in.js): equalities and regexes on one path,
+    two or more of them, become one $in; the other branches stay."""
+    by_path: dict[str, list[Predicate]] = {}
+    for branch in branches:
+        if _rewritable(branch):
+            by_path.setdefault(branch[0].path, []).append(branch[0])
+    grouped = {path for path, leaves in by_path.items() if len(leaves) > 1}
+    kept = [b for b in branches if not (_rewritable(b) and b[0].path in grouped)]
+    for path in grouped:
+        values = tuple(leaf.value for leaf in by_path[path])
+        kept.append((_in_predicate(path, values),))
+    return tuple(kept)
+
+
+def _in_predicate(path: str, values: tuple[Any, ...]) -> Predicate:
+    """An $in as InMatchExpression keeps it: equalities sorted and deduplicated, then regexes;
+    an $in of one equality is that equality."""
+    equalities: dict[tuple, Any] = {}
+    regexes: list[Any] = []
+    for value in values:
+        if isinstance(value, Regex | re.Pattern):
+            if regex_parts(value) not in [regex_parts(r) for r in regexes]:
+                regexes.append(value)
+        else:
+            equalities.setdefault(sort_key(value), value)
+    ordered = tuple(equalities[k] for k in sorted(equalities)) + tuple(regexes)
+    if len(ordered) == 1 and not regexes:
+        return Predicate(path, "$eq", ordered[0])
+    return Predicate(path, "$in", ordered)
+
+
+def _branch_order(branch: tuple[Predicate, ...]) -> tuple[int, str, str]:
+    """Where CanonicalQuery's sortTree puts an $or branch: an $and (several leaves) first, then by
+    match type and path."""
+    if len(branch) != 1:
+        return (0, "", "")
+    return (branch[0].sort_rank, branch[0].path, repr(branch[0].serialize()))
 
 
 def _clauses(operator: str, condition: Any) -> list[Mapping[str, Any]]:
@@ -373,29 +493,42 @@ def _collect_operators(path: str, condition: Mapping[str, Any], out: list[Predic
         if op == "$options":
             continue
         if op == "$regex":
+            bad = sorted(set(str(options)) - set("imsxu"))
+            if bad:  # MongoDB: error 51108, invalid flag in regex options
+                raise not_modelled(
+                    f"the regex option {''.join(bad)!r} (MongoDB refuses it too: valid are i, m, s, x, u)"
+                )
             pattern = value.pattern if isinstance(value, Regex | re.Pattern) else value
             flags = options or (regex_parts(value)[1] if isinstance(value, Regex | re.Pattern) else "")
             out.append(Predicate(path, "$regex", Regex(pattern, flags)))
         elif op in ("$eq", "$ne", *COMPARISONS):
-            if op in COMPARISONS and type_rank(value) in (RANK_NULL, RANK_UNDEFINED):
-                raise not_modelled(f"{op} with null")
             if op == "$eq" and isinstance(value, Regex | re.Pattern):
                 raise not_modelled("$eq with a regular expression value")
             out.append(Predicate(path, op, value))
         elif op in ("$in", "$nin"):
             if not isinstance(value, list | tuple):
                 raise not_modelled(f"{op} with a value that is not a list (MongoDB refuses it too)")
-            if any(isinstance(v, Regex | re.Pattern) for v in value):
-                raise not_modelled(f"{op} with regular expressions")
-            out.append(Predicate(path, op, tuple(value)))
+            if op == "$in" and value:
+                out.append(_in_predicate(path, tuple(_frozen(v) for v in value)))
+            else:
+                out.append(Predicate(path, op, tuple(value)))
         elif op == "$exists":
             out.append(Predicate(path, "$exists", bool(value)))
         elif op == "$all":
             if not isinstance(value, list | tuple) or not value:
                 raise not_modelled("$all with an empty or non-list value")
-            if any(isinstance(v, Mapping) and "$elemMatch" in v for v in value):
-                raise not_modelled("$all with $elemMatch")
-            out.extend(Predicate(path, "$eq", _frozen(v)) for v in value)  # $all is an $and of equalities
+            elem_matches = [isinstance(v, Mapping) and list(v) == ["$elemMatch"] for v in value]
+            if all(elem_matches):  # $all of $elemMatch clauses is their $and (all4.js, all5.js)
+                out.extend(Predicate(path, "$elemMatch", _elem_match(v["$elemMatch"])) for v in value)
+            elif any(elem_matches) or any(isinstance(v, Mapping) and "$elemMatch" in v for v in value):
+                raise not_modelled("$all mixing $elemMatch with values (MongoDB refuses it too)")
+            else:  # $all is an $and of equalities, a regex in it a $regex (regex5.js)
+                out.extend(
+                    Predicate(path, "$regex", v)
+                    if isinstance(v, Regex | re.Pattern)
+                    else Predicate(path, "$eq", _frozen(v))
+                    for v in value
+                )
         elif op == "$size":
             if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value) or value < 0:
                 raise not_modelled(f"$size with {value!r} (it takes a non-negative whole number)")
@@ -417,8 +550,8 @@ def _negated(path: str, value: Any) -> tuple[Predicate, ...]:
         raise not_modelled("$not with anything but operators or a regular expression (MongoDB refuses it too)")
     inner: list[Predicate] = []
     _collect_operators(path, value, inner)
-    if any(p.op in ("$elemMatch", "$not") for p in inner):
-        raise not_modelled("$not over $elemMatch or $not")
+    if any(p.op == "$not" for p in inner):
+        raise not_modelled("$not over $not")
     return tuple(inner)
 
 
@@ -442,8 +575,6 @@ def _elem_match(value: Any) -> ElemMatch:
     if all(k.startswith("$") for k in value) and not any(k in ("$and", "$or", "$nor") for k in value):
         inner: list[Predicate] = []
         _collect_operators("", value, inner)
-        if any(p.op not in INDEXABLE or p.op == "$not" for p in inner):
-            raise not_modelled("$elemMatch on values with operators other than comparisons")
         return ElemMatch(tuple(inner), on_objects=False)
     return ElemMatch(tuple(parse_filter(value)), on_objects=True)
 

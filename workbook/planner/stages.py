@@ -105,10 +105,16 @@ class CollectionScan(Stage):
     stage_name = "COLLSCAN"
 
     def __init__(
-        self, documents: Sequence[Mapping[str, Any]], predicates: Sequence[Predicate], collate: Collate | None
+        self,
+        documents: Sequence[Mapping[str, Any]],
+        predicates: Sequence[Predicate],
+        collate: Collate | None,
+        direction: int = 1,
     ):
         super().__init__([])
         self.documents, self.predicates, self.collate = documents, list(predicates), collate
+        self.direction = direction
+        """1 for natural order, -1 for ``hint({$natural: -1})`` (the last inserted first)."""
         self.position = 0
         self.docs_examined = 0
         self.eof = False
@@ -117,7 +123,7 @@ class CollectionScan(Stage):
         if self.position >= len(self.documents):
             self.eof = True
             return IS_EOF, None
-        rid = self.position
+        rid = self.position if self.direction >= 0 else len(self.documents) - 1 - self.position
         self.position += 1
         self.docs_examined += 1
         doc = self.documents[rid]
@@ -132,7 +138,7 @@ class CollectionScan(Stage):
         fields: dict[str, Any] = {}
         if self.predicates:
             fields["filter"] = serialize_all(self.predicates)
-        fields["direction"] = "forward"
+        fields["direction"] = "forward" if self.direction >= 0 else "backward"
         return fields
 
     def stats_fields(self) -> dict[str, Any]:
@@ -442,6 +448,20 @@ def _copy_path(source: Any, target: dict[str, Any], parts: list[str]) -> None:
         target[parts[0]] = value
     elif isinstance(value, Mapping):
         _copy_path(value, target.setdefault(parts[0], {}), parts[1:])
+    elif isinstance(value, list):  # a dotted inclusion reaches into the documents of an array
+        target[parts[0]] = _copy_elements(value, parts[1:])
+
+
+def _copy_elements(values: list[Any], parts: list[str]) -> list[Any]:
+    out: list[Any] = []
+    for element in values:
+        if isinstance(element, Mapping):
+            projected: dict[str, Any] = {}
+            _copy_path(element, projected, parts)
+            out.append(projected)
+        elif isinstance(element, list):
+            out.append(_copy_elements(element, parts))
+    return out
 
 
 def _drop_path(target: dict[str, Any], parts: list[str]) -> None:

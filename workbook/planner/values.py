@@ -146,8 +146,8 @@ def sort_key(value: Any, collate: Collate | None = None) -> tuple:
     rank = type_rank(value)
     if rank == RANK_NUMBER:
         number = _number(value)
-        if isinstance(number, float) and math.isnan(number):
-            return (rank, -math.inf, 0)
+        if (isinstance(number, float) and math.isnan(number)) or (isinstance(number, Decimal) and number.is_nan()):
+            return (rank, -math.inf, 0)  # NaN (double or decimal, either sign) sorts below every number
         return (rank, number, 1)
     if rank == RANK_STRING:
         return (rank, collate(value) if collate else value)
