@@ -8,6 +8,7 @@ that what it answers agrees with the explain of the same find.
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from bson import Int64, ObjectId
@@ -42,6 +43,12 @@ FILTERS = [
     {"a": {"$size": 2}},
     {"a": {"$elemMatch": {"$gte": 1}}},
     {"a": {"$regex": "^a"}},
+    {"a": re.compile("^A", re.IGNORECASE)},
+    {"a": {"$in": [re.compile("^a"), 1]}},
+    {"a": float("nan")},
+    {"a": {"$lt": 0}},
+    {"a": {"$gte": None}},
+    {"a": {"$type": "long"}},
     {"$or": [{"a": 1}, {"b": 2}]},
     {"a": {"$gt": 0}, "b": {"$lt": 3}},
 ]

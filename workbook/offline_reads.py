@@ -111,7 +111,7 @@ def _covers(collection: Any, operation: Any) -> bool:
         planner.FindArgs.of(operation.filter_spec or {}, None, operation.sort or None).command("c")
         from workbook.planner.predicates import parse_filter
 
-        parse_filter(dict(operation.filter_spec or {}))
+        parse_filter(dict(engine_compat.to_pymongo(operation.filter_spec or {})))
     except ExplainError:
         return False
     return not str(getattr(collection, "_collection_name", "")).startswith("system.")
@@ -144,6 +144,7 @@ class ReadLayer:
             return None
         database, name = str(context.db_name), str(body["find"])
         namespace = f"{database}.{name}"
+        body = {k: engine_compat.to_pymongo(v) if k in _FIND_ONLY else v for k, v in body.items()}  # bson types
         try:
             args = planner.FindArgs.of(body.get("filter"), **{k: body.get(k) for k in _FIND_ONLY[1:]})
         except ExplainError:
@@ -181,8 +182,8 @@ class ReadLayer:
             return None
         try:
             args = planner.FindArgs.of(
-                operation.filter_spec or {}, None, operation.sort or None, operation.limit or None,
-                operation.skip or None, operation.hint, operation.collation,
+                engine_compat.to_pymongo(operation.filter_spec or {}), None, operation.sort or None,
+                operation.limit or None, operation.skip or None, operation.hint, operation.collation,
             )  # fmt: skip
         except ExplainError:
             return None

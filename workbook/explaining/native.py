@@ -16,7 +16,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from workbook import planner
+from workbook import engine_compat, planner
 from workbook.engine_reads import public_records
 from workbook.errors import ExplainError, UnknownHintError, UnsupportedByModelError
 from workbook.explaining.cache import ModelCache, WriteCounter
@@ -73,7 +73,7 @@ class ExplainHook:
             return None
         database, body = pending
         try:
-            command, verbosity = explained(body)
+            command, verbosity = explained(engine_compat.to_pymongo(body))  # the wire's values as pymongo's
             names = collections_read(command)
             models = {name: await self.model(database, name) for name in names}
             loop = asyncio.get_running_loop()
