@@ -62,18 +62,19 @@ def _wake(waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]])
 
 def write_conflict(message: str) -> Exception:
     """A WriteConflict as MongoDB sends it: code 112, ``TransientTransactionError``, for the whole command."""
+    return transient_error(message, WRITE_CONFLICT, "WriteConflict")
+
+
+def transient_error(message: str, code: int, code_name: str) -> Exception:
+    """A command error with ``TransientTransactionError`` (mongoeco would otherwise report it as a writeError)."""
     from mongoeco.errors import OperationFailure
 
-    return _command_scoped(OperationFailure(message, code=WRITE_CONFLICT, error_labels=(TRANSIENT,)))
-
-
-def _command_scoped(error: Any) -> Any:
-    """Mark an error as the command's (mongoeco would otherwise report it as one of ``writeErrors``)."""
     from workbook import engine_compat
 
     diagnostic_class, scope = engine_compat.server_diagnostic()
-    labels = {"errorLabels": list(error.error_labels)} if getattr(error, "error_labels", None) else None
-    error._server_diagnostic = diagnostic_class(error.code, str(error), scope.COMMAND, labels)
+    error = OperationFailure(message, code=code, error_labels=(TRANSIENT,))
+    diagnostic = diagnostic_class(code, message, scope.COMMAND, {"errorLabels": [TRANSIENT]}, code_name)
+    error._server_diagnostic = diagnostic  # type: ignore[attr-defined]
     return error
 
 
@@ -394,14 +395,12 @@ def _namespace_of(storage: Any, collection: Any, publication: Any) -> tuple[str,
 
 
 def _expired_error(session: Any) -> Exception:
-    from mongoeco.errors import OperationFailure
-
-    return _command_scoped(OperationFailure(
+    return transient_error(
         f"Transaction {session.transaction_number} has been aborted: it was open longer than "
         f"transactionLifetimeLimitSeconds ({TRANSACTION_LIFETIME_LIMIT_SECONDS:g} s) while another write "
         "waited for it. Commit or abort a transaction promptly (with_transaction does)",
-        code=NO_SUCH_TRANSACTION, error_labels=(TRANSIENT,),
-    ))
+        NO_SUCH_TRANSACTION, "NoSuchTransaction",
+    )
 
 
 def refuse_expired(engine: Any, session: Any) -> None:
