@@ -87,7 +87,8 @@ def test_a_failed_operation_aborts_its_transaction(tdb):
 
 CONFLICTS = {  # name: (initial documents, T1's command, T2's command, final if T1 wins, final if T2 wins)
     "insert-insert": ([], {"insert": "c", "documents": [{"_id": 1, "t1": 1}]},
-                      {"insert": "c", "documents": [{"_id": 1, "t2": 1}]}, [{"_id": 1, "t1": 1}], [{"_id": 1, "t2": 1}]),
+                      {"insert": "c", "documents": [{"_id": 1, "t2": 1}]},
+                      [{"_id": 1, "t1": 1}], [{"_id": 1, "t2": 1}]),
     "update-update": ([{"_id": 1}], {"update": "c", "updates": [{"q": {"_id": 1}, "u": {"$set": {"t1": 1}}}]},
                       {"update": "c", "updates": [{"q": {"_id": 1}, "u": {"$set": {"t2": 1}}}]},
                       [{"_id": 1, "t1": 1}], [{"_id": 1, "t2": 1}]),
@@ -100,7 +101,8 @@ CONFLICTS = {  # name: (initial documents, T1's command, T2's command, final if 
     "update-delete": ([{"_id": 1}], {"update": "c", "updates": [{"q": {"_id": 1}, "u": {"$set": {"t1": 1}}}]},
                       {"delete": "c", "deletes": [{"q": {"_id": 1}, "limit": 1}]}, [{"_id": 1, "t1": 1}], []),
     "delete-update": ([{"_id": 1}], {"delete": "c", "deletes": [{"q": {"_id": 1}, "limit": 1}]},
-                      {"update": "c", "updates": [{"q": {"_id": 1}, "u": {"$set": {"t2": 1}}}]}, [], [{"_id": 1, "t2": 1}]),
+                      {"update": "c", "updates": [{"q": {"_id": 1}, "u": {"$set": {"t2": 1}}}]},
+                      [], [{"_id": 1, "t2": 1}]),
     "batch insert-batch insert": ([], {"insert": "c", "documents": [{"_id": 1}, {"_id": 2}, {"_id": 3}]},
                                   {"insert": "c", "documents": [{"_id": 2}, {"_id": 3}, {"_id": 4}]},
                                   [{"_id": 1}, {"_id": 2}, {"_id": 3}], [{"_id": 2}, {"_id": 3}, {"_id": 4}]),

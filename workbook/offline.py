@@ -63,7 +63,7 @@ def _engine_class() -> type:
     engine_compat.install_bson_value_sizes()
     record_type, default_index_name, normalize_index_keys, duplicate_error = engine_compat.index_helpers()
     from mongoeco.core.collation import normalize_collation, string_equality_key
-    memory_engine: Any = offline_transactions.engine_class(engine_compat.memory_engine_class())  # per-document conflicts
+    memory_engine: Any = offline_transactions.engine_class(engine_compat.memory_engine_class())  # per-document txns
 
     class _WorkbenchEngine(memory_engine):
         """mongoeco's memory engine with the storage-level fixes the course needs."""

@@ -56,8 +56,13 @@ class OpenTransaction:
 def _wake(waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]) -> None:
     """Resolve the futures of writes waiting on a transaction, from whichever thread ends it."""
     for loop, future in waiters:
-        loop.call_soon_threadsafe(lambda f=future: f.done() or f.set_result(None))
+        loop.call_soon_threadsafe(_resolve, future)
     waiters.clear()
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def write_conflict(message: str) -> Exception:
@@ -361,8 +366,8 @@ def engine_class(base: type) -> type:
             """Install one document the transaction wrote (or deleted) in the live collection and its indexes."""
             live = self._storage[db_name][coll_name]
             mine = snapshot.storage.get(db_name, {}).get(coll_name, {})
-            old = live[key] if key in live else None
-            new = mine[key] if key in mine else None
+            old = live.get(key)
+            new = mine.get(key)
             if old is new:
                 return
             views = {"index_data_view": self._index_data, "indexes_view": self._indexes}

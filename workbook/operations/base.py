@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from pymongo.client_session import ClientSession
 from pymongo.database import Database
 
 from workbook.errors import UnknownChoiceError
+
+_T = TypeVar("_T")
 
 
 def bson_time(moment: datetime | None = None) -> datetime:
@@ -62,13 +63,14 @@ class Operations:
         """Run the operation called ``name``."""
         return self.get(name)(*args, **kwargs)
 
-    @contextmanager
-    def transaction(self) -> Iterator[ClientSession | None]:
-        """A transaction when the server supports one; on a standalone server, plain writes."""
+    def in_transaction(self, body: Callable[[ClientSession | None], _T]) -> _T:
+        """``body(session)`` in one transaction, retried on a write conflict as drivers retry
+        (``ClientSession.with_transaction``: a ``TransientTransactionError`` runs ``body`` again, up
+        to 120 s); on a standalone server, ``body(None)`` with plain writes. Other errors abort it
+        and reach the caller."""
         from workbook.connection import engine_info
 
         if not engine_info(self.db).transactions:
-            yield None
-            return
-        with self.db.client.start_session() as session, session.start_transaction():
-            yield session
+            return body(None)
+        with self.db.client.start_session() as session:
+            return session.with_transaction(body)
