@@ -39,10 +39,11 @@ class Operations:
             declared = next(base.__dict__[name] for base in reversed(cls.__mro__) if name in base.__dict__)
             setattr(cls, name, check_arguments(own, declared, name))
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, learner: str | None = None) -> None:
+        """Operations on ``db``, which must be one of ``learner``'s databases (default: this learner's)."""
         from workbook.namespace import require_own_database
 
-        require_own_database(db.name)  # operations write: only ever to the learner's own databases
+        require_own_database(db.name, learner=learner)  # operations write: only ever to the learner's own databases
         self.db = db
 
     def __repr__(self) -> str:
