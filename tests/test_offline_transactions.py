@@ -334,3 +334,22 @@ def test_two_transactions_inserting_one_unique_value_do_not_both_commit(tdb):
         first.commit_transaction()
         _fails_with(112, second.commit_transaction)
     assert list(tdb.c.find()) == [{"_id": 1, "email": "a@x"}]
+
+
+def test_every_private_mongoeco_name_the_module_uses_is_listed():
+    """offline_transactions.py overrides and reads engine internals: each is in engine_compat.PRIVATE_NAMES."""
+    import re
+    from pathlib import Path
+
+    from workbook import engine_compat, offline_transactions
+
+    source = Path(offline_transactions.__file__).read_text()
+    used = set(re.findall(r"(?:self|super\(\))\.(_[a-z]\w+)", source))
+    used |= set(re.findall(r"def (_[a-z]\w+_locked)", source))
+    used |= {name for name in re.findall(r"def (_\w+)\(self", source) if name.endswith("_transaction")}
+    own = {"_transactions", "_forget_old_versions", "_note_write", "_waiting", "_wait_for", "_expire_old_transactions",
+           "_check_unique_at_commit", "_check_whole_namespaces", "_document_writes", "_whole_namespaces",
+           "_commit_document"}
+    listed = {name.attribute.split(".")[-1] for name in engine_compat.PRIVATE_NAMES}
+    assert sorted(used - own - listed) == []
+    assert engine_compat.problems() == []

@@ -201,7 +201,7 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName("mongoeco.engines.mvcc", "MemoryMvccState",
                 "a transaction's snapshot: storage, indexes, touched namespaces, snapshot_version"),
     PrivateName("mongoeco.core.server_errors", "ServerDiagnostic",
-                "mark a write conflict as the command's error, not one of writeErrors"),
+                "a write conflict is the command's error, not a writeError (set as error._server_diagnostic)"),
     PrivateName("mongoeco.core.server_errors", "ErrorScope", "the COMMAND scope of a write conflict"),
 )
 
