@@ -213,6 +213,17 @@ def test_write_conflicts_with_non_txns_js_a_plain_insert_waits_for_the_commit_th
     assert list(tdb.c.find()) == [{"_id": 1}]
 
 
+def test_write_conflicts_with_non_txns_js_a_waiting_insert_with_max_time_ms_times_out(tdb, table):
+    with tdb.client.start_session() as session:
+        session.start_transaction()
+        tdb.c.insert_one({"_id": 1}, session=session)
+        _fails_with(50, lambda: tdb.command({"insert": "c", "documents": [{"_id": 1, "nonTxn": True}],
+                                             "maxTimeMS": 100}))
+        session.commit_transaction()
+    assert list(tdb.c.find()) == [{"_id": 1}]
+    tdb.c.insert_one({"_id": 2}, session=None)  # the next command on the connection has no time limit left over
+
+
 def test_write_conflicts_with_non_txns_js_a_plain_insert_waits_for_the_abort_then_succeeds(tdb, table):
     with tdb.client.start_session() as session:
         session.start_transaction()

@@ -463,8 +463,8 @@ def _executor_class() -> type:
                 raise OperationFailure(f"command {command} requires authentication", code=UNAUTHORIZED)
             _check_write_concern(context.raw_body)
             transaction = _transaction_key(context.raw_body)
-            if transaction is not None and self.server is not None:  # aborted as expired: NoSuchTransaction
-                offline_transactions.refuse_expired(self.server.engine, context.session)
+            if self.server is not None:  # maxTimeMS for writes that wait; NoSuchTransaction once expired
+                offline_transactions.before_command(self.server.engine, context.raw_body, context.session)
             if transaction is not None and transaction in self._aborted:
                 if command == "abortTransaction":
                     return {"ok": 1.0}

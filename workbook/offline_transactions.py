@@ -22,9 +22,10 @@ those documents only. Every private mongoeco name used here is listed in
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 WRITE_CONFLICT, MAX_TIME_MS_EXPIRED, NO_SUCH_TRANSACTION = 112, 50, 251
@@ -253,7 +254,7 @@ def engine_class(base: type) -> type:
         # --- writes outside a transaction wait for the one holding their document --------------
 
         async def _waiting(self, call: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-            limit = _max_time_ms(args, kwargs)
+            limit = _max_time_ms(args, kwargs) or _command_max_time_ms.get()
             deadline = None if limit is None else time.monotonic() + limit / 1000
             while True:
                 try:
@@ -408,13 +409,20 @@ def _expired_error(session: Any) -> Exception:
     )
 
 
-def refuse_expired(engine: Any, session: Any) -> None:
-    """Answer NoSuchTransaction for a command of a transaction the server aborted as expired.
+_command_max_time_ms: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "workbook_command_max_time_ms", default=None
+)
+"""The ``maxTimeMS`` of the wire command being answered (mongoeco's write commands do not pass it on)."""
 
-    Called by the executor for every command sent inside a transaction (``autocommit: false``).
-    """
+
+def before_command(engine: Any, body: Mapping[str, Any], session: Any) -> None:
+    """Called by the executor before each command: note its ``maxTimeMS`` (the engine task inherits it),
+    and answer NoSuchTransaction for a command of a transaction the server aborted as expired."""
+    limit = body.get("maxTimeMS")
+    limit = getattr(limit, "value", limit)
+    _command_max_time_ms.set(int(limit) if isinstance(limit, int | float) and not isinstance(limit, bool) else None)
     table = table_of(engine)
-    if table is not None and session is not None and (
+    if body.get("autocommit") is False and table is not None and session is not None and (
         getattr(session, "session_id", None), getattr(session, "transaction_number", None)
     ) in table.expired:
         raise _expired_error(session)
