@@ -254,13 +254,13 @@ def engine_class(base: type) -> type:
         # --- writes outside a transaction wait for the one holding their document --------------
 
         async def _waiting(self, call: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-            limit = _max_time_ms(args, kwargs) or _command_max_time_ms.get()
-            deadline = None if limit is None else time.monotonic() + limit / 1000
+            started = time.monotonic()
             while True:
                 try:
                     return await call(*args, **kwargs)
                 except DocumentHeld as held:
-                    await self._wait_for(held.holder, deadline)
+                    limit = _max_time_ms(args, kwargs) or _command_max_time_ms.get()
+                    await self._wait_for(held.holder, None if limit is None else started + limit / 1000)
 
         async def _wait_for(self, holder: Any, deadline: float | None) -> None:
             loop = asyncio.get_running_loop()
