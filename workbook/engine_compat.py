@@ -200,9 +200,10 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
                 instance_attribute=True),
     PrivateName("mongoeco.engines.mvcc", "MemoryMvccState",
                 "a transaction's snapshot: storage, indexes, touched namespaces, snapshot_version"),
-    PrivateName("mongoeco.core.server_errors", "ServerDiagnostic",
-                "a write conflict is the command's error, not a writeError (set as error._server_diagnostic)"),
+    PrivateName("mongoeco.core.server_errors", "server_error",
+                "a write conflict is the command's error, not a writeError", ("message", "code", "scope", "context")),
     PrivateName("mongoeco.core.server_errors", "ErrorScope", "the COMMAND scope of a write conflict"),
+    PrivateName("mongoeco.error_catalog", "SERVER_CODE_NAMES", "codeName WriteConflict / NoSuchTransaction (absent)"),
 )
 
 
@@ -254,11 +255,13 @@ def installed_version() -> str:
 # Resolved accessors, so workbook.offline imports private names from here and nowhere else.
 
 
-def server_diagnostic() -> tuple[Any, Any]:
-    """mongoeco's ``ServerDiagnostic`` class and ``ErrorScope`` enum (a command-scoped error is not a writeError)."""
-    from mongoeco.core.server_errors import ErrorScope, ServerDiagnostic
+def command_error(message: str, code: int, code_name: str, labels: tuple[str, ...]) -> Any:
+    """A mongoeco OperationFailure that fails the whole command (not one of ``writeErrors``), with labels."""
+    from mongoeco.core.server_errors import ErrorScope, server_error
+    from mongoeco.error_catalog import SERVER_CODE_NAMES
 
-    return ServerDiagnostic, ErrorScope
+    SERVER_CODE_NAMES.setdefault(code, code_name)  # MongoDB's name; mongoeco's catalog lacks 112 and 251
+    return server_error(message, code=code, scope=ErrorScope.COMMAND, context={"errorLabels": list(labels)})
 
 
 def bson_equality_key(value: Any) -> Any:

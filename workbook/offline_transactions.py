@@ -73,14 +73,9 @@ def write_conflict(message: str) -> Exception:
 
 def transient_error(message: str, code: int, code_name: str) -> Exception:
     """A command error with ``TransientTransactionError`` (mongoeco would otherwise report it as a writeError)."""
-    from mongoeco.errors import OperationFailure
-
     from workbook import engine_compat
 
-    diagnostic_class, scope = engine_compat.server_diagnostic()
-    error = OperationFailure(message, code=code, error_labels=(TRANSIENT,))
-    diagnostic = diagnostic_class(code, message, scope.COMMAND, {"errorLabels": [TRANSIENT]}, code_name)
-    error._server_diagnostic = diagnostic  # type: ignore[attr-defined]
+    error: Exception = engine_compat.command_error(message, code, code_name, (TRANSIENT,))
     return error
 
 
