@@ -102,3 +102,80 @@ def test_thirty_learners_on_one_server_keep_their_own_data_and_progress(progress
         for name in CLASS:
             reset_as(name)
         client.drop_database(OTHERS_DB)
+
+
+PRODUCTS, STOCK, WORKERS, ORDERS = ("p1", "p2", "p3"), 100, 2, 4
+"""Each learner: two workers (a notebook and a workload cell) placing orders on the same three products."""
+
+
+def order_items(worker: int, order: int) -> list[tuple[str, int]]:
+    """Two lines per order, always touching p1 (so the two workers contend on it)."""
+    return [("p1", 1 + (worker + order) % 3), (PRODUCTS[1 + (worker + order) % 2], 2)]
+
+
+def learner_orders(name: str, uri: str, started: threading.Barrier) -> list[str]:
+    """One learner on the served offline default, with their own pymongo client; returns the errors they saw."""
+    from pymongo import MongoClient
+
+    from workbook.operations.store import OPERATIONS
+
+    errors: list[str] = []
+    with MongoClient(uri) as client:
+        db = client[namespace.database_name("store_referenced", learner=name)]
+        db.products.insert_many(
+            [{"_id": p, "name": f"product {p}", "price": 2.5, "stock": STOCK, "category": {"_id": "c"}}
+             for p in PRODUCTS]
+        )
+        ops = OPERATIONS["referenced"](db, learner=name)
+        started.wait()
+
+        def worker(number: int) -> None:
+            for order in range(ORDERS):
+                try:
+                    ops.place_order(f"cust-{number}", order_items(number, order))
+                    if order == 1:  # a plain write to a product a transaction may hold: it waits, then applies
+                        ops.change_price("p1", 3.0)
+                except Exception as error:  # noqa: BLE001 - whatever a learner would see
+                    errors.append(f"{name}: {error!r}")
+
+        threads = [threading.Thread(target=worker, args=(n,)) for n in range(WORKERS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    return errors
+
+
+def test_thirty_learners_place_orders_on_one_served_offline_default(progress_dir):
+    """The offline default served over the wire to 30 clients, as one shared server on workshop day."""
+    from workbook import offline, offline_transactions
+
+    server = offline.offline_server()
+    table = offline_transactions.table_of(server.engine)
+    assert table is not None
+    conflicts_before = table.counters["write_conflicts"]
+    started = threading.Barrier(30, timeout=120)
+    try:
+        with ThreadPoolExecutor(max_workers=30) as pool:
+            futures = [pool.submit(learner_orders, name, server.uri, started) for name in CLASS]
+            errors = [error for future in futures for error in future.result(timeout=300)]
+        assert errors == [], errors[:5]
+        client = workbook.connect(quiet=True).client
+        for name in CLASS:
+            db = client[namespace.database_name("store_referenced", learner=name)]
+            assert db.orders.count_documents({}) == WORKERS * ORDERS, f"{name} lost an order"
+            sold = {p: 0 for p in PRODUCTS}
+            for order in db.orders.find():
+                for line in order["items"]:
+                    sold[line["productId"]] += line["quantity"]
+            expected = {p: sum(q for w in range(WORKERS) for o in range(ORDERS) for pid, q in order_items(w, o)
+                               if pid == p) for p in PRODUCTS}
+            assert sold == expected, f"{name}'s orders are not the ones placed"
+            stock = {d["_id"]: d["stock"] for d in db.products.find()}
+            assert stock == {p: STOCK - sold[p] for p in PRODUCTS}, f"{name}'s stock arithmetic is off"
+            assert db.products.find_one({"_id": "p1"})["price"] == 3.0
+        print(f"30 learners x {WORKERS} workers x {ORDERS} orders on one served offline default: "
+              f"{table.counters['write_conflicts'] - conflicts_before} write conflicts retried by with_transaction")
+    finally:
+        for name in CLASS:
+            reset_as(name)

@@ -120,8 +120,8 @@ def _transaction_works(client, database: str) -> bool:  # type: ignore[no-untype
     """Commit one tiny transaction in the learner's own database, then remove what it wrote."""
     collection = client[database]["_workbook_check"]
     try:
-        with client.start_session() as session, session.start_transaction():
-            collection.insert_one({"check": True}, session=session)
+        with client.start_session() as session:  # with_transaction: a write conflict is retried, not a failure
+            session.with_transaction(lambda s: collection.insert_one({"check": True}, session=s))
         committed = collection.count_documents({"check": True}) >= 1
         collection.drop()
         return committed

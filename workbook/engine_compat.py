@@ -289,6 +289,32 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     ),
     PrivateName("mongoeco._types.indexes", "is_ordered_index_spec", "which indexes the bulk loader builds"),
     PrivateName("mongoeco.core.identity", "assert_valid_root_document_id", "refuse array and regex _ids"),
+    # Per-document transaction conflicts (workbook/offline_transactions.py).
+    PrivateName(_MEMORY, "MemoryEngine._start_session_transaction", "note the snapshot a transaction starts from",
+                ("session",)),
+    PrivateName(_MEMORY, "MemoryEngine._commit_session_transaction", "commit only the documents a transaction wrote",
+                ("session",)),
+    PrivateName(_MEMORY, "MemoryEngine._abort_session_transaction", "release an aborted transaction's documents",
+                ("session",)),
+    PrivateName(_MEMORY, "MemoryEngine._prepare_transaction_write_set_locked",
+                "install a transaction's documents one by one instead of its whole collections", ("snapshot",)),
+    PrivateName(_MEMORY, "MemoryEngine._set_storage_document_locked", "see which document a write touches",
+                ("collection", "storage_key", "document")),
+    PrivateName(_MEMORY, "MemoryEngine._delete_storage_document_locked", "see which document a delete touches",
+                ("collection", "storage_key")),
+    PrivateName(_MEMORY, "MemoryEngine._update_indexes_locked", "index one committed document",
+                ("db_name", "coll_name", "storage_key", "document", "action", "index_data_view", "indexes_view")),
+    PrivateName(_MEMORY, "MemoryEngine._mvcc_states", "each open transaction's snapshot", instance_attribute=True),
+    PrivateName(_MEMORY, "MemoryEngine._mvcc_version", "the committed version a snapshot is compared with",
+                instance_attribute=True),
+    PrivateName(_MEMORY, "MemoryEngine._publication_stack", "whether a write is a transaction's or a plain one",
+                instance_attribute=True),
+    PrivateName("mongoeco.engines.mvcc", "MemoryMvccState",
+                "a transaction's snapshot: storage, indexes, touched namespaces, snapshot_version"),
+    PrivateName("mongoeco.core.server_errors", "server_error",
+                "a write conflict is the command's error, not a writeError", ("message", "code", "scope", "context")),
+    PrivateName("mongoeco.core.server_errors", "ErrorScope", "the COMMAND scope of a write conflict"),
+    PrivateName("mongoeco.error_catalog", "SERVER_CODE_NAMES", "codeName WriteConflict / NoSuchTransaction (absent)"),
 )
 
 
@@ -348,6 +374,15 @@ def installed_version() -> str:
 
 
 # Resolved accessors, so workbook.offline imports private names from here and nowhere else.
+
+
+def command_error(message: str, code: int, code_name: str, labels: tuple[str, ...]) -> Any:
+    """A mongoeco OperationFailure that fails the whole command (not one of ``writeErrors``), with labels."""
+    from mongoeco.core.server_errors import ErrorScope, server_error
+    from mongoeco.error_catalog import SERVER_CODE_NAMES
+
+    SERVER_CODE_NAMES.setdefault(code, code_name)  # MongoDB's name; mongoeco's catalog lacks 112 and 251
+    return server_error(message, code=code, scope=ErrorScope.COMMAND, context={"errorLabels": list(labels)})
 
 
 def bson_equality_key(value: Any) -> Any:

@@ -32,7 +32,7 @@ from urllib.parse import quote_plus
 
 import bson
 
-from workbook import engine_compat, offline_views
+from workbook import engine_compat, offline_transactions, offline_views
 from workbook.facts import FIRST_BATCH_DOCUMENTS, MAX_BSON_SIZE
 from workbook.facts import bson_size as _plain_bson_size
 
@@ -63,7 +63,7 @@ def _engine_class() -> type:
     engine_compat.install_bson_value_sizes()
     record_type, default_index_name, normalize_index_keys, duplicate_error = engine_compat.index_helpers()
     from mongoeco.core.collation import normalize_collation, string_equality_key
-    memory_engine: Any = engine_compat.memory_engine_class()
+    memory_engine: Any = offline_transactions.engine_class(engine_compat.memory_engine_class())  # per-document txns
 
     class _WorkbenchEngine(memory_engine):
         """mongoeco's memory engine with the storage-level fixes the course needs."""
@@ -464,6 +464,8 @@ def _executor_class() -> type:
                 raise OperationFailure(f"command {command} requires authentication", code=UNAUTHORIZED)
             _check_write_concern(context.raw_body)
             transaction = _transaction_key(context.raw_body)
+            if self.server is not None:  # maxTimeMS for writes that wait; NoSuchTransaction once expired
+                offline_transactions.before_command(self.server.engine, context.raw_body, context.session)
             if transaction is not None and transaction in self._aborted:
                 if command == "abortTransaction":
                     return {"ok": 1.0}

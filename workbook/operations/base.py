@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from pymongo.client_session import ClientSession
 from pymongo.database import Database
 
 from workbook.errors import UnknownChoiceError
+
+_T = TypeVar("_T")
 
 
 def bson_time(moment: datetime | None = None) -> datetime:
@@ -38,10 +39,11 @@ class Operations:
             declared = next(base.__dict__[name] for base in reversed(cls.__mro__) if name in base.__dict__)
             setattr(cls, name, check_arguments(own, declared, name))
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, learner: str | None = None) -> None:
+        """Operations on ``db``, which must be one of ``learner``'s databases (default: this learner's)."""
         from workbook.namespace import require_own_database
 
-        require_own_database(db.name)  # operations write: only ever to the learner's own databases
+        require_own_database(db.name, learner=learner)  # operations write: only ever to the learner's own databases
         self.db = db
 
     def __repr__(self) -> str:
@@ -62,13 +64,14 @@ class Operations:
         """Run the operation called ``name``."""
         return self.get(name)(*args, **kwargs)
 
-    @contextmanager
-    def transaction(self) -> Iterator[ClientSession | None]:
-        """A transaction when the server supports one; on a standalone server, plain writes."""
+    def in_transaction(self, body: Callable[[ClientSession | None], _T]) -> _T:
+        """``body(session)`` in one transaction, retried on a write conflict as drivers retry
+        (``ClientSession.with_transaction``: a ``TransientTransactionError`` runs ``body`` again, up
+        to 120 s); on a standalone server, ``body(None)`` with plain writes. Other errors abort it
+        and reach the caller."""
         from workbook.connection import engine_info
 
         if not engine_info(self.db).transactions:
-            yield None
-            return
-        with self.db.client.start_session() as session, session.start_transaction():
-            yield session
+            return body(None)
+        with self.db.client.start_session() as session:
+            return session.with_transaction(body)

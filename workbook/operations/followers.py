@@ -214,36 +214,38 @@ class FollowersHybrid(FollowersOperations):
         self._check_follow(follower_id, followed_id)
         edge = self._new_follow(follower_id, followed_id, now)
         entry = {"userId": follower_id, "createdAt": edge["createdAt"]}
-        try:
-            with self.transaction() as session:
-                self.db.follows.insert_one(edge, session=session)
-                self.db.users.update_one(
-                    {"_id": followed_id},
-                    {
-                        "$inc": {"followerCount": 1},
-                        "$push": {
-                            "recentFollowers": {
-                                "$each": [entry],
-                                "$sort": dict(NEWEST_FIRST),
-                                "$slice": RECENT_FOLLOWERS,
-                            }
-                        },
+        def insert_and_count(session: ClientSession | None) -> None:
+            self.db.follows.insert_one(edge, session=session)
+            self.db.users.update_one(
+                {"_id": followed_id},
+                {
+                    "$inc": {"followerCount": 1},
+                    "$push": {
+                        "recentFollowers": {
+                            "$each": [entry],
+                            "$sort": dict(NEWEST_FIRST),
+                            "$slice": RECENT_FOLLOWERS,
+                        }
                     },
-                    session=session,
-                )
-                self.db.users.update_one(
-                    {"_id": followed_id, "isOutlier": False, "followerCount": {"$gt": OUTLIER_THRESHOLD}},
-                    {"$set": {"isOutlier": True}},
-                    session=session,
-                )
-                self.db.users.update_one({"_id": follower_id}, {"$inc": {"followingCount": 1}}, session=session)
+                },
+                session=session,
+            )
+            self.db.users.update_one(
+                {"_id": followed_id, "isOutlier": False, "followerCount": {"$gt": OUTLIER_THRESHOLD}},
+                {"$set": {"isOutlier": True}},
+                session=session,
+            )
+            self.db.users.update_one({"_id": follower_id}, {"$inc": {"followingCount": 1}}, session=session)
+
+        try:
+            self.in_transaction(insert_and_count)
         except DuplicateKeyError:
             return False  # already following: the transaction rolled back, nothing changed
         return True
 
     def unfollow(self, follower_id: str, followed_id: str) -> bool:
         """Delete the edge, lower both counts, and refill the preview from ``follows`` if it lost an entry."""
-        with self.transaction() as session:
+        def delete_and_count(session: ClientSession | None) -> bool:
             deleted = self.db.follows.delete_one(
                 {"followedId": followed_id, "followerId": follower_id}, session=session
             )
@@ -266,7 +268,9 @@ class FollowersHybrid(FollowersOperations):
                         {"userId": e["followerId"], "createdAt": e["createdAt"]} for e in edges
                     ]
                 self.db.users.update_one({"_id": followed_id}, {"$set": fields}, session=session)
-        return True
+            return True
+
+        return self.in_transaction(delete_and_count)
 
 
 OPERATIONS: dict[str, type[FollowersOperations]] = {

@@ -124,10 +124,12 @@ class PartsOperations(Operations):
             "newName": new_name,
             "renamedAt": bson_time(now),
         }
-        with self.transaction() as session:
+        def rewrite_and_record(session: ClientSession | None) -> int:
             rewritten = self._write_name(part_id, new_name, session)
             self.db.renames.insert_one(event, session=session)
-        return rewritten
+            return rewritten
+
+        return self.in_transaction(rewrite_and_record)
 
     def _current_name(self, part_id: str) -> str | None:
         part = self.db.parts.find_one({"_id": part_id}, {"name": 1})

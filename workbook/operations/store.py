@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from bson import ObjectId
 from pymongo import ReturnDocument
+from pymongo.client_session import ClientSession
 
 from workbook.errors import OperationRejectedError
 from workbook.operations.base import Operations, bson_time
@@ -109,14 +110,21 @@ class StoreOperations(Operations):
         order_id: str | None = None,
     ) -> str:
         """Take stock and record an order, copying each product's name and current price; returns its id."""
-        lines = []
+        items = list(items)  # the transaction may run again: read the items once
         for product_id, quantity in items:
             if quantity < 1:
                 raise OperationRejectedError(
                     f"Cannot order {quantity} of {product_id!r}: a quantity is a whole number of at least 1.",
                     fix="Pass items=[(product_id, 1)] or more.",
                 )
-        with self.transaction() as session:
+        if not items:
+            raise OperationRejectedError(
+                "An order needs at least one item.", fix="Pass items=[(product_id, quantity)]."
+            )
+        order_key = order_id or f"ord-{ObjectId()}"
+
+        def take_stock_and_record(session: ClientSession | None) -> str:
+            lines = []
             for product_id, quantity in items:
                 product = self.db.products.find_one_and_update(
                     {"_id": product_id, "stock": {"$gte": quantity}},
@@ -133,12 +141,8 @@ class StoreOperations(Operations):
                 lines.append(
                     {"productId": product_id, "name": product["name"], "price": product["price"], "quantity": quantity}
                 )
-            if not lines:
-                raise OperationRejectedError(
-                    "An order needs at least one item.", fix="Pass items=[(product_id, quantity)]."
-                )
             order = {
-                "_id": order_id or f"ord-{ObjectId()}",
+                "_id": order_key,
                 "customerId": customer_id,
                 "createdAt": bson_time(now),
                 "status": "placed",
@@ -146,7 +150,9 @@ class StoreOperations(Operations):
                 "total": round(sum(line["price"] * line["quantity"] for line in lines), 2),
             }
             self.db.orders.insert_one(order, session=session)
-        return str(order["_id"])
+            return str(order["_id"])
+
+        return self.in_transaction(take_stock_and_record)
 
     def my_orders(self, customer_id: str, limit: int = 10) -> list[Document]:
         """A customer's orders, newest first."""
@@ -253,7 +259,7 @@ class StoreHybrid(StoreOperations):
         """Insert the review, and in one atomic update keep the product's newest five and its summary."""
         review = self._new_review(product_id, customer_id, rating, text, now, review_id)
         entry = {k: v for k, v in review.items() if k != "productId"}
-        with self.transaction() as session:
+        def insert_and_summarize(session: ClientSession | None) -> None:
             self.db.reviews.insert_one(review, session=session)
             self.db.products.update_one(
                 {"_id": product_id},
@@ -265,6 +271,8 @@ class StoreHybrid(StoreOperations):
                 },
                 session=session,
             )
+
+        self.in_transaction(insert_and_summarize)
         return review["_id"]
 
 
