@@ -136,3 +136,12 @@ class ScaleRefusedError(WorkbookError, ValueError):
 
 class BulkLoadFallback(Exception):  # noqa: N818 - a signal, never shown to a learner
     """Internal: the bulk loader (workbook/bulkload.py) leaves this document or collection to the engine's path."""
+
+
+class DocumentHeld(Exception):  # noqa: N818 - a signal; MongoDB's internal name is a WriteConflictException
+    """Internal (workbook/offline_transactions.py): a write outside any transaction met a document an open
+    transaction holds; it is retried after that transaction ends."""
+
+    def __init__(self, holder: object) -> None:
+        super().__init__(f"document held by an open transaction (session {holder})")
+        self.holder = holder

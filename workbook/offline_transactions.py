@@ -28,6 +28,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from workbook.errors import DocumentHeld
+
 WRITE_CONFLICT, MAX_TIME_MS_EXPIRED, NO_SUCH_TRANSACTION = 112, 50, 251
 TRANSIENT = "TransientTransactionError"
 
@@ -77,14 +79,6 @@ def transient_error(message: str, code: int, code_name: str) -> Exception:
 
     error: Exception = engine_compat.command_error(message, code, code_name, (TRANSIENT,))
     return error
-
-
-class DocumentHeld(Exception):  # noqa: N818 - MongoDB's internal name for this is a WriteConflictException
-    """A write outside any transaction met a document an open transaction holds (retried after it ends)."""
-
-    def __init__(self, holder: Any) -> None:
-        super().__init__(f"document held by an open transaction (session {holder})")
-        self.holder = holder
 
 
 class TransactionTable:
