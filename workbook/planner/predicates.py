@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bson import Decimal128, Regex
+from bson import Decimal128, Int64, Regex
 
 from workbook.planner.unsupported import not_modelled
 from workbook.planner.values import (
@@ -259,12 +259,23 @@ def _has_type(value: Any, codes: Sequence[int | str]) -> bool:
         if code == 4 and isinstance(value, list):
             return True
         if code in NUMBER_CODES and rank == RANK_NUMBER:
-            exact = {1: float, 16: int, 18: int, 19: Decimal128}[int(code)]
-            if isinstance(value, exact) and not isinstance(value, bool):
+            if _number_code(value) == int(code):
                 return True
         elif isinstance(code, int) and code not in (4, *NUMBER_CODES) and _CODE_RANKS.get(code) == rank:
             return True
     return False
+
+
+def _number_code(value: Any) -> int:
+    """The BSON type a number is stored as: double 1, int 16, long 18 (an Int64, or an int beyond
+    32 bits, as pymongo encodes it), decimal 19."""
+    if isinstance(value, float):
+        return 1
+    if isinstance(value, Decimal128):
+        return 19
+    if isinstance(value, Int64) or not -(2**31) <= value < 2**31:
+        return 18
+    return 16
 
 
 _CODE_RANKS = {
