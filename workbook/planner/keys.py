@@ -265,7 +265,7 @@ def update_index(earlier: IndexData, documents: Sequence[Mapping[str, Any]], del
         entries = list(earlier.entries)
     else:
         entries = [Entry(e.keys, e.values, moved[e.rid]) for e in earlier.entries if moved[e.rid] >= 0]
-    memo: KeyMemo = dict(earlier.memo)
+    memo = earlier.memo  # moved on, not copied: the earlier model never reads its memo again
     for gone in delta.gone:
         memo.pop(gone, None)
     multikey = {path: set(prefixes) for path, prefixes in earlier.multikey_paths.items()}

@@ -63,7 +63,8 @@ class Collection:
         *,
         previous: Collection | None = None,
     ) -> None:
-        self.documents = list(documents)
+        self.documents = documents if isinstance(documents, list) else list(documents)
+        """The documents in record order (a list given is kept, not copied: never change it afterwards)."""
         self.collation = dict(collation) if collation is not None and normalize(collation) else None
         """The collection's default collation (None for simple): queries without one use it."""
         self.specs = [IndexSpec.from_info(info, self.collation) for info in indexes]
