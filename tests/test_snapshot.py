@@ -13,6 +13,7 @@ from pymongo.database import Database
 import workbook
 from tests.conftest import fingerprint as database_fingerprint
 from workbook import snapshot
+from workbook.errors import CacheFolderError
 from workbook.offline import offline_server
 
 
@@ -291,7 +292,7 @@ def test_a_folder_others_can_write_is_refused_with_the_fix(cache: Path, mode: in
     shared.mkdir()
     shared.chmod(mode)
     try:
-        with pytest.raises(snapshot.CacheFolderError) as refused:
+        with pytest.raises(CacheFolderError) as refused:
             snapshot.check_cache_folder(shared)
         assert f"chmod go-w {shared}" in str(refused.value)
         assert "WORKBOOK_CACHE_DIR" in str(refused.value)
@@ -307,7 +308,7 @@ def test_a_load_with_a_shared_cache_folder_says_so(cache: Path, monkeypatch: pyt
     monkeypatch.setenv("WORKBOOK_CACHE_DIR", str(shared))
     db = _db("p")
     try:
-        with pytest.raises(snapshot.CacheFolderError, match="can be written by other users"):
+        with pytest.raises(CacheFolderError, match="can be written by other users"):
             workbook.load("followers", "embedded", db, scale="tiny", progress=False)
     finally:
         shared.chmod(0o700)
@@ -318,5 +319,5 @@ def test_a_folder_owned_by_another_user_is_refused(cache: Path, monkeypatch: pyt
     import os
 
     monkeypatch.setattr(os, "getuid", lambda: os.stat(cache).st_uid + 1)
-    with pytest.raises(snapshot.CacheFolderError, match="owned by another user"):
+    with pytest.raises(CacheFolderError, match="owned by another user"):
         snapshot.check_cache_folder(cache)

@@ -77,6 +77,14 @@ class LoadInProgressError(WorkbookError):
     """Raised when a load starts while another load into the same database is still running."""
 
 
+class CacheFolderError(WorkbookError, PermissionError):
+    """Raised when the snapshot cache folder is owned by another user or writable by group or others."""
+
+
+class LoadInterruptedError(WorkbookError):
+    """Raised in a load whose database was dropped under it (``workbook.reset()`` or a drop) meanwhile."""
+
+
 class ExplainError(WorkbookError, ValueError):
     """Raised when a query cannot be explained: bad arguments, a hint naming no index, or a query
     the offline planner model does not cover."""

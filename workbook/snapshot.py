@@ -43,7 +43,7 @@ from bson.codec_options import CodecOptions, TypeRegistry
 from bson.decimal128 import Decimal128
 
 from workbook import gc_pause
-from workbook.errors import WorkbookError
+from workbook.errors import CacheFolderError
 from workbook.sizes import offline_size_state, seed_offline_sizes
 
 if TYPE_CHECKING:
@@ -524,10 +524,6 @@ def _decode(body: bytes) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         raise ValueError("empty snapshot file")
     meta = documents[0]
     return meta, _from_sections(meta, documents[1:])
-
-
-class CacheFolderError(WorkbookError, PermissionError):
-    """The snapshot cache folder could be written by someone else: its files are not trusted."""
 
 
 def check_cache_folder(folder: Path) -> None:
