@@ -30,6 +30,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
@@ -41,6 +42,7 @@ import numpy as np
 from bson.binary import Binary
 from bson.codec_options import CodecOptions, TypeRegistry
 from bson.decimal128 import Decimal128
+from bson.objectid import ObjectId
 
 from workbook import gc_pause
 from workbook.errors import CacheFolderError
@@ -376,8 +378,11 @@ def _path(key: str) -> Path:
 HEADER = b"workbook-snapshot bson"
 """A snapshot file's first line: this, the :data:`FORMAT`, and the SHA-256 of the rest."""
 
-_IDS_PER_CHUNK = 50_000
-"""Document ids per BSON document in the sizes section (each stays well under 16 MiB)."""
+_CHUNK = 20_000
+"""Documents, index buckets or ids per BSON document of a snapshot file (columns, so few objects to decode)."""
+
+_SCALARS = frozenset({str, int, float, bool, bytes, datetime, ObjectId, type(None)})
+"""Types an engine key holds as a plain value (no nested tuples): stored flat, rebuilt without recursion."""
 
 
 def _encode_fallback(value: Any) -> Any:
@@ -400,13 +405,6 @@ def _frozen(value: Any) -> Any:
     return value
 
 
-def _storage_key(value: list[Any]) -> Any:
-    """A storage key such as ('str', 'prod-1') from its BSON array (fast path for a tagged scalar)."""
-    if len(value) == 2 and type(value[1]) not in (list, Decimal128):
-        return (value[0], value[1])
-    return _frozen(value)
-
-
 def _index_record(fields: dict[str, Any]) -> Any:
     """mongoeco's index record from its fields, its key pairs tuples again."""
     from mongoeco.types import EngineIndexRecord
@@ -416,37 +414,110 @@ def _index_record(fields: dict[str, Any]) -> Any:
     return EngineIndexRecord(**fields)
 
 
+def _flat_storage(keys: list[Any]) -> bool:
+    """Whether every storage key is a (tag, plain value) pair: then stored as two columns."""
+    return all(type(k) is tuple and len(k) == 2 and type(k[0]) is str and type(k[1]) in _SCALARS for k in keys)
+
+
+def _flat_index(keys: list[Any]) -> tuple[int, bool] | None:
+    """(width, whether parts need fixing) if every index key is ``width`` (tag, plain value) pairs or None."""
+    width = len(keys[0]) if keys else 0
+    fix = False
+    for key in keys:
+        if type(key) is not tuple or len(key) != width:
+            return None
+        for part in key:
+            if part is None:
+                fix = True
+            elif type(part) is not tuple or len(part) != 2 or type(part[0]) is not str:
+                return None
+            elif type(part[1]) is Decimal:
+                fix = True
+            elif type(part[1]) not in _SCALARS:
+                return None
+    return width, fix
+
+
 def _sections(plain: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A snapshot's plain form as a table of contents and the BSON documents it counts, in order."""
+    """A snapshot's plain form as a table of contents and the BSON documents (columns) it counts, in order."""
     contents: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
     for name, state in plain.items():
-        sizes = state.get("sizes")
+        storage = state["_storage"]
+        keys = [key for key, _ in storage]
+        position = {key: at for at, key in enumerate(keys)}
+        flat = _flat_storage(keys)
+        chunks = range(0, len(storage), _CHUNK)
+        for start in chunks:
+            part = storage[start : start + _CHUNK]
+            column: dict[str, Any] = (
+                {"t": [k[0] for k, _ in part], "i": [k[1] for k, _ in part]} if flat else {"k": [k for k, _ in part]}
+            )
+            rows.append({**column, "v": [payload for _, payload in part]})
         entry: dict[str, Any] = {
             "name": name,
-            "documents": len(state["_storage"]),
-            "indexes": [
-                {"name": index, "next": data[0], "buckets": len(data[1])}
-                for index, data in state["_index_data"].items()
-            ],
+            "chunks": len(chunks),
             "records": [dataclasses.asdict(record) for record in state["_indexes"]],
             "options": state["_collection_options"],
+            "indexes": [],
             "sizes": None,
         }
-        rows.extend({"k": key, "v": payload} for key, payload in state["_storage"])
-        for _, (_, buckets) in state["_index_data"].items():
-            rows.extend({"k": key, "m": members} for key, members in buckets)
+        for index, (next_ordinal, buckets) in state["_index_data"].items():
+            layout = _flat_index([key for key, _ in buckets])
+            parts = range(0, len(buckets), _CHUNK)
+            for start in parts:
+                part = buckets[start : start + _CHUNK]
+                members = [
+                    value for _, group in part for ordinal, member in group for value in (ordinal, position[member])
+                ]
+                counts = [len(group) for _, group in part]
+                row: dict[str, Any] = {"m": members, "n": None if all(c == 1 for c in counts) else counts}
+                if layout is None:
+                    row["k"] = [key for key, _ in part]
+                else:
+                    row["f"] = [
+                        value for key, _ in part for p in key for value in (p if p is not None else (None, None))
+                    ]
+                rows.append(row)
+            entry["indexes"].append(
+                {
+                    "name": index,
+                    "next": next_ordinal,
+                    "chunks": len(parts),
+                    "width": None if layout is None else layout[0],
+                    "fix": layout is not None and layout[1],
+                }
+            )
+        sizes = state.get("sizes")
         if sizes is not None:
             ids, measured, index_bytes = sizes
-            chunks = [ids[i : i + _IDS_PER_CHUNK] for i in range(0, len(ids), _IDS_PER_CHUNK)]
+            id_chunks = [ids[i : i + _CHUNK] for i in range(0, len(ids), _CHUNK)]
             entry["sizes"] = {
-                "chunks": len(chunks),
+                "chunks": len(id_chunks),
                 "bytes": Binary(np.asarray(measured, dtype="<i8").tobytes()),
                 "index_bytes": [[list(fields), count] for fields, count in index_bytes.items()],
             }
-            rows.extend({"ids": chunk} for chunk in chunks)
+            rows.extend({"ids": chunk} for chunk in id_chunks)
         contents.append(entry)
     return {"collections": contents}, rows
+
+
+def _fixed_part(tag: Any, value: Any) -> Any:
+    """One part of a flat index key back: None where the field was missing, Decimal where it was one."""
+    if tag is None:
+        return None
+    return (tag, value.to_decimal() if type(value) is Decimal128 else value)
+
+
+def _index_keys(row: dict[str, Any], width: int | None, fix: bool) -> list[Any]:
+    """The index keys of one bucket chunk, from its flat column or (unusual keys) one by one."""
+    if width is None:
+        return [_frozen(key) for key in row["k"]]
+    flat = iter(row["f"])
+    parts: list[Any] = (
+        [_fixed_part(t, v) for t, v in zip(flat, flat, strict=True)] if fix else list(zip(flat, flat, strict=True))
+    )
+    return list(zip(*[iter(parts)] * width, strict=True)) if width else [() for _ in row["m"][::2]]
 
 
 def _from_sections(contents: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -454,20 +525,28 @@ def _from_sections(contents: dict[str, Any], rows: list[dict[str, Any]]) -> dict
     plain: dict[str, dict[str, Any]] = {}
     at = 0
     for entry in contents["collections"]:
-        count = entry["documents"]
-        storage = [(_storage_key(row["k"]), row["v"]) for row in rows[at : at + count]]
-        at += count
+        storage: list[tuple[Any, Any]] = []
+        for row in rows[at : at + entry["chunks"]]:
+            keys = list(zip(row["t"], row["i"], strict=True)) if "t" in row else [_frozen(key) for key in row["k"]]
+            storage.extend(zip(keys, row["v"], strict=True))
+        at += entry["chunks"]
+        storage_keys = [key for key, _ in storage]
         index_data = {}
         for index in entry["indexes"]:
-            part = rows[at : at + index["buckets"]]
-            at += index["buckets"]
-            index_data[index["name"]] = (
-                index["next"],
-                [
-                    (_frozen(row["k"]), [(ordinal, _storage_key(member)) for ordinal, member in row["m"]])
-                    for row in part
-                ],
-            )
+            buckets: list[tuple[Any, list[tuple[int, Any]]]] = []
+            for row in rows[at : at + index["chunks"]]:
+                keys = _index_keys(row, index["width"], index["fix"])
+                numbers = iter(row["m"])
+                members = list(zip(numbers, map(storage_keys.__getitem__, numbers), strict=True))
+                if row["n"] is None:
+                    buckets.extend(zip(keys, ([member] for member in members), strict=True))
+                else:
+                    start = 0
+                    for key, count in zip(keys, row["n"], strict=True):
+                        buckets.append((key, members[start : start + count]))
+                        start += count
+            at += index["chunks"]
+            index_data[index["name"]] = (index["next"], buckets)
         sizes = None
         if entry["sizes"] is not None:
             chunks = rows[at : at + entry["sizes"]["chunks"]]
@@ -591,7 +670,7 @@ def write(snapshot: Snapshot) -> Path | None:
         body = _encode(snapshot, plain)
         if not _same_plain(_decode(body)[1], plain):
             return None
-    except (TypeError, ValueError, OverflowError, ArithmeticError, bson.errors.BSONError):
+    except (TypeError, ValueError, KeyError, OverflowError, ArithmeticError, bson.errors.BSONError):
         return None
     path = _path(snapshot.key)
     handle = None
