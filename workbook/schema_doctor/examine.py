@@ -46,6 +46,18 @@ def database_of(target: Any) -> Database[Any]:
     )
 
 
+def _read_only_note(name: str) -> str:
+    """The report's first note: the doctor only read, and whose database it read."""
+    from workbook.namespace import is_own_database
+
+    if is_own_database(name):
+        return f"read-only: the doctor only read {name} and wrote nothing"
+    return (
+        f"read-only: {name} is outside the workbench's own databases; the doctor only read it and wrote nothing "
+        "(hot reads of the workload ran through a view that refuses every write)"
+    )
+
+
 def _first_line(error: Exception) -> str:
     return str(error).splitlines()[0][:200] if str(error) else type(error).__name__
 
@@ -144,6 +156,6 @@ def doctor(
             skipped = ", ".join(n for n, _ in steps[position:])
             context.notes.append(f"time limit of {time_limit:g} s reached: not run (or not finished): {skipped}")
             break
-    report.notes = context.notes
+    report.notes = [*context.notes, _read_only_note(database.name)]
     report.seconds = budget.elapsed()
     return report
