@@ -51,6 +51,10 @@ class NamespaceError(WorkbookError, ValueError):
     """Raised when an operation would touch a database outside the workbench's own."""
 
 
+class NamespaceWarning(UserWarning):
+    """Warned when the learner name falls back to the OS user because WORKBOOK_LEARNER is blank."""
+
+
 class OperationRejectedError(WorkbookError):
     """Raised when a workload operation cannot be carried out on the data (e.g. out of stock)."""
 
@@ -66,6 +70,10 @@ class ArgumentTypeError(WorkbookError, TypeError):
         shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
         listed = f" Choose from: {', '.join(choices)}." if choices is not None else ""
         super().__init__(f"{name} must be {expected}, not {type(value).__name__} {shown}.{listed}", fix=fix)
+
+
+class ArgumentOutOfRangeError(WorkbookError, ValueError):
+    """Raised when a count or number is outside what a call accepts (too small, or so large it would run for hours)."""
 
 
 class NotLoadedError(WorkbookError):

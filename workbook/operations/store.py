@@ -116,6 +116,11 @@ class StoreOperations(Operations):
                     f"Cannot order {quantity} of {product_id!r}: a quantity is a whole number of at least 1.",
                     fix="Pass items=[(product_id, 1)] or more.",
                 )
+        if self.db.customers.find_one({"_id": customer_id}, {"_id": 1}) is None:
+            raise OperationRejectedError(
+                f"Cannot place an order for {customer_id!r}: there is no such customer.",
+                fix="Use an existing customer's id, e.g. db.customers.find_one({}, {'_id': 1})['_id'].",
+            )
         with self.transaction() as session:
             for product_id, quantity in items:
                 product = self.db.products.find_one_and_update(

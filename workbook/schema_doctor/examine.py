@@ -100,6 +100,9 @@ def doctor(
                 "a positive whole number",
                 fix=f"e.g. {name}={SAMPLE_SIZE if name == 'sample_size' else CALLS_PER_OPERATION}",
             )
+    from workbook.bounds import MAX_CALLS, check_count
+
+    check_count("calls", calls, most=MAX_CALLS, unit="calls per hot operation")
     if thresholds is not None and not isinstance(thresholds, Thresholds):
         raise ArgumentTypeError("thresholds", thresholds, "a Thresholds", fix="Thresholds(array_elements=1000)")
     budget = Budget(time_limit)
