@@ -96,15 +96,11 @@ def learner_key(name: str) -> str:
     if _HASHED_KEY.fullmatch(name) and len(name) <= MAX_LEARNER_BYTES:
         return name  # already a key: keys map to themselves, so a key can be passed on as a learner
     canonical = re.sub(r"[\s._-]+", "-", unicodedata.normalize("NFKC", name).casefold()).strip("-")
-    if not any(character.isalnum() for character in canonical):
-        raise NamespaceError(
-            f"The learner name {name!r} has no letters or digits, so it cannot be told apart from other such "
-            "names ('-', '_' and '..' would all be one learner).",
-            fix="Use a name with at least one letter or digit, such as 'ada' (WORKBOOK_LEARNER=ada, or learner='ada').",
-        )
     if _PLAIN_KEY.fullmatch(canonical) and len(canonical) <= MAX_LEARNER_BYTES:
         return canonical
-    digest = hashlib.sha256(canonical.encode()).hexdigest()[:HASH_CHARS]
+    # Only separators ('-', '_', '..'): nothing is left of the name, so its own characters are hashed.
+    hashed = canonical or unicodedata.normalize("NFKC", name)
+    digest = hashlib.sha256(hashed.encode()).hexdigest()[:HASH_CHARS]
     readable = re.sub(r"[^a-z0-9]+", "-", anyascii(canonical).lower()).strip("-")
     readable = readable[: MAX_LEARNER_BYTES - HASH_CHARS - 2].rstrip("-") or "learner"
     return f"{readable}--{digest}"
