@@ -161,3 +161,46 @@ def test_explain_refuses_a_sort_direction_mongodb_refuses(store, direction):
     with pytest.raises(ExplainError, match="must be 1 .ascending. or -1"):
         workbook.explain(store["products"], {}, sort=[("price", direction)])
     assert workbook.explain(store["products"], {}, sort=[("price", -1)]).summary()
+
+
+# --- validators: an unknown BSON type name is refused as MongoDB refuses it
+
+
+@pytest.mark.parametrize(
+    "validator",
+    [
+        {"$jsonSchema": {"bsonType": "object", "properties": {"name": {"bsonType": "sting"}}}},
+        {"$jsonSchema": {"properties": {"tags": {"bsonType": "array", "items": {"bsonType": ["int", "lng"]}}}}},
+        {"name": {"$type": "sting"}},
+    ],
+)
+def test_create_and_collmod_refuse_an_unknown_bson_type(store, validator):
+    from pymongo.errors import OperationFailure
+
+    db = store.db
+    name = f"v{uuid.uuid4().hex[:6]}"
+    try:
+        with pytest.raises(OperationFailure) as refused:
+            db.create_collection(name, validator=validator)
+        assert refused.value.code == 2 and "Unknown type name alias" in str(refused.value)
+        assert "string" in str(refused.value), "the valid type names are listed"
+        db.create_collection(name)
+        with pytest.raises(OperationFailure) as refused:
+            db.command("collMod", name, validator=validator)
+        assert refused.value.code == 2
+        db[name].insert_one({"name": "still accepted"})  # the bad validator was not stored
+        assert db[name].count_documents({}) == 1
+    finally:
+        db.drop_collection(name)
+
+
+def test_a_valid_validator_is_still_accepted(store):
+    db = store.db
+    name = f"v{uuid.uuid4().hex[:6]}"
+    try:
+        db.create_collection(name, validator={"$jsonSchema": {"properties": {"n": {"bsonType": ["int", "long"]}}}})
+        db.command("collMod", name, validator={"n": {"$type": "number"}})
+        with pytest.raises(Exception, match="validation"):
+            db[name].insert_one({"n": "text"})
+    finally:
+        db.drop_collection(name)
