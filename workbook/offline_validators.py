@@ -28,7 +28,7 @@ TYPE_CODES = frozenset({-1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 1
 def _unknown_types(value: Any, key: str) -> list[Any]:
     """The type names in one ``bsonType`` / ``$type`` value that MongoDB does not know."""
     names = value if isinstance(value, list) else [value]
-    unknown = []
+    unknown: list[Any] = []
     for name in names:
         if isinstance(name, str):
             if name not in TYPE_NAMES:
