@@ -131,6 +131,8 @@ def _load_for_real(
     if info.kind == "offline":
         from workbook.bulkload import BUILT
 
+        scales.record_load(dataset.name, shape, dataset.scale, report.seconds)  # the next estimate's source
+
         try:
             snapshot.remember(dataset, shape, report)  # speed: the next identical load restores this state
         finally:
