@@ -63,13 +63,15 @@ def record_load(dataset: str, shape: str, scale: str, seconds: float) -> None:
     times = measured_loads()
     times[f"{dataset}/{shape}/{scale}"] = round(float(seconds), 3)
     path = _times_path()
+    handle = None
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=".tmp-", delete=False) as handle:
             json.dump(times, handle, sort_keys=True)
         os.replace(handle.name, path)
-    except OSError:
-        return  # a read-only cache folder: estimates stay guesses
+    except OSError:  # a read-only cache folder or a full disk: estimates stay as they were, no leftover
+        if handle is not None:
+            Path(handle.name).unlink(missing_ok=True)
 
 
 def _benchmarked_small_seconds(dataset: str, shape: str) -> float | None:
