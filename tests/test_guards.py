@@ -386,3 +386,91 @@ def test_find_loaded_gives_back_what_earlier_loads_left_and_names_the_missing_on
             found["user"]
     finally:
         workbook.reset()
+
+
+# --- issue 24: interrupted loads recover (a reset is a reset; a dead holder's lease is taken over at once)
+
+
+def test_a_reset_during_a_load_is_reported_as_a_reset(engine, tiny_store, target, monkeypatch):
+    original, seen = loading._insert, []
+
+    def insert_then_reset(db, *args, **kwargs):
+        seen.append(1)
+        if len(seen) == 2:
+            workbook.reset()  # the learner resets while the load runs (another cell, another kernel)
+        return original(db, *args, **kwargs)
+
+    monkeypatch.setattr(loading, "_insert", insert_then_reset)
+    with pytest.raises(workbook.errors.LoadInterruptedError, match="was dropped while this load") as stopped:
+        workbook.load(tiny_store, "hybrid", target, progress=False)
+    assert "another load" not in str(stopped.value)
+    assert target[MARKER_COLLECTION].find_one() is None
+    assert target.list_collection_names() == [], "what the load wrote after the reset is dropped too"
+    monkeypatch.undo()
+    assert workbook.load(tiny_store, "hybrid", target, progress=False).check()  # and a new load starts at once
+
+
+def _crashed_lease(target, **holder):
+    """A load record as a load killed with kill -9 leaves it: still loading, heartbeat fresh."""
+    from datetime import UTC, datetime
+
+    target[MARKER_COLLECTION].replace_one(
+        {"_id": "load"},
+        {
+            "_id": "load",
+            "state": "loading",
+            "dataset": "store",
+            "shape": "hybrid",
+            "scale": "tiny",
+            "seed": 7,
+            "token": "crashed",
+            "heartbeat": datetime.now(UTC),
+            **holder,
+        },
+        upsert=True,
+    )
+
+
+def test_a_lease_held_by_a_dead_process_on_this_host_is_taken_over_at_once(engine, tiny_store, target):
+    import socket
+
+    from workbook.loaded import _process_start
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()  # its pid now names no running process
+    _crashed_lease(target, host=socket.gethostname(), pid=child.pid, by=f"{socket.gethostname()} pid {child.pid}")
+    assert workbook.load(tiny_store, "hybrid", target, progress=False).check()
+    # a live holder on this host (same pid, same start time) is respected
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        _crashed_lease(target, host=socket.gethostname(), pid=sleeper.pid, pid_start=_process_start(sleeper.pid))
+        with pytest.raises(LoadInProgressError, match="right now"):
+            workbook.load(tiny_store, "hybrid", target, progress=False)
+        # the same pid with another start time is a reused pid: the holder is dead
+        _crashed_lease(target, host=socket.gethostname(), pid=sleeper.pid, pid_start="1")
+        assert workbook.load(tiny_store, "hybrid", target, progress=False).check()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_a_lease_from_another_host_waits_on_a_clock_the_message_states(engine, tiny_store, target, monkeypatch):
+    _crashed_lease(target, host="other-machine.example", pid=1, by="other-machine.example pid 1")
+    with pytest.raises(LoadInProgressError) as refused:
+        workbook.load(tiny_store, "hybrid", target, progress=False)
+    fix = refused.value.fix or ""
+    assert "other-machine.example" in fix and "UTC" in fix and "120 s after its last renewal" in fix
+    monkeypatch.setattr("workbook.loaded.LEASE_SECONDS", 0)  # that clock has run out
+    assert workbook.load(tiny_store, "hybrid", target, progress=False).check()
+
+
+def test_a_lease_lost_to_another_load_still_says_so(engine, tiny_store, target, monkeypatch):
+    original = loading._insert
+
+    def stolen(db, *args, **kwargs):
+        db[MARKER_COLLECTION].update_one({"_id": "load"}, {"$set": {"token": "someone else", "by": "box pid 42"}})
+        return original(db, *args, **kwargs)
+
+    monkeypatch.setattr(loading, "_insert", stolen)
+    with pytest.raises(LoadInProgressError, match=r"lost its lease to another load \(box pid 42"):
+        workbook.load(tiny_store, "hybrid", target, progress=False)

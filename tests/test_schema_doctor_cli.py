@@ -88,3 +88,57 @@ def test_a_course_database_is_examined_with_its_workload(capsys: pytest.CaptureF
         assert any(note.startswith("followers.profile (1500/s)") for note in report["notes"])
     finally:
         loaded.db.client.drop_database(loaded.db.name)
+
+
+# --- issue 24: an instructor runs the doctor on a learner's database
+
+
+@pytest.fixture
+def learners_database() -> Database:
+    """A store in a database outside the workbench's namespace (a learner's own server database)."""
+    own = workbook.connect(database="doctor_src", quiet=True)
+    workbook.load("store", "hybrid", own, scale="tiny", progress=False)
+    foreign = own.client["alice_shop"]
+    own.client.drop_database(foreign.name)
+    for name in own.list_collection_names():
+        documents = list(own[name].find())
+        if documents:
+            foreign[name].insert_many(documents)
+    own.client.drop_database(own.name)
+    yield foreign
+    foreign.client.drop_database(foreign.name)
+
+
+def test_the_doctor_finishes_read_only_on_a_database_outside_the_namespace(
+    learners_database: Database, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.conftest import fingerprint
+
+    before = fingerprint(learners_database.client, learners_database.name)
+    code, report = run_json(
+        capsys,
+        "doctor",
+        "--uri",
+        offline_server().uri,
+        "--database",
+        learners_database.name,
+        "--json",
+        "--workload",
+        "store",
+        "--fail-on",
+        "critical",
+    )
+    assert code in (0, 1), "a report, not an error (exit code 2)"
+    assert report["complete"] is True
+    assert report["notes"][-1].startswith("read-only: alice_shop is outside the workbench's own databases")
+    assert any("call(s) observed" in note for note in report["notes"]), "the workload's hot reads ran"
+    assert fingerprint(learners_database.client, learners_database.name) == before, "nothing was written"
+
+
+def test_a_database_that_does_not_exist_exits_non_zero_naming_those_that_do(
+    crafted: Database, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["doctor", "--uri", offline_server().uri, "--database", "no_such_database"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "No database 'no_such_database'" in err and crafted.name in err

@@ -13,6 +13,7 @@ from pymongo.database import Database
 import workbook
 from tests.conftest import fingerprint as database_fingerprint
 from workbook import snapshot
+from workbook.errors import CacheFolderError
 from workbook.offline import offline_server
 
 
@@ -60,7 +61,7 @@ def test_restored_load_has_the_same_documents_and_indexes(cache: Path, dataset: 
     first, second, third = _db("a"), _db("b"), _db("c")
     try:
         loaded = workbook.load(data, "hybrid", first, progress=False)
-        assert list(cache.glob("snapshot-*.pickle")), "a real load writes its snapshot"
+        assert list(cache.glob("snapshot-*.bson")), "a real load writes its snapshot"
         from_memory = workbook.load(data, "hybrid", second, progress=False)
         snapshot.forget()
         from_disk = workbook.load(dataset, "hybrid", third, scale="tiny", progress=False)
@@ -135,7 +136,7 @@ def test_a_damaged_file_is_ignored_and_removed(cache: Path) -> None:
     db = _db("d")
     try:
         workbook.load("followers", "embedded", db, scale="tiny", progress=False)
-        (path,) = cache.glob("snapshot-*.pickle")
+        (path,) = cache.glob("snapshot-*.bson")
         path.write_bytes(path.read_bytes()[:-10] + b"0123456789")
         snapshot.forget()
         assert snapshot.find("followers", "embedded", scale="tiny", seed=7) is None
@@ -186,3 +187,137 @@ def test_sizes_measured_at_load_time_come_back_with_the_snapshot(cache: Path, mo
         assert sizes.document_sizes(db["products"]).sum() > expected["products"].sum()
     finally:
         db.client.drop_database(db.name)
+
+
+# --- the file is data only, in a folder only its owner can write (issue 24) --------------------------
+
+
+def test_no_module_of_the_package_imports_pickle() -> None:
+    """The snapshot cache cannot run code: nothing in the package reads (or writes) pickles."""
+    import ast
+
+    root = Path(workbook.__file__).parent
+    found = []
+    for source in root.rglob("*.py"):
+        tree = ast.parse(source.read_text())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            if any(name.split(".")[0] in ("pickle", "cPickle", "dill", "cloudpickle", "marshal") for name in names):
+                found.append(str(source.relative_to(root)))
+    assert found == []
+
+
+def test_the_file_is_bson_behind_a_version_header(cache: Path) -> None:
+    import bson
+
+    db = _db("f")
+    try:
+        workbook.load("followers", "embedded", db, scale="tiny", progress=False)
+        (path,) = cache.glob("snapshot-*.bson")
+        header, _, body = path.read_bytes().partition(b"\n")
+        assert header.startswith(snapshot.HEADER + b" %d " % snapshot.FORMAT)
+        documents = bson.decode_all(body)  # all of it decodes as plain BSON documents
+        assert documents[0]["key"] == snapshot.snapshot_key("followers", "tiny", 7, "embedded")
+        assert documents[0]["format"] == snapshot.FORMAT
+    finally:
+        db.client.drop_database(db.name)
+
+
+def test_a_pickle_in_the_cache_folder_is_never_run(cache: Path) -> None:
+    """A file planted under a snapshot's name, with a matching checksum line, is refused and removed, not run."""
+    import hashlib
+
+    marker = cache / "ran"
+    # The bytes of pickle.dumps of an object whose __reduce__ creates `marker` (built by hand: no pickle import).
+    body = (
+        b"\x80\x04\x95\x00\x00\x00\x00\x00\x00\x00\x00\x8c\x08builtins\x94\x8c\x04exec\x94\x93\x94"
+        + b"\x8c"
+        + bytes([len(f"open({str(marker)!r}, 'w')")])
+        + f"open({str(marker)!r}, 'w')".encode()
+        + b"\x94\x85\x94R\x94."
+    )
+    key = snapshot.snapshot_key("followers", "tiny", 7, "embedded")
+    path = cache / f"snapshot-{key}.bson"
+    for header in (
+        hashlib.sha256(body).hexdigest().encode(),
+        snapshot.HEADER + b" 1 " + hashlib.sha256(body).hexdigest().encode(),
+    ):
+        path.write_bytes(header + b"\n" + body)
+        assert snapshot.read(key) is None
+        assert not path.exists(), "a file that is not our BSON is removed"
+    assert not marker.exists()
+
+
+def test_leftover_temp_files_are_removed_on_the_next_use(cache: Path) -> None:
+    import os
+    import time
+
+    old = cache / ".tmp-killed-mid-write"
+    old.write_bytes(b"\0" * 1000)
+    past = time.time() - 3600
+    os.utime(old, (past, past))
+    fresh = cache / ".tmp-another-kernel-writing-now"
+    fresh.write_bytes(b"\0" * 10)
+    snapshot._cleaned.discard(cache)
+    assert snapshot.read("no-such-key") is None  # the first use of the folder in this process
+    assert not old.exists()
+    assert fresh.exists(), "a write in progress elsewhere is left alone"
+
+
+def test_a_failed_write_leaves_no_temp_file(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    db = _db("t")
+    real_replace = os.replace
+
+    def full_disk(*args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    try:
+        monkeypatch.setattr(os, "replace", full_disk)
+        workbook.load("followers", "embedded", db, scale="tiny", progress=False)
+        monkeypatch.setattr(os, "replace", real_replace)
+        assert list(cache.iterdir()) == []
+    finally:
+        db.client.drop_database(db.name)
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o775, 0o757])
+def test_a_folder_others_can_write_is_refused_with_the_fix(cache: Path, mode: int) -> None:
+    shared = cache / "shared"
+    shared.mkdir()
+    shared.chmod(mode)
+    try:
+        with pytest.raises(CacheFolderError) as refused:
+            snapshot.check_cache_folder(shared)
+        assert f"chmod go-w {shared}" in str(refused.value)
+        assert "WORKBOOK_CACHE_DIR" in str(refused.value)
+    finally:
+        shared.chmod(0o700)
+    snapshot.check_cache_folder(shared)  # once only its owner can write it, it is used
+
+
+def test_a_load_with_a_shared_cache_folder_says_so(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = cache / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setenv("WORKBOOK_CACHE_DIR", str(shared))
+    db = _db("p")
+    try:
+        with pytest.raises(CacheFolderError, match="can be written by other users"):
+            workbook.load("followers", "embedded", db, scale="tiny", progress=False)
+    finally:
+        shared.chmod(0o700)
+        db.client.drop_database(db.name)
+
+
+def test_a_folder_owned_by_another_user_is_refused(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    monkeypatch.setattr(os, "getuid", lambda: os.stat(cache).st_uid + 1)
+    with pytest.raises(CacheFolderError, match="owned by another user"):
+        snapshot.check_cache_folder(cache)

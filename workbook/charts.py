@@ -14,6 +14,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
+from workbook.bounds import check_frame
 from workbook.facts import MAX_BSON_SIZE
 from workbook.shapes import SHAPE_NAMES
 from workbook.workloads import Workload
@@ -87,6 +88,7 @@ def _shape_boxes(frame: pd.DataFrame, x: str, y: str, y_label: str, **options: o
 
 def latency_chart(runs: pd.DataFrame) -> go.Figure:
     """Latency of each operation in each shape (box per shape: median, quartiles, outliers)."""
+    check_frame("runs", runs, ("shape", "operation", "latency_ms"), made_by="workbook.run_workload(...)")
     figure = _shape_boxes(runs, "operation", "latency_ms", "latency (ms, log scale)")
     runs_per = int(runs.groupby(["shape", "operation"]).size().median()) if len(runs) else 0
     return _titled(
@@ -96,6 +98,7 @@ def latency_chart(runs: pd.DataFrame) -> go.Figure:
 
 def work_chart(runs: pd.DataFrame) -> go.Figure:
     """Mean work per call, by shape and operation: round trips, documents and keys examined, bytes."""
+    check_frame("runs", runs, ("shape", "operation", *WORK_METRICS), made_by="workbook.run_workload(...)")
     means = runs.groupby(["shape", "operation"], sort=False)[list(WORK_METRICS)].mean().reset_index()
     long = means.melt(id_vars=["shape", "operation"], var_name="metric", value_name="per call")
     long["metric"] = long["metric"].map(WORK_METRICS)
@@ -119,6 +122,8 @@ def work_chart(runs: pd.DataFrame) -> go.Figure:
 
 def size_chart(documents: pd.DataFrame, collection: str | None = None) -> go.Figure:
     """Distribution of document sizes (bytes, log scale) per shape, one box per collection."""
+    made_by = "workbook.sizes.document_size_frame(shapes)"
+    check_frame("documents", documents, ("shape", "collection", "bytes"), made_by=made_by)
     data = documents if collection is None else documents[documents["collection"] == collection]
     figure = _shape_boxes(data, "collection", "bytes", "document size (bytes of BSON, log scale)", points=False)
     return _titled(
@@ -130,6 +135,7 @@ def size_chart(documents: pd.DataFrame, collection: str | None = None) -> go.Fig
 
 def growth_chart(projection: pd.DataFrame, days: int | None = None) -> go.Figure:
     """Projected size of the fastest-growing documents, day by day, against the 16 MiB limit."""
+    check_frame("projection", projection, ("days_to_limit",), made_by="workbook.sizes.growth_projection(...)")
     horizon = days or max(1, int(projection["days_to_limit"].max() * 1.2))
     rows = []
     for doc_id, row in projection.iterrows():
@@ -172,6 +178,7 @@ def workload_cost_chart(
     :func:`workbook.daily.call_cost`) or one count of :data:`workbook.daily.WORK`."""
     from workbook import daily
 
+    check_frame("runs", runs, ("shape", "operation"), made_by="workbook.run_workload(...)")
     if metric == daily.COST:
         per_second = daily.cost_per_second(runs, workload, rates=rates, weights=weights)
         label = "work units"

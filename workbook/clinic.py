@@ -121,8 +121,10 @@ def email_lookup(customers: Collection, *, regex: bool, calls: int = 3) -> list[
     e-mail exactly under :data:`CASE_INSENSITIVE`, which a collation index serves. The e-mails
     looked up are read here, first, so the doctor observes only the lookups.
     """
+    from workbook.bounds import MAX_CALLS, check_count
     from workbook.schema_doctor import HotOperation
 
+    check_count("calls", calls, most=MAX_CALLS, unit="lookups")
     typed = [c["email"].upper() for c in customers.find({}, {"email": 1}).sort("_id", 1).limit(calls)]
 
     def lookup(db: Any, i: int) -> Any:

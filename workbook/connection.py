@@ -17,7 +17,7 @@ from pymongo.database import Database
 from pymongo.errors import ConfigurationError, OperationFailure, PyMongoError
 
 from workbook import namespace
-from workbook.errors import ConnectionFailedError, InvalidURIError, NamespaceError
+from workbook.errors import ArgumentTypeError, ConnectionFailedError, InvalidURIError, NamespaceError
 from workbook.monitor import COMMANDS
 from workbook.offline import PACKAGE, offline_server
 
@@ -192,6 +192,13 @@ def scrub(text: str, uri: str) -> str:
 
 def resolve_uri(uri: str | None = None) -> str | None:
     """The URI to use: explicit ``uri`` > ``MONGODB_URI`` > None (the offline default)."""
+    if uri is not None and not isinstance(uri, str):
+        raise ArgumentTypeError(
+            "uri",
+            uri,
+            "a MongoDB URI string such as 'mongodb://localhost:27017', or None for MONGODB_URI or the offline default",
+            fix="workbook.connect() for the offline default, or workbook.connect('mongodb://localhost:27017').",
+        )
     if uri is not None and uri.strip():
         return uri.strip()
     env = os.environ.get("MONGODB_URI", "").strip()
@@ -303,13 +310,25 @@ def _describe(client: MongoClient) -> EngineInfo:
     hello = client.admin.command("hello")
     version = str(build.get("version", "?"))
     if build.get("gitVersion") == PACKAGE:
+        from workbook.engine_reads import local_engine
+
+        if local_engine(client["admin"]) is not None:
+            return EngineInfo(
+                kind=OFFLINE,
+                server_version=version,
+                topology="in this Python process",
+                transactions=True,
+                uri="(in-process)",
+                package=f"{PACKAGE} {offline_server().version}",
+            )
+        nodes = ", ".join(f"{host}:{port}" for host, port in sorted(client.nodes)) or "?"
         return EngineInfo(
             kind=OFFLINE,
             server_version=version,
-            topology="in this Python process",
+            topology=f"served by another Python process at {nodes}",
             transactions=True,
-            uri="(in-process)",
-            package=f"{PACKAGE} {offline_server().version}",
+            uri=next((redact_uri(k) for k, c in _clients.items() if c is client and k != OFFLINE), nodes),
+            package=PACKAGE,  # its version is the other process's; ours may differ
         )
     if hello.get("msg") == "isdbgrid":
         topology, transactions = "sharded cluster", True
@@ -327,7 +346,8 @@ def banner(db: Database) -> str:
     if info.kind == OFFLINE:
         return (
             f"workbook: offline default ({info.package}, MongoDB {info.server_version} dialect, "
-            f"{info.topology}; data is lost when the kernel restarts) · database {db.name}\n"
+            f"{info.topology}; data is lost when "
+            f"{'the kernel restarts' if info.uri == '(in-process)' else 'that process ends'}) · database {db.name}\n"
             "  explain output here is modelled by the workbench. For real MongoDB: "
             f"`docker compose up -d`, then set MONGODB_URI={COMPOSE_URI}"
         )

@@ -56,6 +56,10 @@ class NamespaceError(WorkbookError, ValueError):
     """Raised when an operation would touch a database outside the workbench's own."""
 
 
+class NamespaceWarning(UserWarning):
+    """Warned when the learner name falls back to the OS user because WORKBOOK_LEARNER is blank."""
+
+
 class OperationRejectedError(WorkbookError):
     """Raised when a workload operation cannot be carried out on the data (e.g. out of stock)."""
 
@@ -73,6 +77,10 @@ class ArgumentTypeError(WorkbookError, TypeError):
         super().__init__(f"{name} must be {expected}, not {type(value).__name__} {shown}.{listed}", fix=fix)
 
 
+class ArgumentOutOfRangeError(WorkbookError, ValueError):
+    """Raised when a count or number is outside what a call accepts (too small, or so large it would run for hours)."""
+
+
 class NotLoadedError(WorkbookError):
     """Raised when a database does not hold a complete load of the dataset and shape asked for
     (nothing loaded, a load interrupted or still running, or since replaced by another load)."""
@@ -80,6 +88,14 @@ class NotLoadedError(WorkbookError):
 
 class LoadInProgressError(WorkbookError):
     """Raised when a load starts while another load into the same database is still running."""
+
+
+class CacheFolderError(WorkbookError, PermissionError):
+    """Raised when the snapshot cache folder is owned by another user or writable by group or others."""
+
+
+class LoadInterruptedError(WorkbookError):
+    """Raised in a load whose database was dropped under it (``workbook.reset()`` or a drop) meanwhile."""
 
 
 class ExplainError(WorkbookError, ValueError):

@@ -52,6 +52,10 @@ class ShapeExplorer(widgets.VBox):
                 fix=f"Pass what workbook.load() returned for {dataset}, or pick one of: {', '.join(self.loaded)}.",
             )
         self._measure = measure
+        from workbook.bounds import MAX_REPEAT, check_count
+
+        check_count("repeat", repeat, most=MAX_REPEAT, unit="timed calls per operation")
+        check_count("warmup", warmup, most=MAX_REPEAT, unit="warm-up calls per operation", least=0)
         self._repeat, self._warmup = repeat, warmup
         self._runs: dict[str, pd.DataFrame] = {} if runs is None else {dataset: runs}
         self._sizes: dict[str, pd.DataFrame] = {}

@@ -31,7 +31,14 @@ from pymongo.collection import Collection
 from pymongo.database import Database
 from pymongo.errors import DuplicateKeyError
 
-from workbook.errors import ArgumentTypeError, LoadInProgressError, NotLoadedError, UnknownChoiceError, WorkbookError
+from workbook.errors import (
+    ArgumentTypeError,
+    LoadInProgressError,
+    LoadInterruptedError,
+    NotLoadedError,
+    UnknownChoiceError,
+    WorkbookError,
+)
 from workbook.namespace import learner_database, shape_database_name
 
 if TYPE_CHECKING:
@@ -43,7 +50,12 @@ MARKER_COLLECTION = "_workbench_load"
 """The collection in every shape database that records its load (one document, ``_id: "load"``)."""
 
 LEASE_SECONDS = 120
-"""A load renews its lease at least this often; a lease older than this is an interrupted load."""
+"""A load renews its lease at least this often; a lease older than this is an interrupted load.
+
+A lease held by a process on this host that is no longer running is taken over at once (the
+record names the holder's host, pid and the pid's start time, so a reused pid is not mistaken
+for it); only a holder on another host, whose process cannot be checked, waits out this clock.
+"""
 
 _RENEW_EVERY = 10.0
 _MARKER_ID = "load"
@@ -352,13 +364,61 @@ def read_marker(db: Database) -> dict[str, Any] | None:
     return db[MARKER_COLLECTION].find_one({"_id": _MARKER_ID})
 
 
+def _process_start(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, from /proc), or None where that is unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields[19].decode() if len(fields) > 19 else None
+
+
+def _process_alive(pid: int, started: str | None) -> bool:
+    """Whether process ``pid`` on this host still runs and is the one that started at ``started``."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # it runs, as another user
+    except OSError:
+        return True  # cannot tell: treat it as alive
+    now = _process_start(pid)
+    return started is None or now is None or now == started  # a different start time: the pid was reused
+
+
+def _holder_is_dead(holder: Mapping[str, Any]) -> bool:
+    """Whether the lease in ``holder`` belongs to a process on this host that no longer runs."""
+    pid = holder.get("pid")
+    if holder.get("host") != socket.gethostname() or not isinstance(pid, int):
+        return False
+    return not _process_alive(pid, holder.get("pid_start"))
+
+
+def _lease_ends(holder: Mapping[str, Any]) -> str:
+    """When a lease ends if its holder stops renewing: the last heartbeat plus LEASE_SECONDS, in UTC."""
+    heartbeat = holder.get("heartbeat")
+    if not isinstance(heartbeat, datetime):
+        return f"{LEASE_SECONDS} s after its last renewal"
+    if heartbeat.tzinfo is None:
+        heartbeat = heartbeat.replace(tzinfo=UTC)
+    ends = heartbeat + timedelta(seconds=LEASE_SECONDS)
+    left = max(0, math.ceil((ends - datetime.now(UTC)).total_seconds()))
+    return f"at {ends:%H:%M:%S} UTC (in {left} s: {LEASE_SECONDS} s after its last renewal, {heartbeat:%H:%M:%S} UTC)"
+
+
 def begin_load(db: Database, dataset: str, shape: str, scale: str, seed: int) -> tuple[str, dict[str, Any] | None]:
     """Take the database's load lease; returns a token for the later steps and the previous record.
 
-    Refused with LoadInProgressError while another load holds a live lease on the same database.
+    Refused with LoadInProgressError while another load holds a live lease on the same database;
+    a lease whose holder was a process on this host that has died (kill -9) is taken over at once.
     """
     token = uuid.uuid4().hex
     now = datetime.now(UTC)
+    host, pid = socket.gethostname(), os.getpid()
     loading = {
         "_id": _MARKER_ID,
         "state": "loading",
@@ -367,7 +427,10 @@ def begin_load(db: Database, dataset: str, shape: str, scale: str, seed: int) ->
         "seed": seed,
         "shape": shape,
         "token": token,
-        "by": f"{socket.gethostname()} pid {os.getpid()}",
+        "by": f"{host} pid {pid}",
+        "host": host,
+        "pid": pid,
+        "pid_start": _process_start(pid),
         "heartbeat": now,
     }
     free = {"$or": [{"state": {"$ne": "loading"}}, {"heartbeat": {"$lt": now - timedelta(seconds=LEASE_SECONDS)}}]}
@@ -377,11 +440,25 @@ def begin_load(db: Database, dataset: str, shape: str, scale: str, seed: int) ->
         )
     except DuplicateKeyError:  # the record exists and is not free: another load holds the lease
         holder = read_marker(db) or {}
+        if holder.get("token") and _holder_is_dead(holder):  # its process is gone: take the lease over now
+            previous = db[MARKER_COLLECTION].find_one_and_replace(
+                {"_id": _MARKER_ID, "token": holder["token"]}, loading, return_document=ReturnDocument.BEFORE
+            )
+            if previous is not None:
+                return token, previous
+            holder = read_marker(db) or {}  # another load took it over first
+        here = holder.get("host") == host
+        if here:
+            wait = "It runs on this machine; if you stopped it, it gives the lease up as it ends."
+        else:
+            wait = (
+                f"It runs on another machine ({holder.get('host', '?')}), which this one cannot check; if it was "
+                f"interrupted, its lease ends {_lease_ends(holder)} and a load may start then."
+            )
         raise LoadInProgressError(
             f"Another load is writing {_what(holder.get('dataset'), holder.get('shape'))} into {db.name} "
             f"right now (started by {holder.get('by', '?')}); two loads at once would leave a mix.",
-            fix=f"Wait for it to finish and use what it returns. If it was interrupted, load again after "
-            f"{LEASE_SECONDS} s.",
+            fix=f"Wait for it to finish and use what it returns. {wait}",
         ) from None
     return token, previous
 
@@ -403,17 +480,28 @@ class Lease:
         )
         self._renewed = time.monotonic()
         if result.matched_count == 0:
-            raise LoadInProgressError(
-                f"This load into {self.db.name} lost its lease to another load (it paused for over "
-                f"{LEASE_SECONDS} s); the other load's data stands.",
-                fix="Use what the other load returns, or load again when it has finished.",
+            self._lost()
+
+    def _lost(self) -> None:
+        """Raise why the lease is gone: the database was reset or dropped, or another load took it over."""
+        holder = read_marker(self.db)
+        if holder is None:
+            raise LoadInterruptedError(
+                f"The database {self.db.name} was dropped while this load was writing it (by workbook.reset() "
+                "or a drop_database); the load stopped, and nothing of it stands.",
+                fix="If the reset was meant, load again when you need the data: call workbook.load(...) again.",
             )
+        raise LoadInProgressError(
+            f"This load into {self.db.name} lost its lease to another load ({holder.get('by', '?')}, after this "
+            f"one paused for over {LEASE_SECONDS} s or was taken for dead); the other load's data stands.",
+            fix="Use what the other load returns, or load again when it has finished.",
+        )
 
     def complete(self, report: LoadReport) -> None:
         """Write the completion record: the last write of a load."""
         result = self.db[MARKER_COLLECTION].replace_one({"_id": _MARKER_ID, "token": self.token}, report.marker())
         if result.matched_count == 0:
-            self.renew(force=True)  # raises: someone else took the lease
+            self._lost()
 
     def give_up(self) -> None:
         """Mark the load as interrupted, so readers refuse it and the next load may start at once."""

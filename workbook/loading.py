@@ -10,7 +10,7 @@ from pymongo.database import Database
 from tqdm.auto import tqdm
 
 from workbook import gc_pause, scales, snapshot
-from workbook.errors import ArgumentTypeError
+from workbook.errors import ArgumentTypeError, LoadInterruptedError
 from workbook.facts import MAX_BSON_SIZE, bson_size
 from workbook.loaded import CollectionLoad, Lease, LoadedShape, LoadReport, Rejected, begin_load
 from workbook.namespace import require_own_database, shape_database_name
@@ -122,17 +122,31 @@ def _load_for_real(
                 )
         report.seconds = time.perf_counter() - started
         lease.complete(report)  # last: until now, readers see an unfinished load and refuse it
+    except LoadInterruptedError:
+        _undo_after_reset(db, spec)
+        raise
     except BaseException:
         lease.give_up()
         raise
     if info.kind == "offline":
         from workbook.bulkload import BUILT
 
+        scales.record_load(dataset.name, shape, dataset.scale, report.seconds)  # the next estimate's source
+
         try:
             snapshot.remember(dataset, shape, report)  # speed: the next identical load restores this state
         finally:
             BUILT.clear()
     return LoadedShape(db, report)
+
+
+def _undo_after_reset(db: Database, spec: Any) -> None:
+    """After a reset dropped the database mid-load: drop what this load wrote since, unless another load began."""
+    from workbook.loaded import read_marker
+
+    if read_marker(db) is None:
+        for name in sorted(set(spec.collection_names) & set(db.list_collection_names())):
+            db.drop_collection(name)
 
 
 def _restore(db: Database, found: snapshot.Snapshot, engine: str, started: float) -> LoadedShape:
@@ -150,6 +164,9 @@ def _restore(db: Database, found: snapshot.Snapshot, engine: str, started: float
         report.rejected = [Rejected(**r) for r in fields["rejected"]]
         report.seconds = time.perf_counter() - started
         lease.complete(report)
+    except LoadInterruptedError:
+        _undo_after_reset(db, shape_spec(fields["dataset"], fields["shape"]))
+        raise
     except BaseException:
         lease.give_up()
         raise

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from workbook.bounds import MAX_REPEAT, check_count
 from workbook.errors import ArgumentTypeError, OperationRejectedError, WorkbookError
 from workbook.explaining.work import explained_reads as explained_reads  # re-exported for the explorer
 from workbook.explaining.work import work_examined
@@ -76,6 +77,9 @@ def run_workload(
     _count("repeat", repeat, 1)
     _count("warmup", warmup, 0)
     _count("explain_runs", explain_runs, 0)
+    check_count("repeat", repeat, most=MAX_REPEAT, unit="timed calls per operation")
+    check_count("warmup", warmup, most=MAX_REPEAT, unit="warm-up calls per operation", least=0)
+    check_count("explain_runs", explain_runs, most=MAX_REPEAT, unit="explained calls per operation", least=0)
     if isinstance(operations, str):
         fix = f"operations=[{operations!r}]"
         raise ArgumentTypeError("operations", operations, "a list of operation names", fix=fix)

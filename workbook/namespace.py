@@ -28,10 +28,11 @@ import hashlib
 import os
 import re
 import unicodedata
+import warnings
 
 from anyascii import anyascii
 
-from workbook.errors import ArgumentTypeError, NamespaceError
+from workbook.errors import ArgumentTypeError, NamespaceError, NamespaceWarning
 from workbook.facts import MAX_DATABASE_NAME_BYTES
 
 PREFIX = "workbench_"
@@ -49,12 +50,41 @@ _HASHED_KEY = re.compile(rf"[a-z0-9]+(?:-[a-z0-9]+)*--[0-9a-f]{{{HASH_CHARS}}}")
 
 
 def learner_name(learner: str | None = None) -> str:
-    """The learner's key as used in database and progress-file names: argument > ``WORKBOOK_LEARNER`` > OS user."""
-    raw = next(
-        (name for name in (learner, os.environ.get("WORKBOOK_LEARNER")) if name is not None and name.strip()),
-        None,
+    """The learner's key as used in database and progress-file names: argument > ``WORKBOOK_LEARNER`` > OS user.
+
+    A blank ``learner`` is refused (it names nobody); a blank ``WORKBOOK_LEARNER`` is reported once
+    and the OS user used, so two learners who both left it empty are told why they share data.
+    """
+    if learner is not None:
+        if not isinstance(learner, str):
+            raise ArgumentTypeError("learner", learner, "a learner's name such as 'ada', or None for you")
+        if not learner.strip():
+            raise NamespaceError(
+                f"The learner name {learner!r} is blank, so it names nobody.",
+                fix="Pass a name such as learner='ada', or leave learner out to mean yourself.",
+            )
+        return learner_key(learner)
+    configured = os.environ.get("WORKBOOK_LEARNER")
+    if configured is not None and configured.strip():
+        return learner_key(configured)
+    user = _os_user()
+    if configured is not None and not _warned_blank:
+        _warn_blank(configured, user)
+    return learner_key(user)
+
+
+_warned_blank = False
+
+
+def _warn_blank(configured: str, user: str) -> None:
+    global _warned_blank
+    _warned_blank = True
+    warnings.warn(
+        f"WORKBOOK_LEARNER is set but blank ({configured!r}), so the workbench uses your OS user {user!r} "
+        "as the learner name. Fix: set WORKBOOK_LEARNER to your name, or unset it.",
+        NamespaceWarning,
+        stacklevel=3,
     )
-    return learner_key(raw if raw is not None else _os_user())
 
 
 def learner_key(name: str) -> str:
@@ -68,7 +98,9 @@ def learner_key(name: str) -> str:
     canonical = re.sub(r"[\s._-]+", "-", unicodedata.normalize("NFKC", name).casefold()).strip("-")
     if _PLAIN_KEY.fullmatch(canonical) and len(canonical) <= MAX_LEARNER_BYTES:
         return canonical
-    digest = hashlib.sha256(canonical.encode()).hexdigest()[:HASH_CHARS]
+    # Only separators ('-', '_', '..'): nothing is left of the name, so its own characters are hashed.
+    hashed = canonical or unicodedata.normalize("NFKC", name)
+    digest = hashlib.sha256(hashed.encode()).hexdigest()[:HASH_CHARS]
     readable = re.sub(r"[^a-z0-9]+", "-", anyascii(canonical).lower()).strip("-")
     readable = readable[: MAX_LEARNER_BYTES - HASH_CHARS - 2].rstrip("-") or "learner"
     return f"{readable}--{digest}"

@@ -32,7 +32,7 @@ from urllib.parse import quote_plus
 
 import bson
 
-from workbook import engine_compat, offline_transactions, offline_views
+from workbook import engine_compat, offline_transactions, offline_validators, offline_views
 from workbook.facts import FIRST_BATCH_DOCUMENTS, MAX_BSON_SIZE
 from workbook.facts import bson_size as _plain_bson_size
 
@@ -405,6 +405,7 @@ def _executor_class() -> type:
             if explained is not None:
                 return explained
             command = next(iter(body), None)
+            offline_validators.check_validator_command(command, body)  # an unknown bsonType: BadValue, as MongoDB
             if command in OFF_SURFACE:  # not on mongoeco's wire surface: parse as a ping, answer it here
                 db_name = kw.get("db_name") or body.get("$db")
                 ping = {"ping": 1, **{k: v for k, v in body.items() if k.startswith("$") or k == "lsid"}}

@@ -89,8 +89,10 @@ def read_parts(loaded: LoadedShape, product_id: str, how: str) -> Any:
 
 def measure_call(loaded: LoadedShape, call: Callable[[], Any], *, repeat: int = 5) -> dict[str, Any]:
     """Round trips, reply bytes, keys and documents examined of one call, and its median latency."""
+    from workbook.bounds import MAX_REPEAT, check_count
     from workbook.explaining.work import work_examined
 
+    check_count("repeat", repeat, most=MAX_REPEAT, unit="timed calls")
     with capture() as work:
         call()
     latencies = []

@@ -3,14 +3,17 @@
 ``large`` (2 million documents) is far beyond an in-process Python engine: generating it alone
 takes about a minute and 1.7 GB, and loading it would take most of an hour. On the offline
 default it is refused, with the way out (real MongoDB, or ``medium``), unless forced; ``medium``
-prints an estimate before it starts. Estimates scale this machine's measured first loads at
-``small`` (``benchmarks/results/last.json`` when present, else the figures below).
+prints an estimate before it starts. Estimates come from this machine's own measured first loads
+(kept in the cache folder), else its last ``workbook bench``, else the figures below, which the
+estimate then calls a guess.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import tempfile
+from pathlib import Path
 
 from workbook.errors import ScaleRefusedError
 
@@ -34,8 +37,45 @@ ESTIMATED = ("medium",)
 """Scales the offline default loads only after printing an estimate."""
 
 
-def _measured_small_seconds(dataset: str, shape: str) -> float:
-    """This machine's last benchmarked first load at ``small``, else the built-in figure."""
+LOAD_TIMES_FILE = "load-seconds.json"
+"""In the cache folder: this machine's measured first loads, ``{"dataset/shape/scale": seconds}`` (JSON)."""
+
+
+def _times_path() -> Path:
+    from workbook.snapshot import cache_dir
+
+    return cache_dir() / LOAD_TIMES_FILE
+
+
+def measured_loads() -> dict[str, float]:
+    """This machine's measured first loads on the offline default, by ``dataset/shape/scale`` (empty if none)."""
+    try:
+        stored = json.loads(_times_path().read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(stored, dict):
+        return {}
+    return {k: float(v) for k, v in stored.items() if isinstance(k, str) and isinstance(v, int | float) and v > 0}
+
+
+def record_load(dataset: str, shape: str, scale: str, seconds: float) -> None:
+    """Remember a real first load's seconds on this machine (the next estimate starts from it)."""
+    times = measured_loads()
+    times[f"{dataset}/{shape}/{scale}"] = round(float(seconds), 3)
+    path = _times_path()
+    handle = None
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=".tmp-", delete=False) as handle:
+            json.dump(times, handle, sort_keys=True)
+        os.replace(handle.name, path)
+    except OSError:  # a read-only cache folder or a full disk: estimates stay as they were, no leftover
+        if handle is not None:
+            Path(handle.name).unlink(missing_ok=True)
+
+
+def _benchmarked_small_seconds(dataset: str, shape: str) -> float | None:
+    """This machine's last benchmarked first load at ``small`` (``workbook bench``), else None."""
     from workbook.bench import default_json_path
 
     path = default_json_path()
@@ -47,7 +87,33 @@ def _measured_small_seconds(dataset: str, shape: str) -> float:
                     return float(figure["value"])
         except (ValueError, KeyError, TypeError):
             pass
-    return SMALL_LOAD_SECONDS.get((dataset, shape), 15.0)
+    return None
+
+
+def estimate(dataset: str, shape: str, scale: str) -> tuple[float, str]:
+    """(seconds, where the figure comes from) for a first load on the offline default, on this machine.
+
+    A load of this very shape and scale measured here is used as it is; else one measured at
+    another scale, scaled by the documents; else the benchmark's ``small`` figure; else the
+    built-in figure from another machine, which the source then calls a guess.
+    """
+    times = measured_loads()
+    same = times.get(f"{dataset}/{shape}/{scale}")
+    if same is not None:
+        return same, f"measured on this machine ({dataset}/{shape} at {scale} took {_duration(same)})"
+    for other in ("medium", "small", "tiny"):
+        seconds = times.get(f"{dataset}/{shape}/{other}")
+        if seconds is not None and other != scale:
+            ratio = documents(dataset, scale) / documents(dataset, other)
+            return seconds * ratio, (
+                f"scaled from a load at {other} measured on this machine ({_duration(seconds)}, x{ratio:g} documents)"
+            )
+    ratio = documents(dataset, scale) / documents(dataset, "small")
+    benched = _benchmarked_small_seconds(dataset, shape)
+    if benched is not None:
+        return benched * ratio, f"scaled from this machine's last `workbook bench` at small (x{ratio:g} documents)"
+    guess = SMALL_LOAD_SECONDS.get((dataset, shape), 15.0) * ratio
+    return guess, "a guess: nothing measured on this machine yet (from another 2-core machine, unloaded)"
 
 
 def documents(dataset: str, scale: str) -> int:
@@ -62,13 +128,9 @@ def documents(dataset: str, scale: str) -> int:
 
 
 def estimate_seconds(dataset: str, shape: str, scale: str) -> float:
-    """Seconds a first load of ``dataset`` in ``shape`` at ``scale`` should take on the offline default.
-
-    >>> estimate_seconds("store", "hybrid", "medium") / estimate_seconds("store", "hybrid", "small")
-    10.0
-    """
-    ratio = documents(dataset, scale) / documents(dataset, "small")
-    return _measured_small_seconds(dataset, shape) * ratio
+    """Seconds a first load of ``dataset`` in ``shape`` at ``scale`` should take on the offline default
+    (see :func:`estimate` for where the figure comes from)."""
+    return estimate(dataset, shape, scale)[0]
 
 
 def _duration(seconds: float) -> str:
@@ -87,10 +149,11 @@ def check_offline_load(dataset: str, shape: str, scale: str, *, force: bool = Fa
             "To try anyway: load(..., force=True).",
         )
     if scale in ESTIMATED or scale in REFUSED:
+        seconds, source = estimate(dataset, shape, scale)
         print(
             f"Loading {dataset} at {scale} ({documents(dataset, scale):,} documents) as {shape} on the offline "
-            f"default: about {_duration(estimate_seconds(dataset, shape, scale))} the first time on this machine "
-            "(then restored from a snapshot in seconds)."
+            f"default: about {_duration(seconds)} the first time ({source}; more if the machine is busy), "
+            "then restored from a snapshot in seconds."
         )
 
 

@@ -6,10 +6,13 @@ load on the offline default this module keeps that state:
 
 - in this process, as O(1) copies of mongoeco's persistent (HAMT) collections and index maps, so a
   repeated load costs a few dictionary assignments;
-- on this machine, as a pickle in the workbench's cache folder (``WORKBOOK_CACHE_DIR``, else
-  ``$XDG_CACHE_HOME/workbook``, else ``~/.cache/workbook``; never inside the repository), named
-  by a key that hashes the package's source and the engine's version and verified by a SHA-256
-  of its bytes, so a stale or damaged file is ignored and rebuilt by the next load.
+- on this machine, as a BSON file (data only: nothing in it is run) in the workbench's cache
+  folder (``WORKBOOK_CACHE_DIR``, else ``$XDG_CACHE_HOME/workbook``, else ``~/.cache/workbook``;
+  never inside the repository), named by a key that hashes the package's source and the
+  engine's version and verified by a SHA-256 of its bytes, so a stale or damaged file is
+  ignored and rebuilt by the next load. A folder another user could write to is refused
+  (:class:`CacheFolderError`), and ``.tmp-*`` files left by a kill or a full disk are removed
+  the next time the folder is used.
 
 Set ``WORKBOOK_SNAPSHOTS=0`` to switch both off. Real MongoDB servers are never snapshotted.
 The engine's internals are read here, not patched: ``mongoeco`` is pinned exactly in
@@ -22,22 +25,34 @@ import copy
 import dataclasses
 import hashlib
 import os
-import pickle
+import stat
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import bson
+import bson.errors
+import numpy as np
+from bson.binary import Binary
+from bson.codec_options import CodecOptions, TypeRegistry
+from bson.decimal128 import Decimal128
+from bson.objectid import ObjectId
+
 from workbook import gc_pause
+from workbook.errors import CacheFolderError
 from workbook.sizes import offline_size_state, seed_offline_sizes
 
 if TYPE_CHECKING:
     from workbook.datasets import Dataset
     from workbook.loaded import LoadReport
 
-FORMAT = 1
+FORMAT = 2
 """Bump when the snapshot file layout changes."""
 
 _STATE_TABLES = ("_storage", "_indexes", "_index_data", "_collection_options")
@@ -85,8 +100,15 @@ def code_version() -> str:
 
 
 def fingerprint(dataset: Dataset) -> str:
-    """A quick content hash of a generated dataset (pickled documents; same process or machine only)."""
-    return hashlib.blake2b(pickle.dumps(dataset.collections, protocol=5), digest_size=16).hexdigest()
+    """A quick content hash of a generated dataset (its documents as BSON, with a type-tagged fallback)."""
+    digest = hashlib.blake2b(digest_size=16)
+    for name, documents in dataset.collections.items():
+        digest.update(name.encode() + b"\x00")
+        try:
+            digest.update(bson.encode({"d": documents}, codec_options=_CODEC))
+        except (TypeError, ValueError, OverflowError, ArithmeticError, bson.errors.BSONError):
+            digest.update(repr(documents).encode())  # a value BSON cannot hold: its repr still changes with it
+    return digest.hexdigest()
 
 
 def snapshot_key(dataset: str, scale: str, seed: int, shape: str) -> str:
@@ -350,47 +372,345 @@ def _from_plain(collections: dict[str, dict[str, Any]]) -> dict[str, dict[str, A
 
 
 def _path(key: str) -> Path:
-    return cache_dir() / f"snapshot-{key}.pickle"
+    return cache_dir() / f"snapshot-{key}.bson"
+
+
+HEADER = b"workbook-snapshot bson"
+"""A snapshot file's first line: this, the :data:`FORMAT`, and the SHA-256 of the rest."""
+
+_CHUNK = 20_000
+"""Documents, index buckets or ids per BSON document of a snapshot file (columns, so few objects to decode)."""
+
+_SCALARS = frozenset({str, int, float, bool, bytes, datetime, ObjectId, type(None)})
+"""Types an engine key holds as a plain value (no nested tuples): stored flat, rebuilt without recursion."""
+
+
+def _encode_fallback(value: Any) -> Any:
+    """BSON for the one non-BSON type the engine's keys hold: ``Decimal`` (numbers in index keys)."""
+    if isinstance(value, Decimal):
+        return Decimal128(value)  # exact or Inexact raised: the round-trip check then keeps no file
+    raise TypeError(f"{type(value).__name__} is not stored in a snapshot file")
+
+
+_CODEC: CodecOptions[dict[str, Any]] = CodecOptions(type_registry=TypeRegistry(fallback_encoder=_encode_fallback))
+
+
+def _frozen(value: Any) -> Any:
+    """An engine key back from BSON: arrays were tuples (keys hold no lists), Decimal128 was Decimal."""
+    kind = type(value)
+    if kind is list:
+        return tuple([_frozen(item) for item in value])
+    if kind is Decimal128:
+        return value.to_decimal()
+    return value
+
+
+def _index_record(fields: dict[str, Any]) -> Any:
+    """mongoeco's index record from its fields, its key pairs tuples again."""
+    from mongoeco.types import EngineIndexRecord
+
+    fields = dict(fields)
+    fields["key"] = [tuple(pair) for pair in fields["key"]]
+    return EngineIndexRecord(**fields)
+
+
+def _flat_storage(keys: list[Any]) -> bool:
+    """Whether every storage key is a (tag, plain value) pair: then stored as two columns."""
+    return all(type(k) is tuple and len(k) == 2 and type(k[0]) is str and type(k[1]) in _SCALARS for k in keys)
+
+
+def _flat_index(keys: list[Any]) -> tuple[int, bool] | None:
+    """(width, whether parts need fixing) if every index key is ``width`` (tag, plain value) pairs or None."""
+    width = len(keys[0]) if keys else 0
+    fix = False
+    for key in keys:
+        if type(key) is not tuple or len(key) != width:
+            return None
+        for part in key:
+            if part is None:
+                fix = True
+            elif type(part) is not tuple or len(part) != 2 or type(part[0]) is not str:
+                return None
+            elif type(part[1]) is Decimal:
+                fix = True
+            elif type(part[1]) not in _SCALARS:
+                return None
+    return width, fix
+
+
+def _sections(plain: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A snapshot's plain form as a table of contents and the BSON documents (columns) it counts, in order."""
+    contents: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
+    for name, state in plain.items():
+        storage = state["_storage"]
+        keys = [key for key, _ in storage]
+        position = {key: at for at, key in enumerate(keys)}
+        flat = _flat_storage(keys)
+        chunks = range(0, len(storage), _CHUNK)
+        for start in chunks:
+            part = storage[start : start + _CHUNK]
+            column: dict[str, Any] = (
+                {"t": [k[0] for k, _ in part], "i": [k[1] for k, _ in part]} if flat else {"k": [k for k, _ in part]}
+            )
+            rows.append({**column, "v": [payload for _, payload in part]})
+        entry: dict[str, Any] = {
+            "name": name,
+            "chunks": len(chunks),
+            "records": [dataclasses.asdict(record) for record in state["_indexes"]],
+            "options": state["_collection_options"],
+            "indexes": [],
+            "sizes": None,
+        }
+        for index, (next_ordinal, buckets) in state["_index_data"].items():
+            layout = _flat_index([key for key, _ in buckets])
+            parts = range(0, len(buckets), _CHUNK)
+            for start in parts:
+                part = buckets[start : start + _CHUNK]
+                members = [
+                    value for _, group in part for ordinal, member in group for value in (ordinal, position[member])
+                ]
+                counts = [len(group) for _, group in part]
+                row: dict[str, Any] = {"m": members, "n": None if all(c == 1 for c in counts) else counts}
+                if layout is None:
+                    row["k"] = [key for key, _ in part]
+                else:
+                    row["f"] = [
+                        value for key, _ in part for p in key for value in (p if p is not None else (None, None))
+                    ]
+                rows.append(row)
+            entry["indexes"].append(
+                {
+                    "name": index,
+                    "next": next_ordinal,
+                    "chunks": len(parts),
+                    "width": None if layout is None else layout[0],
+                    "fix": layout is not None and layout[1],
+                }
+            )
+        sizes = state.get("sizes")
+        if sizes is not None:
+            ids, measured, index_bytes = sizes
+            id_chunks = [ids[i : i + _CHUNK] for i in range(0, len(ids), _CHUNK)]
+            entry["sizes"] = {
+                "chunks": len(id_chunks),
+                "bytes": Binary(np.asarray(measured, dtype="<i8").tobytes()),
+                "index_bytes": [[list(fields), count] for fields, count in index_bytes.items()],
+            }
+            rows.extend({"ids": chunk} for chunk in id_chunks)
+        contents.append(entry)
+    return {"collections": contents}, rows
+
+
+def _fixed_part(tag: Any, value: Any) -> Any:
+    """One part of a flat index key back: None where the field was missing, Decimal where it was one."""
+    if tag is None:
+        return None
+    return (tag, value.to_decimal() if type(value) is Decimal128 else value)
+
+
+def _index_keys(row: dict[str, Any], width: int | None, fix: bool) -> list[Any]:
+    """The index keys of one bucket chunk, from its flat column or (unusual keys) one by one."""
+    if width is None:
+        return [_frozen(key) for key in row["k"]]
+    flat = iter(row["f"])
+    parts: list[Any] = (
+        [_fixed_part(t, v) for t, v in zip(flat, flat, strict=True)] if fix else list(zip(flat, flat, strict=True))
+    )
+    return list(zip(*[iter(parts)] * width, strict=True)) if width else [() for _ in row["m"][::2]]
+
+
+def _from_sections(contents: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The plain form back from a table of contents and its documents (the inverse of :func:`_sections`)."""
+    plain: dict[str, dict[str, Any]] = {}
+    at = 0
+    for entry in contents["collections"]:
+        storage: list[tuple[Any, Any]] = []
+        for row in rows[at : at + entry["chunks"]]:
+            keys = list(zip(row["t"], row["i"], strict=True)) if "t" in row else [_frozen(key) for key in row["k"]]
+            storage.extend(zip(keys, row["v"], strict=True))
+        at += entry["chunks"]
+        storage_keys = [key for key, _ in storage]
+        index_data = {}
+        for index in entry["indexes"]:
+            buckets: list[tuple[Any, list[tuple[int, Any]]]] = []
+            for row in rows[at : at + index["chunks"]]:
+                keys = _index_keys(row, index["width"], index["fix"])
+                numbers = iter(row["m"])
+                members = list(zip(numbers, map(storage_keys.__getitem__, numbers), strict=True))
+                if row["n"] is None:
+                    buckets.extend(zip(keys, ([member] for member in members), strict=True))
+                else:
+                    start = 0
+                    for key, count in zip(keys, row["n"], strict=True):
+                        buckets.append((key, members[start : start + count]))
+                        start += count
+            at += index["chunks"]
+            index_data[index["name"]] = (index["next"], buckets)
+        sizes = None
+        if entry["sizes"] is not None:
+            chunks = rows[at : at + entry["sizes"]["chunks"]]
+            at += entry["sizes"]["chunks"]
+            sizes = (
+                [value for chunk in chunks for value in chunk["ids"]],
+                np.frombuffer(entry["sizes"]["bytes"], dtype="<i8").astype("int64"),
+                {tuple(fields): count for fields, count in entry["sizes"]["index_bytes"]},
+            )
+        plain[entry["name"]] = {
+            "_storage": storage,
+            "_index_data": index_data,
+            "_indexes": [_index_record(record) for record in entry["records"]],
+            "_collection_options": entry["options"],
+            "sizes": sizes,
+        }
+    if at != len(rows):
+        raise ValueError("the file holds more documents than its contents list")
+    return plain
+
+
+def _same_plain(left: dict[str, dict[str, Any]], right: dict[str, dict[str, Any]]) -> bool:
+    """Whether two plain forms are equal (sizes' arrays compared by value)."""
+    for name in left.keys() | right.keys():
+        if name not in left or name not in right:
+            return False
+        one, other = left[name], right[name]
+        for table in ("_storage", "_index_data", "_indexes", "_collection_options"):
+            if one[table] != other[table]:
+                return False
+        if (one["sizes"] is None) != (other["sizes"] is None):
+            return False
+        if one["sizes"] is not None:
+            (ids, measured, entries), (ids2, measured2, entries2) = one["sizes"], other["sizes"]
+            if ids != ids2 or dict(entries) != entries2 or not np.array_equal(measured, measured2):
+                return False
+    return True
+
+
+def _encode(snapshot: Snapshot, plain: dict[str, dict[str, Any]]) -> bytes:
+    """A snapshot file's body: one BSON document of metadata and contents, then the rows it counts."""
+    contents, rows = _sections(plain)
+    meta = {"format": FORMAT, "key": snapshot.key, "data_hash": snapshot.data_hash, "report": snapshot.report}
+    encode = bson.encode
+    return b"".join(
+        [encode({**meta, **contents}, codec_options=_CODEC), *(encode(r, codec_options=_CODEC) for r in rows)]
+    )
+
+
+def _decode(body: bytes) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """(metadata, plain form) from a file's body: data only, nothing in it is run."""
+    documents = bson.decode_all(body)
+    if not documents:
+        raise ValueError("empty snapshot file")
+    meta = documents[0]
+    return meta, _from_sections(meta, documents[1:])
+
+
+def check_cache_folder(folder: Path) -> None:
+    """Refuse a cache folder owned by another user or writable by group or others (their files would be loaded)."""
+    try:
+        status = folder.stat()
+    except FileNotFoundError:
+        return
+    owner = getattr(os, "getuid", lambda: status.st_uid)()
+    loose = status.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    if status.st_uid != owner or loose:
+        problem = "is owned by another user" if status.st_uid != owner else "can be written by other users"
+        raise CacheFolderError(
+            f"The snapshot cache folder {folder} {problem}, so a snapshot in it could have been put there by "
+            "someone else; the workbench does not load it.",
+            fix=f"run `chmod go-w {folder}` (if it is yours), or set WORKBOOK_CACHE_DIR to a folder only you "
+            "can write, or WORKBOOK_SNAPSHOTS=0 to load without the cache.",
+        )
+
+
+def remove_leftovers(folder: Path | None = None) -> int:
+    """Remove ``.tmp-*`` files that a kill or a full disk left mid-write; how many were removed.
+
+    Only files older than a minute go, so another kernel's write in progress is not cut short.
+    """
+    folder = cache_dir() if folder is None else folder
+    removed = 0
+    now = time.time()
+    try:
+        leftovers = list(folder.glob(".tmp-*"))
+    except OSError:
+        return 0
+    for path in leftovers:
+        try:
+            if now - path.stat().st_mtime > _LEFTOVER_AGE:
+                path.unlink()
+                removed += 1
+        except OSError:
+            continue
+    return removed
+
+
+_LEFTOVER_AGE = 60.0
+"""Seconds after which a ``.tmp-*`` file is a leftover, not another kernel's write in progress."""
+
+_cleaned: set[Path] = set()
+
+
+def _prepare_folder(folder: Path) -> None:
+    """Once per folder per process: refuse it if others can write it, then remove leftovers."""
+    check_cache_folder(folder)
+    if folder not in _cleaned:
+        remove_leftovers(folder)
+        _cleaned.add(folder)
 
 
 def write(snapshot: Snapshot) -> Path | None:
-    """Write ``snapshot`` to the cache folder atomically, with its SHA-256 first; None if it cannot."""
-    body = pickle.dumps(
-        (FORMAT, snapshot.key, snapshot.data_hash, snapshot.report, _to_plain(snapshot.collections)), protocol=5
-    )
-    path = _path(snapshot.key)
+    """Write ``snapshot`` to the cache folder atomically, header and SHA-256 first; None if it cannot.
+
+    The file is written only if decoding it gives back exactly what was captured (a value BSON
+    would change, such as a microsecond in an index key, keeps the snapshot in memory only).
+    """
+    plain = _to_plain(snapshot.collections)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        body = _encode(snapshot, plain)
+        if not _same_plain(_decode(body)[1], plain):
+            return None
+    except (TypeError, ValueError, KeyError, OverflowError, ArithmeticError, bson.errors.BSONError):
+        return None
+    path = _path(snapshot.key)
+    handle = None
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _prepare_folder(path.parent)
         with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".tmp-", delete=False) as handle:
-            handle.write(hashlib.sha256(body).hexdigest().encode() + b"\n")
+            handle.write(HEADER + b" %d " % FORMAT + hashlib.sha256(body).hexdigest().encode() + b"\n")
             handle.write(body)
         os.replace(handle.name, path)
-    except OSError:
-        return None  # a read-only home still loads, only without the cache
+    except OSError:  # a read-only home or a full disk still loads, only without the cache
+        if handle is not None:
+            Path(handle.name).unlink(missing_ok=True)
+        return None
     return path
 
 
 def read(key: str) -> Snapshot | None:
     """The snapshot stored under ``key``, or None if there is none or it is damaged or stale (then removed)."""
     path = _path(key)
+    _prepare_folder(path.parent)
     try:
         raw = path.read_bytes()
     except OSError:
         return None
-    digest, _, body = raw.partition(b"\n")
+    header, _, body = raw.partition(b"\n")
     with gc_pause.paused():  # a million new objects would set off full collections over the whole heap
-        return _parse(key, path, digest, body)
+        return _parse(key, path, header, body)
 
 
-def _parse(key: str, path: Path, digest: bytes, body: bytes) -> Snapshot | None:
+def _parse(key: str, path: Path, header: bytes, body: bytes) -> Snapshot | None:
     """The snapshot in a file's bytes, or None (and the file removed) if damaged or stale."""
     try:
-        if hashlib.sha256(body).hexdigest().encode() != digest:
-            raise ValueError("checksum mismatch")
-        file_format, stored_key, data_hash, report, collections = pickle.loads(body)  # our own file, hash-checked
-        if file_format != FORMAT or stored_key != key:
+        expected = HEADER + b" %d " % FORMAT + hashlib.sha256(body).hexdigest().encode()
+        if header != expected:
+            raise ValueError("another format, or damaged")
+        meta, plain = _decode(body)  # BSON: data only
+        if meta.get("format") != FORMAT or meta.get("key") != key:
             raise ValueError("stale format")
-        return Snapshot(key, data_hash, report, _from_plain(collections))
+        return Snapshot(key, meta["data_hash"], meta["report"], _from_plain(plain))
     except Exception:  # damaged, stale or from another engine version: rebuild by loading
         path.unlink(missing_ok=True)
         return None

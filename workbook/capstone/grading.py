@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from workbook.bounds import MAX_CALLS, check_count
 from workbook.engine_reads import stored_documents
 from workbook.errors import WorkbookError
 from workbook.facts import MAX_BSON_SIZE
@@ -94,6 +95,7 @@ def grade(loaded: Any, *, calls: int = CALLS_PER_OPERATION, seed: int = 7) -> Gr
     from workbook.capstone.workload import hot_operations
     from workbook.loaded import loaded_shapes
 
+    check_count("calls", calls, most=MAX_CALLS, unit="seeded calls per hot operation")
     (shape,) = loaded_shapes(loaded, argument="loaded")
     if shape.dataset != "blog":
         raise WorkbookError(

@@ -18,10 +18,23 @@ from datetime import datetime
 from types import NoneType, UnionType
 from typing import Any
 
-from workbook.errors import ArgumentTypeError, WorkbookError
+from workbook.errors import ArgumentOutOfRangeError, ArgumentTypeError, WorkbookError
 
 MINIMUMS = {"page": 0, "page_size": 1, "limit": 1, "top": 1}
 """Whole-number parameters with a lower bound, by name."""
+
+MAX_WHOLE = 2**31 - 1
+"""The largest whole number an operation takes (a page, a limit, a quantity): the largest 32-bit BSON int.
+Past it a count is no real count, and a quantity of 10**30 cannot even be stored (BSON ints stop at 2**63)."""
+
+
+def _out_of_range(value: Any) -> int | None:
+    """The first whole number in ``value`` (or its pairs and lists) beyond +-:data:`MAX_WHOLE`, else None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if abs(value) > MAX_WHOLE else None
+    if isinstance(value, tuple | list):
+        return next((found for item in value if (found := _out_of_range(item)) is not None), None)
+    return None
 
 _NAMES = {str: "a string", int: "a whole number", float: "a number", datetime: "a datetime", bool: "True or False"}
 
@@ -112,6 +125,13 @@ def check_arguments(function: Callable[..., Any], declared: Callable[..., Any], 
             hints.update(typing.get_type_hints(declared))
             checks.update({p.name: compile_check(hints.get(p.name, Any)) for p in parameters})
         ok, passed = checks[name](value)
+        huge = _out_of_range(passed) if ok else None
+        if huge is not None:
+            raise ArgumentOutOfRangeError(
+                f"{operation}()'s {name} holds {huge:,}, beyond the largest whole number an operation takes "
+                f"({MAX_WHOLE:,}, the largest 32-bit BSON int): no page, limit or quantity is that large.",
+                fix=f"Call it as {operation}{_shown(signature)} with a realistic number.",
+            )
         if not ok:
             raise ArgumentTypeError(
                 f"{operation}()'s {name}",

@@ -43,7 +43,8 @@ class Operations:
         """Operations on ``db``, which must be one of ``learner``'s databases (default: this learner's)."""
         from workbook.namespace import require_own_database
 
-        require_own_database(db.name, learner=learner)  # operations write: only ever to the learner's own databases
+        if getattr(type(db), "writes_refused", False) is not True:  # the doctor's read-only view reads any database
+            require_own_database(db.name, learner=learner)  # operations write: only ever to the learner's own databases
         self.db = db
 
     def __repr__(self) -> str:

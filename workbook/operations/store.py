@@ -121,6 +121,11 @@ class StoreOperations(Operations):
             raise OperationRejectedError(
                 "An order needs at least one item.", fix="Pass items=[(product_id, quantity)]."
             )
+        if self.db.customers.find_one({"_id": customer_id}, {"_id": 1}) is None:
+            raise OperationRejectedError(
+                f"Cannot place an order for {customer_id!r}: there is no such customer.",
+                fix="Use an existing customer's id, e.g. db.customers.find_one({}, {'_id': 1})['_id'].",
+            )
         order_key = order_id or f"ord-{ObjectId()}"
 
         def take_stock_and_record(session: ClientSession | None) -> str:

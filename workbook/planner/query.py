@@ -84,7 +84,30 @@ def _count(value: Any, what: str) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
         raise ExplainError(f"The {what} must be a whole number, not {value!r}.", fix=f"Pass e.g. {what}=10.")
+    if abs(int(value)) > MAX_SKIP_LIMIT:
+        raise ExplainError(
+            f"The {what} {int(value):,} is beyond {MAX_SKIP_LIMIT:,} (2**31 - 1): more documents than any "
+            "collection here can hold, so it is a mistake rather than a plan to explain.",
+            fix=f"Pass e.g. {what}=10.",
+        )
     return abs(int(value)) or None
+
+
+MAX_SKIP_LIMIT = 2**31 - 1
+"""The largest skip or limit explained (the largest 32-bit int; beyond it no course collection has documents)."""
+
+
+def _sort_direction(name: str, direction: Any) -> None:
+    """Refuse a sort direction MongoDB refuses: only 1, -1 or {"$meta": ...} (code 15975, BadValue)."""
+    if isinstance(direction, Mapping) and "$meta" in direction:
+        return
+    if not isinstance(direction, bool) and isinstance(direction, int | float) and direction in (1, -1):
+        return
+    raise ExplainError(
+        f"The sort direction {direction!r} for {name!r} is not one MongoDB accepts: a sort key ordering must be "
+        "1 (ascending) or -1 (descending) (MongoDB refuses it with code 15975, BadValue).",
+        fix=f'Pass e.g. sort=[("{name}", 1)] or [("{name}", -1)].',
+    )
 
 
 def _projection(projection: Any) -> dict[str, Any] | None:
@@ -116,6 +139,9 @@ def _key_document(value: Any, what: str) -> dict[str, Any] | None:
             fix='Pass e.g. [("price", 1), ("_id", 1)] or {"price": 1}'
             + (" or an index name such as 'category_price'." if what == "hint" else "."),
         )
+    if what == "sort":
+        for name, direction in pairs:
+            _sort_direction(name, direction)
     return dict(pairs)
 
 

@@ -66,9 +66,10 @@ def _database_name(client: Any, requested: str | None) -> str:
     from workbook import namespace
 
     try:
-        existing = set(client.list_database_names())
+        existing: set[str] | None = set(client.list_database_names())
     except OperationFailure:  # no listDatabases privilege: take the name as given
-        existing = set()
+        existing = None
+    listed = ", ".join(sorted(existing)) if existing else "(none)"
     if requested is None:
         try:
             return str(client.get_default_database().name)
@@ -76,14 +77,15 @@ def _database_name(client: Any, requested: str | None) -> str:
             pass
         raise WorkbookError(
             "Which database? The URI names none.",
-            fix="Pass --database NAME. On this server: " + (", ".join(sorted(existing)) or "(none listed)"),
+            fix="Pass --database NAME. On this server: " + (listed if existing is not None else "(none listed)"),
         )
-    if requested in existing or not existing:
+    if existing is None or requested in existing:
         return requested
     inside = namespace.database_name(requested) if not requested.startswith(namespace.PREFIX) else requested
     if inside in existing:
         return inside
     raise WorkbookError(
-        f"No database {requested!r} on this server.",
-        fix="Choose from: " + ", ".join(sorted(existing)),
+        f"No database {requested!r} on this server (nor {inside!r} in your workbench namespace).",
+        fix=f"Choose one that exists: {listed}."
+        + ("" if existing else " Load one first: workbook.load('store', 'hybrid')."),
     )

@@ -46,6 +46,18 @@ def database_of(target: Any) -> Database[Any]:
     )
 
 
+def _read_only_note(name: str) -> str:
+    """The report's first note: the doctor only read, and whose database it read."""
+    from workbook.namespace import is_own_database
+
+    if is_own_database(name):
+        return f"read-only: the doctor only read {name} and wrote nothing"
+    return (
+        f"read-only: {name} is outside the workbench's own databases; the doctor only read it and wrote nothing "
+        "(hot reads of the workload ran through a view that refuses every write)"
+    )
+
+
 def _first_line(error: Exception) -> str:
     return str(error).splitlines()[0][:200] if str(error) else type(error).__name__
 
@@ -88,6 +100,9 @@ def doctor(
                 "a positive whole number",
                 fix=f"e.g. {name}={SAMPLE_SIZE if name == 'sample_size' else CALLS_PER_OPERATION}",
             )
+    from workbook.bounds import MAX_CALLS, check_count
+
+    check_count("calls", calls, most=MAX_CALLS, unit="calls per hot operation")
     if thresholds is not None and not isinstance(thresholds, Thresholds):
         raise ArgumentTypeError("thresholds", thresholds, "a Thresholds", fix="Thresholds(array_elements=1000)")
     budget = Budget(time_limit)
@@ -144,6 +159,6 @@ def doctor(
             skipped = ", ".join(n for n, _ in steps[position:])
             context.notes.append(f"time limit of {time_limit:g} s reached: not run (or not finished): {skipped}")
             break
-    report.notes = context.notes
+    report.notes = [*context.notes, _read_only_note(database.name)]
     report.seconds = budget.elapsed()
     return report

@@ -130,6 +130,9 @@ class ReadOnlyCollection:
 class ReadOnlyDatabase:
     """The read side of a pymongo ``Database``: collections, listings and read-only commands."""
 
+    writes_refused = True
+    """Every write is refused here, so code that writes (the operations) may read any database through it."""
+
     def __init__(self, db: Database[Any], budget: Budget) -> None:
         self._db = db
         self._budget = budget
