@@ -110,11 +110,11 @@ def attribute_plans(designs: AttributeDesigns, name: str, value: Any) -> pd.Data
         rows.append(
             {
                 "design": design,
-                "filter": str(query),
                 "index": summary["index"] or "none (COLLSCAN)",
                 "keys_examined": summary["keysExamined"],
                 "docs_examined": summary["docsExamined"],
                 "returned": summary["nReturned"],
+                "filter": str(query),
             }
         )
     return pd.DataFrame(rows).set_index("design")

@@ -130,11 +130,11 @@ def type_plans(catalogue: Catalogue, kind: str, value: Any) -> pd.DataFrame:
         rows.append(
             {
                 "query": label,
-                "filter": str(query),
                 "index": summary["index"] or "none (COLLSCAN)",
                 "keys_examined": summary["keysExamined"],
                 "docs_examined": summary["docsExamined"],
                 "returned": summary["nReturned"],
+                "filter": str(query),
             }
         )
     return pd.DataFrame(rows).set_index("query")
