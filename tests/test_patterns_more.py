@@ -108,8 +108,9 @@ def test_the_field_design_needs_an_index_per_spec_the_attribute_design_one(store
     assert plans.loc["attribute pattern", "index"] == "attrs.k_1_attrs.v_1"
     assert plans.loc["attribute pattern", "keys_examined"] == truth  # k and v bound together by $elemMatch
     ranged = attribute.attribute_plans(designs, "pages", {"$gt": 300})
-    assert ranged["returned"].nunique() == 1 and ranged.loc["attribute pattern", "docs_examined"] == (
-        ranged.loc["attribute pattern", "returned"]
+    assert (
+        ranged["returned"].nunique() == 1
+        and ranged.loc["attribute pattern", "docs_examined"] == (ranged.loc["attribute pattern", "returned"])
     )
 
 

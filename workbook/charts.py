@@ -238,8 +238,11 @@ def schema_chart(frame: pd.DataFrame) -> go.Figure:
     lengths = bars["min_length"].notna()
     bars["lengths"] = ""
     bars.loc[lengths, "lengths"] = (
-        "array length " + bars.loc[lengths, "min_length"].astype(int).astype(str) + " to "
-        + bars.loc[lengths, "max_length"].astype(int).astype(str) + ", mean "
+        "array length "
+        + bars.loc[lengths, "min_length"].astype(int).astype(str)
+        + " to "
+        + bars.loc[lengths, "max_length"].astype(int).astype(str)
+        + ", mean "
         + bars.loc[lengths, "mean_length"].astype(str)
     )
     order = list(dict.fromkeys(rows["label"]))

@@ -64,7 +64,7 @@ class ApproximateCounter:
 
 
 def count_views(db: Database, events: int, everies: tuple[int, ...] = (1, 10, 100)) -> pd.DataFrame:
-    """Run ``events`` page views through a counter per ``every`` on ``db``: writes sent, value stored, how far behind."""
+    """Run ``events`` page views through a counter per ``every`` on ``db``: writes sent, value stored, lag."""
     from workbook.namespace import require_own_database
 
     require_own_database(db.name)
@@ -76,6 +76,13 @@ def count_views(db: Database, events: int, everies: tuple[int, ...] = (1, 10, 10
             for _ in range(events):
                 counter.record()
         stored = (db[COLLECTION].find_one({"_id": counter.key}) or {}).get("views", 0)
-        rows.append({"every": every, "events": events, "writes_sent": sent.round_trips, "stored": stored,
-                     "behind": events - stored})
+        rows.append(
+            {
+                "every": every,
+                "events": events,
+                "writes_sent": sent.round_trips,
+                "stored": stored,
+                "behind": events - stored,
+            }
+        )
     return pd.DataFrame(rows).set_index("every")

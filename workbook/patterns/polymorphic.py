@@ -86,7 +86,7 @@ class Catalogue:
 
 
 def load_catalogue(dataset: Any, db: Database | None = None) -> Catalogue:
-    """Load the catalogue with one partial index per type (default database: ``workbench_<learner>_patterns_polymorphic``)."""
+    """Load the catalogue with one partial index per type (default: ``workbench_<learner>_patterns_polymorphic``)."""
     from workbook.connection import connect
     from workbook.loading import fill
     from workbook.namespace import require_own_database

@@ -37,7 +37,7 @@ class Versioned:
 
 
 def load_versioned(dataset: Any, db: Database | None = None) -> Versioned:
-    """Load the store's products at version 1 and an empty history (default database: ``workbench_<learner>_patterns_versioning``)."""
+    """The store's products at version 1 and an empty history (default: ``workbench_<learner>_patterns_versioning``)."""
     from workbook.connection import connect
     from workbook.loading import fill
     from workbook.namespace import require_own_database

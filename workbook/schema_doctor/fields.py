@@ -31,9 +31,7 @@ COLUMNS = [
 ]
 
 
-def schema_view(
-    target: Any, collections: list[str] | None = None, *, sample_size: int = SAMPLE_SIZE
-) -> pd.DataFrame:
+def schema_view(target: Any, collections: list[str] | None = None, *, sample_size: int = SAMPLE_SIZE) -> pd.DataFrame:
     """One row per collection, field and type: documents with that type, their share of the documents
     read, documents missing the field, and (arrays) the lengths; ``target`` a loaded shape, a database
     or a collection."""
@@ -48,7 +46,12 @@ def schema_view(
         database = database_of(target)
     budget = Budget(TIME_LIMIT)
     context = Context(
-        ReadOnlyDatabase(database, budget), budget, DEFAULT_THRESHOLDS, sample_size, False, lambda _: None,
+        ReadOnlyDatabase(database, budget),
+        budget,
+        DEFAULT_THRESHOLDS,
+        sample_size,
+        False,
+        lambda _: None,
         source=database,
     )
     known = context.collections()
