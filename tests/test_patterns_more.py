@@ -209,4 +209,7 @@ def test_schema_chart_has_a_bar_per_type_and_one_for_missing(store, db):
     assert set(view["type"]) | {"missing"} == names
     labels = {y for trace in figure.data for y in trace.y}
     assert labels == set("catalogue · " + view["field"])
+    sizes = view[view["field"] == "sizes"].iloc[0]
+    array = next(trace for trace in figure.data if trace.name == "array")
+    assert list(array.text) == [f"length {int(sizes['min_length'])}-{int(sizes['max_length'])}"]
     assert isinstance(view, pd.DataFrame)

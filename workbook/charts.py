@@ -245,9 +245,17 @@ def schema_chart(frame: pd.DataFrame) -> go.Figure:
         + ", mean "
         + bars.loc[lengths, "mean_length"].astype(str)
     )
+    bars["text"] = ""
+    bars.loc[lengths, "text"] = (
+        "length "
+        + bars.loc[lengths, "min_length"].astype(int).astype(str)
+        + "-"
+        + bars.loc[lengths, "max_length"].astype(int).astype(str)
+    )
     order = list(dict.fromkeys(rows["label"]))
     figure = px.bar(
         bars,
+        text="text",
         x="share_pct",
         y="label",
         color="type",
@@ -257,6 +265,7 @@ def schema_chart(frame: pd.DataFrame) -> go.Figure:
         hover_data={"documents": ":,", "lengths": True, "label": False},
         labels={"share_pct": "share of the documents read (%)", "label": "", "type": "type"},
     )
+    figure.update_traces(textposition="inside", insidetextanchor="start")
     figure.update_layout(barmode="stack", height=max(300, 26 * len(order) + 150), width=900)
     figure.update_xaxes(range=[0, 100])
     collections = ", ".join(sorted(set(rows["collection"])))
@@ -264,6 +273,6 @@ def schema_chart(frame: pd.DataFrame) -> go.Figure:
     return _titled(
         figure,
         f"Field types per collection ({collections})",
-        f"documents read per collection: {read}; grey: documents without the field",
+        f"documents read per collection: {read}; grey: documents without the field; arrays: lengths min-max",
         legend="type",
     )
