@@ -16,6 +16,7 @@ from pymongo.database import Database
 
 from workbook.errors import ArgumentTypeError
 from workbook.monitor import capture
+from workbook.patterns.work import load_steps
 
 COLLECTION = "page_views"
 
@@ -63,18 +64,22 @@ class ApproximateCounter:
         return True
 
 
-def count_views(db: Database, events: int, everies: tuple[int, ...] = (1, 10, 100)) -> pd.DataFrame:
+def count_views(
+    db: Database, events: int, everies: tuple[int, ...] = (1, 10, 100), *, progress: bool = True
+) -> pd.DataFrame:
     """Run ``events`` page views through a counter per ``every`` on ``db``: writes sent, value stored, lag."""
     from workbook.namespace import require_own_database
 
     require_own_database(db.name)
     db.drop_collection(COLLECTION)
     rows = []
+    bar = load_steps(f"{events:,} views per counter", events * len(everies), progress)
     for every in everies:
         counter = ApproximateCounter(db, f"every-{every}", every)
         with capture() as sent:
             for _ in range(events):
                 counter.record()
+                bar.update()
         stored = (db[COLLECTION].find_one({"_id": counter.key}) or {}).get("views", 0)
         rows.append(
             {
@@ -85,4 +90,5 @@ def count_views(db: Database, events: int, everies: tuple[int, ...] = (1, 10, 10
                 "behind": events - stored,
             }
         )
+    bar.close()
     return pd.DataFrame(rows).set_index("every")

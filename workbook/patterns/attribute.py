@@ -18,6 +18,7 @@ from pymongo.database import Database
 
 from workbook.errors import WorkbookError
 from workbook.explaining import explain
+from workbook.patterns.work import load_steps
 from workbook.shapes.spec import Document
 
 FIELDS = "products_fields"
@@ -70,22 +71,27 @@ class AttributeDesigns:
         return f"<products by field and by attribute ({len(self.specs)} spec names) in {self.db.name}>"
 
 
-def load_attribute_designs(dataset: Any, db: Database | None = None) -> AttributeDesigns:
+def load_attribute_designs(dataset: Any, db: Database | None = None, *, progress: bool = True) -> AttributeDesigns:
     """Load both designs with the indexes each needs (default database: ``workbench_<learner>_patterns_attribute``)."""
     from workbook.connection import connect
     from workbook.loading import fill
     from workbook.namespace import require_own_database
 
-    db = db if db is not None else connect(database="patterns_attribute", quiet=True)
-    require_own_database(db.name)
     names = spec_names(dataset)
-    for collection in (FIELDS, ATTRIBUTES):
-        db.drop_collection(collection)
-    for name in names:  # a filter on any spec must not scan the collection: one index per spec
-        db[FIELDS].create_index([(f"specs.{name}", ASCENDING)], name=f"specs.{name}_1")
-    db[ATTRIBUTES].create_index(ATTRIBUTE_INDEX, name="attrs.k_1_attrs.v_1")
-    fill(db, FIELDS, _products(dataset))
-    fill(db, ATTRIBUTES, attribute_documents(dataset))
+    with load_steps("load the attribute designs", 4, progress) as bar:
+        db = db if db is not None else connect(database="patterns_attribute", quiet=True)
+        require_own_database(db.name)
+        bar.update()
+        for collection in (FIELDS, ATTRIBUTES):
+            db.drop_collection(collection)
+        for name in names:  # a filter on any spec must not scan the collection: one index per spec
+            db[FIELDS].create_index([(f"specs.{name}", ASCENDING)], name=f"specs.{name}_1")
+        db[ATTRIBUTES].create_index(ATTRIBUTE_INDEX, name="attrs.k_1_attrs.v_1")
+        bar.update()
+        fill(db, FIELDS, _products(dataset))
+        bar.update()
+        fill(db, ATTRIBUTES, attribute_documents(dataset))
+        bar.update()
     return AttributeDesigns(db, names)
 
 

@@ -18,6 +18,7 @@ from pymongo.database import Database
 
 from workbook.errors import UnknownChoiceError, WorkbookError
 from workbook.explaining import explain
+from workbook.patterns.work import load_steps
 from workbook.shapes.spec import Document
 
 COLLECTION = "catalogue"
@@ -85,20 +86,24 @@ class Catalogue:
         return f"<polymorphic catalogue of {len(TYPES)} types in {self.db.name}.{COLLECTION}>"
 
 
-def load_catalogue(dataset: Any, db: Database | None = None) -> Catalogue:
+def load_catalogue(dataset: Any, db: Database | None = None, *, progress: bool = True) -> Catalogue:
     """Load the catalogue with one partial index per type (default: ``workbench_<learner>_patterns_polymorphic``)."""
     from workbook.connection import connect
     from workbook.loading import fill
     from workbook.namespace import require_own_database
 
-    db = db if db is not None else connect(database="patterns_polymorphic", quiet=True)
-    require_own_database(db.name)
-    db.drop_collection(COLLECTION)
-    for kind, field in TYPE_FIELDS.items():
-        db[COLLECTION].create_index(
-            [(field, ASCENDING)], name=partial_index_name(kind), partialFilterExpression={"type": kind}
-        )
-    fill(db, COLLECTION, polymorphic_documents(dataset))
+    with load_steps("load the polymorphic catalogue", 3, progress) as bar:
+        db = db if db is not None else connect(database="patterns_polymorphic", quiet=True)
+        require_own_database(db.name)
+        bar.update()
+        db.drop_collection(COLLECTION)
+        for kind, field in TYPE_FIELDS.items():
+            db[COLLECTION].create_index(
+                [(field, ASCENDING)], name=partial_index_name(kind), partialFilterExpression={"type": kind}
+            )
+        bar.update()
+        fill(db, COLLECTION, polymorphic_documents(dataset))
+        bar.update()
     return Catalogue(db)
 
 
