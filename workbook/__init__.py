@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from workbook.measure import run_workload as run_workload
     from workbook.measure import summarize_runs as summarize_runs
     from workbook.schema_doctor import doctor as doctor
+    from workbook.schema_doctor.fields import schema_view as schema_view
     from workbook.shapes import SHAPE_NAMES as SHAPE_NAMES
     from workbook.shapes import shape_spec as shape_spec
     from workbook.sizes import size_table as size_table
@@ -80,6 +81,7 @@ _EXPORTS = {
     "size_table": "workbook.sizes",
     "explore": "workbook.explorer",
     "doctor": "workbook.schema_doctor",
+    "schema_view": "workbook.schema_doctor.fields",
     "explain": "workbook.explaining",
     "explain_aggregate": "workbook.explaining",
     "summarize": "workbook.explaining",

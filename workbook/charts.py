@@ -214,3 +214,72 @@ def workload_cost_chart(
         legend="operation",  # the bars are stacked by operation; the shapes are on the x axis
     )
     return figure.update_layout(margin={"t": 110})  # the subtitle has two lines
+
+
+TYPE_COLORS = {
+    "string": "#1f77b4",
+    "int": "#2ca02c",
+    "long": "#98df8a",
+    "double": "#17becf",
+    "bool": "#9467bd",
+    "date": "#8c564b",
+    "object": "#ff7f0e",
+    "array": "#d62728",
+    "objectId": "#7f7f7f",
+    "null": "#c7c7c7",
+    "missing": "#eeeeee",
+}
+"""A colour per BSON type in :func:`schema_chart` (grey for documents that lack the field)."""
+
+
+def schema_chart(frame: pd.DataFrame) -> go.Figure:
+    """Per collection and field, a bar of the shares of its types and of documents missing it
+    (a frame from ``workbook.schema_view``); array lengths and counts in the hover."""
+    rows = frame.copy()
+    rows["label"] = rows["collection"] + " · " + rows["field"]
+    missing = rows.drop_duplicates("label")[["collection", "field", "label", "missing", "read"]].copy()
+    missing = missing[missing["missing"] > 0]
+    missing = missing.assign(type="missing", documents=missing["missing"])
+    missing["share_pct"] = (100 * missing["missing"] / missing["read"]).round(1)
+    bars = pd.concat([rows, missing], ignore_index=True)
+    lengths = bars["min_length"].notna()
+    bars["lengths"] = ""
+    bars.loc[lengths, "lengths"] = (
+        "array length "
+        + bars.loc[lengths, "min_length"].astype(int).astype(str)
+        + " to "
+        + bars.loc[lengths, "max_length"].astype(int).astype(str)
+        + ", mean "
+        + bars.loc[lengths, "mean_length"].astype(str)
+    )
+    bars["text"] = ""
+    bars.loc[lengths, "text"] = (
+        "length "
+        + bars.loc[lengths, "min_length"].astype(int).astype(str)
+        + "-"
+        + bars.loc[lengths, "max_length"].astype(int).astype(str)
+    )
+    order = list(dict.fromkeys(rows["label"]))
+    figure = px.bar(
+        bars,
+        text="text",
+        x="share_pct",
+        y="label",
+        color="type",
+        orientation="h",
+        color_discrete_map=TYPE_COLORS,
+        category_orders={"label": order},
+        hover_data={"documents": ":,", "lengths": True, "label": False},
+        labels={"share_pct": "share of the documents read (%)", "label": "", "type": "type"},
+    )
+    figure.update_traces(textposition="inside", insidetextanchor="start")
+    figure.update_layout(barmode="stack", height=max(300, 26 * len(order) + 150), width=900)
+    figure.update_xaxes(range=[0, 100])
+    collections = ", ".join(sorted(set(rows["collection"])))
+    read = ", ".join(f"{c}: {n:,}" for c, n in rows.drop_duplicates("collection")[["collection", "read"]].values)
+    return _titled(
+        figure,
+        f"Field types per collection ({collections})",
+        f"documents read per collection: {read}; grey: documents without the field; arrays: lengths min-max",
+        legend="type",
+    )

@@ -57,3 +57,11 @@ def work_table(rows: dict[str, Work], index_name: str = "shape") -> pd.DataFrame
     """One row per label (a shape, a layout, a query): the counts of each :class:`Work`."""
     frame = pd.DataFrame([{index_name: label, **work.row()} for label, work in rows.items()])
     return frame.set_index(index_name).convert_dtypes()
+
+
+def load_steps(description: str, steps: int, progress: bool = True) -> Any:
+    """A progress bar over a pattern's load steps (connect, each index, each collection), shown only
+    past a second, as ``workbook.load``'s is."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=steps, desc=description, unit="step", delay=1.0, disable=not progress)
