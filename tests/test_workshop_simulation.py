@@ -126,6 +126,7 @@ def learner_orders(name: str, uri: str, started: threading.Barrier) -> list[str]
             [{"_id": p, "name": f"product {p}", "price": 2.5, "stock": STOCK, "category": {"_id": "c"}}
              for p in PRODUCTS]
         )
+        db.customers.insert_many([{"_id": f"cust-{number}", "name": f"worker {number}"} for number in range(WORKERS)])
         ops = OPERATIONS["referenced"](db, learner=name)
         started.wait()
 
