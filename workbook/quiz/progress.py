@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import filelock
-import jsonschema
 
 from workbook.errors import ProgressFileError, ProgressFileWarning
+from workbook.lazy_imports import load_jsonschema
 from workbook.namespace import learner_name
 
 if TYPE_CHECKING:
+    import jsonschema
     import pandas as pd
 
 FORMAT = 1
@@ -69,7 +70,7 @@ SCHEMA: dict[str, Any] = {
 @cache
 def _validator() -> jsonschema.Draft202012Validator:
     """:data:`SCHEMA`'s validator, built once."""
-    return jsonschema.Draft202012Validator(SCHEMA)
+    return load_jsonschema().Draft202012Validator(SCHEMA)
 
 
 def progress_dir() -> Path:
@@ -122,7 +123,7 @@ def read_progress_file(path: Path) -> dict[str, Any]:
             f"{path} has format {document.get('format')!r}; this workbook reads format {FORMAT}.",
             fix="Upgrade the workbook (it was written by another version), or move the file aside.",
         )
-    problem = jsonschema.exceptions.best_match(_validator().iter_errors(document))
+    problem = load_jsonschema().exceptions.best_match(_validator().iter_errors(document))
     if problem is not None:
         where = "/".join(str(step) for step in problem.absolute_path) or "(top level)"
         raise ProgressFileError(f"{path} is not a progress file: at {where}, {problem.message}.", fix="Move it aside.")
