@@ -73,6 +73,15 @@ def _validator() -> jsonschema.Draft202012Validator:
     return load_jsonschema().Draft202012Validator(SCHEMA)
 
 
+def all_done(solved: int, total: int) -> str:
+    """What follows "N of M questions solved": ", all done" once every question counted is solved.
+
+    >>> all_done(41, 41), all_done(36, 41)
+    (', all done', '')
+    """
+    return ", all done" if total and solved >= total else ""
+
+
 def progress_dir() -> Path:
     """Where progress files live: ``WORKBOOK_PROGRESS_DIR`` > ``~/.workbook/progress`` (read at call time)."""
     configured = os.environ.get("WORKBOOK_PROGRESS_DIR", "").strip()
@@ -264,7 +273,8 @@ class Progress:
         asked = len(self.questions)
         total = len(self.banks_total()) or asked
         lines = [
-            f"{self.learner}: {solved} of {total} questions solved, {attempts} attempts on {asked} ({self.file})",
+            f"{self.learner}: {solved} of {total} questions solved{all_done(solved, total)}, "
+            f"{attempts} attempts on {asked} ({self.file})",
             "",
             self.to_frame().fillna("").to_string(),
         ]
@@ -282,6 +292,6 @@ class Progress:
         total = len(self.banks_total()) or len(self.questions)
         frame = self.to_frame()[["attempts", "solved", "solved_at_attempt"]]
         return (
-            f"<p><b>{html.escape(self.learner)}</b>: {solved} of {total} questions solved "
+            f"<p><b>{html.escape(self.learner)}</b>: {solved} of {total} questions solved{all_done(solved, total)} "
             f"({len(self.questions)} tried)</p>" + frame.to_html(na_rep="")
         )
