@@ -22,8 +22,6 @@ RIGHT = "Correct."
 NOT_YET = "Not yet. Have another go: you can retry as often as you like."
 
 
-
-
 def named(question: Mapping[str, Any]) -> str:
     """How a message names a question: by the title the learner sees above it, not its internal id.
 

@@ -64,9 +64,7 @@ def _bank_targets() -> dict[str, int]:
     return _targets(all_questions())
 
 
-def shown_options(
-    question: Mapping[str, Any], targets: Mapping[str, int] | None = None
-) -> list[dict[str, Any]]:
+def shown_options(question: Mapping[str, Any], targets: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
     """The question's options in the order the widget shows them (see the module docstring)."""
     options = [dict(option) for option in question.get("options", [])]
     if question["type"] not in SHUFFLED_TYPES:

@@ -155,9 +155,11 @@ class Report:
         notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)
         table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>" if self.findings else ""
         # JupyterLab typesets $...$ in HTML output as math ("$push and $each" in italics): not in here
-        return f"<div class='{NO_MATH}'><p>{html.escape(self.summary())}</p>{table}" + (
-            f"<details><summary>what was read</summary><ul>{notes}</ul></details>" if notes else ""
-        ) + "</div>"
+        return (
+            f"<div class='{NO_MATH}'><p>{html.escape(self.summary())}</p>{table}"
+            + (f"<details><summary>what was read</summary><ul>{notes}</ul></details>" if notes else "")
+            + "</div>"
+        )
 
     def _ordered(self) -> list[Finding]:
         order = list(ANTI_PATTERNS)
