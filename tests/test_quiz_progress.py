@@ -92,7 +92,7 @@ def test_progress_command_summarises(progress_dir, capsys):
     Progress.load().record("q-1", True)
     assert main(["progress"]) == 0
     out = capsys.readouterr().out
-    assert "ada-lovelace: 1 of 1 questions solved, 2 attempts" in out and "q-1" in out
+    assert "ada-lovelace: 1 of 1 questions solved, all done, 2 attempts" in out and "q-1" in out
 
 
 def _fake_class(folder):

@@ -211,6 +211,31 @@ def bench_server_start() -> list[Figure]:
                    note="not counted in the loads below")]  # fmt: skip
 
 
+ENGINE_START_CODE = (
+    "import sys, workbook; from workbook.offline import offline_server; offline_server(); "
+    "print(sum(name.split('.')[0] in ('rfc3987_syntax', 'lark') for name in sys.modules))"
+)
+"""A fresh learner's process: import the package, start the offline engine, count the deferred grammar's modules."""
+
+
+def bench_engine_start() -> list[Figure]:
+    """A fresh process from interpreter start to the offline engine serving (what a new kernel waits for)."""
+    env = {**os.environ}
+    env.pop("MONGODB_URI", None)
+    seconds, done = timed(
+        lambda: subprocess.run(
+            [sys.executable, "-c", ENGINE_START_CODE], env=env, capture_output=True, text=True, check=False
+        )
+    )
+    try:
+        grammar_modules = int(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return []
+    note = "RFC 3987 grammar not imported" if grammar_modules == 0 else f"{grammar_modules} grammar modules imported"
+    return [Figure("engine", "offline engine start, fresh process (python start to serving)", seconds, "s",
+                   at_most=1.5, note=note)]  # fmt: skip
+
+
 def bench_loads(full: bool) -> list[Figure]:
     """Each dataset in each shape at ``small``: first load, from this machine's snapshot, repeated.
 
@@ -561,6 +586,7 @@ def measure(full: bool = False) -> BenchRun:
             ("integer ids", bench_insert_ids),
             ("point query", bench_point_query),
         ]
+        steps.append(("engine start", bench_engine_start))
         if full:
             steps.append(("notebooks", bench_notebooks))
         workbook.connect(quiet=True)

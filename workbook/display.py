@@ -1,5 +1,5 @@
 """What a learner sees in a notebook: the connection banner as a box that wraps between words, and a
-document-validation rejection as its reason (which rule, which field) instead of a long traceback.
+refused write as its reason (a validator's: which rule, which field) instead of a long traceback.
 
 :func:`install` is called by ``workbook.connect()``; it does something only inside an IPython kernel.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import re
+import sys
 import textwrap
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -122,14 +123,52 @@ def rejection_text(error: WriteError | BulkWriteError) -> str:
     shown = reasons[:5] + ([f"... and {len(reasons) - 5} more"] if len(reasons) > 5 else [])
     lines = [f"Rejected by the collection's validator (code 121) for document {document!r}:"]
     lines += [f"  • {reason}" for reason in shown]
-    lines.append("The write did not happen. The full error is in the exception's .details (run %tb for the traceback).")
+    lines.append(NOT_WRITTEN)
     return "\n".join(lines)
 
 
+NOT_WRITTEN = "The write did not happen. Run %tb for the traceback; the full error is in sys.last_value.details."
+"""The last line under a refused write: both suggestions work, because the handler records the error for them."""
+
+REASON_CHARS = 240
+"""A refused write's reason is cut to this many characters (a duplicate key can quote a whole document)."""
+
+
+def write_error_text(error: WriteError | BulkWriteError) -> str:
+    """A refused write in two lines: the server's reason with its code, then what happened and where to see more.
+
+    >>> print(write_error_text(WriteError("E11000 duplicate key error collection: db.follows", code=11000)))
+    Write refused (code 11000): E11000 duplicate key error collection: db.follows
+    The write did not happen. Run %tb for the traceback; the full error is in sys.last_value.details.
+    """
+    if is_validation_error(error):
+        return rejection_text(error)
+    details: Any = error.details or {}
+    if isinstance(error, BulkWriteError):
+        first = (details.get("writeErrors") or [{}])[0]
+        count = len(details.get("writeErrors") or [])
+        reason = str(first.get("errmsg") or error)
+        code = first.get("code", error.code)
+        more = f" ({details.get('nInserted', 0)} inserted before it; {count} write error{'s' * (count != 1)})"
+    else:
+        reason, code, more = str((details or {}).get("errmsg") or error), error.code, ""
+    reason = " ".join(reason.split())
+    if len(reason) > REASON_CHARS:
+        reason = reason[: REASON_CHARS - 3] + "..."
+    return f"Write refused (code {code}): {reason}{more}\n{NOT_WRITTEN}"
+
+
+def _remember(kind: type, value: BaseException, tb: Any) -> None:
+    """Record the error where %tb and sys.last_value look (IPython does so only when it shows a traceback)."""
+    sys.last_type, sys.last_value, sys.last_traceback = kind, value, tb
+    sys.last_exc = value
+
+
 def _show_rejection(shell: Any, kind: type, value: BaseException, tb: Any, tb_offset: int | None = None) -> Any:
-    """IPython's handler for write errors: validation rejections as their reason, anything else as usual."""
-    if is_validation_error(value):
-        print(rejection_text(value))  # type: ignore[arg-type]
+    """IPython's handler for refused writes: the reason in two lines (a validator's: one per rule), not a traceback."""
+    if isinstance(value, WriteError | BulkWriteError):
+        _remember(kind, value, tb)
+        print(write_error_text(value))
         return None
     return shell.showtraceback((kind, value, tb), tb_offset=tb_offset)
 

@@ -320,6 +320,9 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
 
 def resolve(name: PrivateName) -> Any:
     """The object ``name`` refers to (raises ImportError or AttributeError when it moved)."""
+    from workbook.lazy_imports import defer_iri_grammar
+
+    defer_iri_grammar()  # mongoeco's import pulls in jsonschema: without the 1.4 s IRI grammar
     target: Any = importlib.import_module(name.module)
     parts = name.attribute.split(".")
     for part in parts[:1] if name.instance_attribute else parts:  # instance attributes: check the class

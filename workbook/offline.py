@@ -35,6 +35,7 @@ import bson
 from workbook import engine_compat, offline_transactions, offline_validators, offline_views
 from workbook.facts import FIRST_BATCH_DOCUMENTS, MAX_BSON_SIZE
 from workbook.facts import bson_size as _plain_bson_size
+from workbook.lazy_imports import defer_iri_grammar
 
 PACKAGE = "mongoeco"
 _T = TypeVar("_T")
@@ -57,6 +58,7 @@ def _count_id_scan(storage: Mapping[str, Any], db_name: str, coll_name: str) -> 
 
 def _engine_class() -> type:
     """Build the patched engine class (imports mongoeco only when the offline default is used)."""
+    defer_iri_grammar()  # mongoeco imports jsonschema, which would build a 1.4 s grammar nothing here uses
     from mongoeco.errors import WriteError
 
     engine_compat.install_type_bracketing()
@@ -900,6 +902,7 @@ class OfflineServer:
     """
 
     def __init__(self) -> None:
+        defer_iri_grammar()  # before the first mongoeco import: see workbook.lazy_imports
         from mongoeco.api import AsyncMongoClient
 
         _proxy, _executor, user_class = engine_compat.wire_classes()

@@ -22,6 +22,13 @@ RIGHT = "Correct."
 NOT_YET = "Not yet. Have another go: you can retry as often as you like."
 
 
+def named(question: Mapping[str, Any]) -> str:
+    """How a message names a question: by the title the learner sees above it, not its internal id.
+
+    >>> named({"id": "nb02-2", "title": "Renaming the most-used part"})
+    '"Renaming the most-used part"'
+    """
+    return f'"{question["title"]}"' if question.get("title") else str(question["id"])
 
 
 @dataclass(frozen=True)
@@ -66,7 +73,7 @@ def option_id(question: Mapping[str, Any], answer: Any) -> str:
     for option in options:
         if hashing.normalise_text(option["text"]) == wanted:
             return option["id"]
-    raise UnknownChoiceError(f"option of {question['id']}", answer, [option["id"] for option in options])
+    raise UnknownChoiceError(f"option of {named(question)}", answer, [option["id"] for option in options])
 
 
 def _option_ids(question: Mapping[str, Any], answer: Any) -> list[str]:
@@ -75,7 +82,7 @@ def _option_ids(question: Mapping[str, Any], answer: Any) -> list[str]:
     if isinstance(answer, str):
         answer = [part for part in re.split(r"\s*,\s*", answer.strip()) if part]
     if not isinstance(answer, Iterable):
-        raise AnswerError(f"{question['id']} takes a list of options, not {answer!r}.", fix='Pass e.g. ["a", "c"].')
+        raise AnswerError(f"{named(question)} takes a list of options, not {answer!r}.", fix='Pass e.g. ["a", "c"].')
     return sorted({option_id(question, item) for item in answer})
 
 
@@ -149,6 +156,32 @@ def unit_note(question: Mapping[str, Any], answer: Any) -> str:
     )
 
 
+GROUP_SEPARATORS = ",  \u00a0\u202f_'"
+"""What may group a number's digits in threes: the comma every table in the course prints, a space (also
+no-break and narrow no-break, as some locales print it), Python's underscore, the Swiss apostrophe."""
+
+_GROUPED = re.compile(r"[+-]?\d{1,3}(?P<sep>[" + re.escape(GROUP_SEPARATORS) + r"])\d{3}(?:(?P=sep)\d{3})*(?:\.\d+)?")
+_DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
+
+
+def plain_number(text: str) -> str:
+    """A number as the course prints it ("161,000", "10 000", "1e4") as a plain decimal string; ``text`` if not one.
+
+    Groups of three digits after the first group are joined; one separator throughout. A comma that
+    cannot be a thousands separator ("2,5") raises ValueError: it reads as a decimal comma, and
+    guessing would grade the wrong number.
+
+    >>> [plain_number(t) for t in ("161,000", "10 000", "1,234.5", "1e4", "10_000", "-2,500")]
+    ['161000', '10000', '1234.5', '1e4', '10000', '-2500']
+    """
+    text = text.strip()
+    if _GROUPED.fullmatch(text):
+        return "".join(ch for ch in text if ch not in GROUP_SEPARATORS)
+    if _DECIMAL_COMMA.fullmatch(text):
+        raise ValueError(f"{text!r} has a comma that does not group thousands")
+    return text
+
+
 def parse_number(question: Mapping[str, Any], answer: Any) -> str:
     """A numeric answer as a decimal string; a trailing unit (the question's, or "MB" for MiB) is allowed.
 
@@ -158,13 +191,21 @@ def parse_number(question: Mapping[str, Any], answer: Any) -> str:
     '16'
     """
     unit = question.get("unit", "")
-    text, _ = _written_unit(question, answer)
+    written, _ = _written_unit(question, answer)
     shown = f" in {unit}" if unit else ""
+    try:
+        text = plain_number(written)
+    except ValueError:
+        raise AnswerError(
+            f"{named(question)} takes a number{shown}: in {_shown(answer)} the comma does not group thousands.",
+            fix="Write the decimal point as a dot (2.5), and group thousands by three (10,000) or not at all (10000).",
+        ) from None
     try:
         value = hashing.to_decimal(text) if len(text) <= MAX_ANSWER_CHARS else None
     except ValueError:
         raise AnswerError(
-            f"{question['id']} takes a number{shown}, not {_shown(answer)}.", fix="Pass e.g. 3 or 2.5."
+            f"{named(question)} takes a number{shown}, not {_shown(answer)}.",
+            fix="Type a number as the course prints it, e.g. 3, 2.5 or 10,000.",
         ) from None
     try:
         in_range = value is not None and abs(value) <= MAX_ANSWER
@@ -174,9 +215,9 @@ def parse_number(question: Mapping[str, Any], answer: Any) -> str:
         in_range = False
     if not in_range:
         raise AnswerError(
-            f"{question['id']} takes a number in range (at most {MAX_ANSWER:,.0f} either way){shown}: "
+            f"{named(question)} takes a number in range (at most {MAX_ANSWER:,.0f} either way){shown}: "
             f"{_shown(answer)} is not one.",
-            fix="Type the number as a plain decimal, e.g. 3 or 2.5.",
+            fix="Type the number as the course prints it, e.g. 3, 2.5 or 10,000.",
         )
     return text
 
@@ -197,7 +238,7 @@ def grade_numeric(question: Mapping[str, Any], answer: Any) -> Result:
 def grade_text(question: Mapping[str, Any], answer: Any) -> Result:
     """Short text, compared without case, punctuation or extra whitespace."""
     if not isinstance(answer, str) or not answer.strip():
-        raise AnswerError(f"{question['id']} takes a short text answer, not {answer!r}.", fix='Pass e.g. "a word".')
+        raise AnswerError(f"{named(question)} takes a short text answer, not {answer!r}.", fix='Pass e.g. "a word".')
     key = hashing.text_key(answer)
     correct = hashing.answer_hash(question["salt"], key) in question["answer_hashes"]
     return Result(question["id"], correct, _sealed(question, key) or (RIGHT if correct else NOT_YET), answer)
@@ -218,9 +259,9 @@ def grade(question: Mapping[str, Any], answer: Any, db: Database | None = None) 
     kind = question["type"]
     if kind == "design":
         if db is None:
-            raise AnswerError(f"{question['id']} is graded on a database; none was given.", fix="Pass db=...")
+            raise AnswerError(f"{named(question)} is graded on a database; none was given.", fix="Pass db=...")
         return grade_design(question, answer, db)
     if answer is None or answer == "" or answer == ():
-        raise AnswerError(f"{question['id']} needs an answer first.", fix="Pick an option or type your answer.")
+        raise AnswerError(f"{named(question)} needs an answer first.", fix="Pick an option or type your answer.")
     graders = {"choice": grade_choice, "many": grade_many, "numeric": grade_numeric, "text": grade_text}
     return graders[kind](question, answer)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbook.errors import QuizFileError
+from workbook.lazy_imports import load_jsonschema
 
 if TYPE_CHECKING:
     import jsonschema
@@ -82,7 +83,7 @@ def _search_key(text: str, path: Sequence[str | int]) -> int | None:
 
 def schema_errors(document: Any, schema: dict[str, Any]) -> list[jsonschema.ValidationError]:
     """Every way ``document`` breaks ``schema`` (Draft 2020-12), deepest problems first."""
-    import jsonschema
+    jsonschema = load_jsonschema()  # noqa: F811 - the module itself, imported without the IRI grammar
 
     validator = jsonschema.Draft202012Validator(schema)
     return sorted(validator.iter_errors(document), key=lambda e: (-len(e.absolute_path), list(map(str, e.path))))
@@ -90,7 +91,7 @@ def schema_errors(document: Any, schema: dict[str, Any]) -> list[jsonschema.Vali
 
 def check_schema(path: Path, document: Any, text: str, schema: dict[str, Any], *, fix: str | None = None) -> None:
     """Raise :class:`QuizFileError` naming the file and line of the first schema error."""
-    import jsonschema
+    jsonschema = load_jsonschema()  # noqa: F811 - the module itself, imported without the IRI grammar
 
     errors = schema_errors(document, schema)
     if not errors:

@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import filelock
-import jsonschema
 
 from workbook.errors import ProgressFileError, ProgressFileWarning
+from workbook.lazy_imports import load_jsonschema
 from workbook.namespace import learner_name
 
 if TYPE_CHECKING:
+    import jsonschema
     import pandas as pd
 
 FORMAT = 1
@@ -69,7 +70,16 @@ SCHEMA: dict[str, Any] = {
 @cache
 def _validator() -> jsonschema.Draft202012Validator:
     """:data:`SCHEMA`'s validator, built once."""
-    return jsonschema.Draft202012Validator(SCHEMA)
+    return load_jsonschema().Draft202012Validator(SCHEMA)
+
+
+def all_done(solved: int, total: int) -> str:
+    """What follows "N of M questions solved": ", all done" once every question counted is solved.
+
+    >>> all_done(41, 41), all_done(36, 41)
+    (', all done', '')
+    """
+    return ", all done" if total and solved >= total else ""
 
 
 def progress_dir() -> Path:
@@ -122,7 +132,7 @@ def read_progress_file(path: Path) -> dict[str, Any]:
             f"{path} has format {document.get('format')!r}; this workbook reads format {FORMAT}.",
             fix="Upgrade the workbook (it was written by another version), or move the file aside.",
         )
-    problem = jsonschema.exceptions.best_match(_validator().iter_errors(document))
+    problem = load_jsonschema().exceptions.best_match(_validator().iter_errors(document))
     if problem is not None:
         where = "/".join(str(step) for step in problem.absolute_path) or "(top level)"
         raise ProgressFileError(f"{path} is not a progress file: at {where}, {problem.message}.", fix="Move it aside.")
@@ -263,7 +273,8 @@ class Progress:
         asked = len(self.questions)
         total = len(self.banks_total()) or asked
         lines = [
-            f"{self.learner}: {solved} of {total} questions solved, {attempts} attempts on {asked} ({self.file})",
+            f"{self.learner}: {solved} of {total} questions solved{all_done(solved, total)}, "
+            f"{attempts} attempts on {asked} ({self.file})",
             "",
             self.to_frame().fillna("").to_string(),
         ]
@@ -281,6 +292,6 @@ class Progress:
         total = len(self.banks_total()) or len(self.questions)
         frame = self.to_frame()[["attempts", "solved", "solved_at_attempt"]]
         return (
-            f"<p><b>{html.escape(self.learner)}</b>: {solved} of {total} questions solved "
+            f"<p><b>{html.escape(self.learner)}</b>: {solved} of {total} questions solved{all_done(solved, total)} "
             f"({len(self.questions)} tried)</p>" + frame.to_html(na_rep="")
         )

@@ -20,6 +20,7 @@ from pymongo.database import Database
 
 from workbook.errors import WorkbookError
 from workbook.quiz.grading import Result, grade
+from workbook.quiz.order import shown_options
 
 
 class ChoiceCheckboxes(widgets.VBox):
@@ -55,7 +56,7 @@ def prompt_html(text: str) -> str:
 
 def _answer_widget(question: Mapping[str, Any]) -> widgets.Widget | None:
     layout = {"width": "auto"}
-    options = [(o["text"], o["id"]) for o in question.get("options", [])]
+    options = [(o["text"], o["id"]) for o in shown_options(question)]  # shuffled, the same for everyone
     kind = question["type"]
     if kind in ("choice", "design") and options:
         return widgets.RadioButtons(options=options, value=None, layout=layout)

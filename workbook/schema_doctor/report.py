@@ -113,6 +113,33 @@ class Report:
             lines += [f"[{f.severity.label}] {f.name} · {f.where}: {f.summary}", f"    fix: {f.command}"]
         return "\n".join(lines)
 
+    def to_markdown(self) -> str:
+        """The report as Markdown (an issue, a pull request, a Markdown cell): ``$`` escaped, commands fenced.
+
+        ``$push and $each`` in Markdown is an inline formula to Jupyter and GitHub; every ``$`` in
+        the prose is written ``\\$``. Commands go in fenced code blocks, which keep their ``$`` as is
+        and never wrap inside a word.
+        """
+        lines = [markdown_text(self.summary()), ""]
+        for f in self._ordered():
+            lines += [
+                f"### {f.severity.label}: {markdown_text(f.name)} · `{f.where}`",
+                "",
+                f"**Found:** {markdown_text(f.summary)}",
+                "",
+                f"**Why it hurts:** {markdown_text(f.why)}",
+                "",
+                f"**Fix:** {markdown_text(f.fix)}",
+                "",
+                *fenced(f.command, "javascript"),
+                "",
+                f"Lesson: `{f.lesson}`",
+                "",
+            ]
+        if self.notes:
+            lines += ["What was read:", "", *(f"- {markdown_text(n)}" for n in self.notes), ""]
+        return "\n".join(lines).rstrip() + "\n"
+
     def _repr_html_(self) -> str:
         cells = ["severity", "anti-pattern", "where", "what was found", "why it hurts", "fix", "lesson"]
         head = "".join(f"<th style='text-align:left'>{c}</th>" for c in cells)
@@ -120,20 +147,57 @@ class Report:
             "<tr style='vertical-align:top;text-align:left'>"
             f"<td>{f.severity.label}</td><td>{html.escape(f.name)}</td><td>{html.escape(f.where)}</td>"
             f"<td>{html.escape(f.summary)}</td><td>{html.escape(f.why)}</td>"
-            f"<td>{html.escape(f.fix)}<pre style='white-space:pre-wrap'>{html.escape(f.command)}</pre></td>"
+            f"<td>{html.escape(f.fix)}<pre style='{COMMAND_STYLE}'>{html.escape(f.command)}</pre></td>"
             f"<td><code>{html.escape(f.lesson)}</code></td>"
             "</tr>"
             for f in self._ordered()
         )
         notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)
         table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>" if self.findings else ""
-        return f"<p>{html.escape(self.summary())}</p>{table}" + (
-            f"<details><summary>what was read</summary><ul>{notes}</ul></details>" if notes else ""
+        # JupyterLab typesets $...$ in HTML output as math ("$push and $each" in italics): not in here
+        return (
+            f"<div class='{NO_MATH}'><p>{html.escape(self.summary())}</p>{table}"
+            + (f"<details><summary>what was read</summary><ul>{notes}</ul></details>" if notes else "")
+            + "</div>"
         )
 
     def _ordered(self) -> list[Finding]:
         order = list(ANTI_PATTERNS)
         return sorted(self.findings, key=lambda f: (-f.severity, order.index(f.anti_pattern), f.where))
+
+
+NO_MATH = "tex2jax_ignore mathjax_ignore"
+"""The classes JupyterLab's MathJax (and MathJax 2/3 elsewhere) skip: a ``$`` in a report is an operator, not math."""
+
+COMMAND_STYLE = "white-space:pre;overflow-wrap:normal;word-break:normal;overflow-x:auto;max-width:48em"
+"""A suggested command keeps its lines as written (no wrap inside a word): a long line scrolls instead."""
+
+
+def markdown_text(text: str) -> str:
+    r"""Prose for Markdown: ``$`` escaped, so an operator name never starts a formula.
+
+    >>> markdown_text("$push and $each")
+    '\\$push and \\$each'
+    """
+    return text.replace("\\", "\\\\").replace("$", "\\$")
+
+
+def fenced(code: str, language: str = "") -> list[str]:
+    """``code`` as a fenced Markdown block, the fence longer than any backtick run inside it."""
+    longest = max((len(run) for run in code.split("\n") for run in _backtick_runs(run)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}{language}", *code.split("\n"), fence]
+
+
+def _backtick_runs(line: str) -> list[str]:
+    runs, current = [], ""
+    for ch in line:
+        if ch == "`":
+            current += ch
+        elif current:
+            runs.append(current)
+            current = ""
+    return [*runs, current] if current else runs
 
 
 def _count(number: int, noun: str) -> str:
