@@ -178,6 +178,37 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     ),
     PrivateName("mongoeco._types.indexes", "is_ordered_index_spec", "which indexes the bulk loader builds"),
     PrivateName("mongoeco.core.identity", "assert_valid_root_document_id", "refuse array and regex _ids"),
+    # The change log kept in sequence order, pruned by bisection (workbook/offline_writes.py).
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._prune_committed_changes_locked",
+        "drop acknowledged change-log entries by bisection instead of a filter over the log per write",
+    ),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._prepare_committed_changes_locked",
+        "append a write's changes without rebuilding the whole change log",
+        ("payloads",),
+    ),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine.dispatch_committed_changes",
+        "deliver changes after a checkpoint by bisection (public, but its log is private)",
+        ("consumer_id", "consumer"),
+    ),
+    PrivateName(_MEMORY, "MemoryEngine._committed_changes", "the change log (kept in sequence order)",
+                instance_attribute=True),
+    PrivateName(_MEMORY, "MemoryEngine._change_checkpoints", "consumers' acknowledged sequences",
+                instance_attribute=True),
+    PrivateName(_MEMORY, "MemoryEngine._change_pruned_through", "the change log's floor", instance_attribute=True),
+    PrivateName(_MEMORY, "MemoryEngine._commit_sequence", "the last committed sequence", instance_attribute=True),
+    PrivateName(_MEMORY, "MemoryEngine._change_log_max_entries", "the change log's capacity",
+                instance_attribute=True),
+    PrivateName(_MEMORY, "MemoryEngine._change_dispatch", "serialize deliveries per consumer",
+                instance_attribute=True),
+    PrivateName("mongoeco.engines.results", "CommittedChange", "build change-log entries"),
+    PrivateName(_MEMORY, "MemoryEngine.delete_with_operation", "yield to the loop per deleted document"),
+    PrivateName(_MEMORY, "MemoryEngine.update_with_operation", "yield to the loop per updated document"),
 )
 
 
@@ -257,6 +288,13 @@ def index_helpers() -> tuple[Any, Any, Any, Any]:
     from mongoeco.core.duplicate_keys import index_build_duplicate_error
 
     return EngineIndexRecord, default_index_name, normalize_index_keys, index_build_duplicate_error
+
+
+def committed_change_class() -> type:
+    """mongoeco's change-log entry (``sequence``, ``payload``), built by the offline default's change log."""
+    from mongoeco.engines.results import CommittedChange
+
+    return CommittedChange
 
 
 def memory_engine_class() -> type:
