@@ -6,6 +6,7 @@ import threading
 import time
 
 import pytest
+from bson import ObjectId
 from pymongo import MongoClient
 
 from workbook.offline import offline_server
@@ -80,3 +81,20 @@ def test_pings_keep_answering_while_a_50000_document_delete_many_runs(offline_db
     # Robust on a loaded machine: measured against the delete's own duration, not a fixed clock.
     assert len(during) >= 20, f"{len(during)} pings answered during a {duration:.1f} s delete"
     assert max(gaps) < max(0.1, duration / 20), f"a ping waited {max(gaps):.2f} s of a {duration:.1f} s delete"
+
+
+@pytest.mark.parametrize("make_id", [lambda i: f"u{i}", lambda i: ObjectId()], ids=["str", "ObjectId"])
+def test_an_inserting_upsert_examines_no_documents_at_1k_or_10k(offline_db, make_id):
+    """mongoeco scanned every document when the upserted _id was not stored (31 ms at 1k, 219 ms at 10k)."""
+    examined = {}
+    for size in (1_000, 10_000):
+        offline_db.c.drop()
+        offline_server().bulk_insert(offline_db.name, "c", ({"_id": f"k{i}", "n": i} for i in range(size)))
+        WRITE_WORK["candidates"] = 0
+        for i in range(20):
+            offline_db.c.update_one({"_id": make_id(i)}, {"$set": {"n": i}}, upsert=True)
+        examined[size] = WRITE_WORK["candidates"]
+        assert offline_db.c.count_documents({}) == size + 20
+    assert examined[10_000] <= 2 * max(examined[1_000], 20), examined
+    offline_db.c.update_one({"_id": "k5"}, {"$set": {"hit": True}}, upsert=True)  # a stored _id still matches
+    assert offline_db.c.find_one({"_id": "k5"})["hit"] is True and offline_db.c.count_documents({}) == 10_020

@@ -207,6 +207,13 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName(_MEMORY, "MemoryEngine._change_dispatch", "serialize deliveries per consumer",
                 instance_attribute=True),
     PrivateName("mongoeco.engines.results", "CommittedChange", "build change-log entries"),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._candidate_items_for_plan_locked",
+        "no full scan for a string or ObjectId _id that is not stored (inserting upserts)",
+        ("coll", "query_plan", "collation"),
+    ),
+    PrivateName(_MEMORY, "MemoryEngine._direct_id_lookup_from_plan", "the _id a plan looks up, if any"),
     PrivateName(_MEMORY, "MemoryEngine.delete_with_operation", "yield to the loop per deleted document"),
     PrivateName(_MEMORY, "MemoryEngine.update_with_operation", "yield to the loop per updated document"),
 )

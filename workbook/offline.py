@@ -66,7 +66,9 @@ def _engine_class() -> type:
     memory_engine: Any = engine_compat.memory_engine_class()
     change_log: Any = offline_writes.change_log_mixin(engine_compat.committed_change_class())
 
-    class _WorkbenchEngine(offline_writes.YieldingWrites, change_log, memory_engine):
+    fast_writes = (offline_writes.YieldingWrites, offline_writes.CountedCandidates, offline_writes.MissingIdIsEmpty)
+
+    class _WorkbenchEngine(*fast_writes, change_log, memory_engine):  # type: ignore[misc]
         """mongoeco's memory engine with the storage-level fixes the course needs."""
 
         def _ensure_unique_indexes(self, db_name: str, coll_name: str, candidate: Any, **kw: Any) -> None:

@@ -25,7 +25,7 @@ import bisect
 from copy import deepcopy
 from typing import Any
 
-WRITE_WORK: dict[str, int] = {"writes": 0, "change_log_entries_walked": 0}
+WRITE_WORK: dict[str, int] = {"writes": 0, "change_log_entries_walked": 0, "candidates": 0}
 """Work done per write on the change log (entries touched in Python), for the scaling guard tests."""
 
 
@@ -100,6 +100,37 @@ def change_log_mixin(committed_change: type) -> type:
                         self._prune_committed_changes_locked()
 
     return ChangeLogByBisection
+
+
+EXACT_ID_KINDS = ("str", "objectid")
+"""Storage-key kinds of ``_id`` whose storage key is the only way to be equal (numbers: 1 == 1.0, other keys)."""
+
+
+class MissingIdIsEmpty:
+    """A query on an ``_id`` that is not stored has no candidates (mongoeco scans the whole collection).
+
+    mongoeco's ``_candidate_items_for_plan_locked`` looks ``{_id: v}`` up by storage key and, on a
+    miss, falls back to every document: an upsert that inserts scanned the collection (31 ms at
+    1,000 documents, 219 ms at 10,000). For a string or ObjectId ``_id`` without a collation the
+    storage key is exact, so a miss means no document can match.
+    """
+
+    def _candidate_items_for_plan_locked(self, coll: Any, query_plan: Any, **kw: Any) -> Any:
+        identifier = self._direct_id_lookup_from_plan(query_plan)  # type: ignore[attr-defined]
+        if identifier is not None and kw.get("collation") is None:
+            key = self._storage_key(identifier)  # type: ignore[attr-defined]
+            if isinstance(key, tuple) and key and key[0] in EXACT_ID_KINDS and key not in coll:
+                return []
+        return super()._candidate_items_for_plan_locked(coll, query_plan, **kw)  # type: ignore[misc]
+
+
+class CountedCandidates:
+    """Count the documents each query of a write examines (:data:`WRITE_WORK`), whichever path found them."""
+
+    def _candidate_items_for_plan_locked(self, coll: Any, query_plan: Any, **kw: Any) -> Any:
+        items = super()._candidate_items_for_plan_locked(coll, query_plan, **kw)  # type: ignore[misc]
+        WRITE_WORK["candidates"] += len(items)
+        return items
 
 
 class YieldingWrites:
