@@ -490,6 +490,89 @@ def bench_insert_ids(count: int = 10_000, budget: float = 60.0) -> list[Figure]:
     ]
 
 
+
+WRITE_KINDS = (
+    "insert_one int _id", "insert_one str _id", "update_one", "replace_one", "upsert (inserts)", "delete_one",
+)
+"""The single-document writes whose cost must not grow with the collection (issue 23)."""
+
+
+def _one_write(collection: Any, kind: str, size: int, step: int) -> None:
+    """One single-document write of ``kind`` on a ``size``-document collection (``_id`` i or "k<i>")."""
+    if kind == "insert_one int _id":
+        collection.insert_one({"_id": size + step, "n": step})
+    elif kind == "insert_one str _id":
+        collection.insert_one({"_id": f"s{size + step}", "n": step})
+    elif kind == "update_one":
+        collection.update_one({"_id": step}, {"$set": {"touched": True}})
+    elif kind == "replace_one":
+        collection.replace_one({"_id": step}, {"n": -step})
+    elif kind == "upsert (inserts)":
+        collection.update_one({"_id": f"u{step}"}, {"$set": {"n": step}}, upsert=True)
+    else:
+        collection.delete_one({"_id": step + 10})
+
+
+def bench_writes(full: bool, writes: int = 5) -> list[Figure]:
+    """Per-write cost at a small and a large collection, delete/insert throughput, and the ping bound."""
+    import threading
+
+    from pymongo import MongoClient
+
+    import workbook
+    from workbook.offline import offline_server
+
+    small, large = (1_000, 100_000) if full else (1_000, 10_000)
+    db = workbook.connect(database="bench_writes", quiet=True)
+    server = offline_server()
+    figures: list[Figure] = []
+    for kind in WRITE_KINDS:
+        costs = {}
+        for size in (small, large):
+            db.client.drop_database(db.name)
+            server.bulk_insert(db.name, "c", ({"_id": i, "n": i, "pad": "x" * 40} for i in range(size)))
+            started = time.perf_counter()
+            for step in range(writes):
+                _one_write(db.c, kind, size, step)
+            seconds = time.perf_counter() - started
+            costs[size] = seconds / writes * 1000
+            figures.append(Figure("writes", f"{kind} at {size:,} documents", costs[size], "ms"))
+        figures.append(Figure("writes", f"{kind}: cost at {large:,} / at {small:,}", costs[large] / costs[small],
+                              "x", at_most=2.0))
+    deleted = 50_000 if full else 5_000
+    db.client.drop_database(db.name)
+    server.bulk_insert(db.name, "big", ({"_id": i, "pad": "x" * 40} for i in range(deleted)))
+    pings: list[float] = []
+    done = threading.Event()
+
+    def ping_meanwhile() -> None:
+        other: MongoClient[dict[str, Any]]
+        with MongoClient(server.uri, serverSelectionTimeoutMS=10_000) as other:  # a second client
+            while not done.is_set():
+                started = time.perf_counter()
+                other.admin.command("ping")
+                pings.append(time.perf_counter() - started)
+
+    pinger = threading.Thread(target=ping_meanwhile)
+    pinger.start()
+    try:
+        seconds, _ = timed(lambda: db.big.delete_many({}))
+    finally:
+        done.set()
+        pinger.join()
+    figures.append(Figure("writes", f"delete_many({{}}) of {deleted:,} over the wire", deleted / seconds,
+                          "doc/s", at_least=50_000))
+    figures.append(Figure("writes", f"slowest ping during that delete ({len(pings)} pings)",
+                          max(pings, default=seconds) * 1000, "ms", at_most=100))
+    inserted = 50_000 if full else 5_000
+    batch = [{"_id": i, "pad": "x" * 40} for i in range(inserted)]
+    seconds, _ = timed(lambda: db.big.insert_many(batch))
+    figures.append(Figure("writes", f"insert_many of {inserted:,} over the wire", inserted / seconds,
+                          "doc/s", at_least=20_000))
+    db.client.drop_database(db.name)
+    return figures
+
+
 def bench_point_query(count: int = 100_000, queries: int = 200) -> list[Figure]:
     """An indexed point query on the offline default against its own collection scan and mongomock."""
     try:  # a maintainer's extra (pip install -e '.[bench]'), not a learner's: imported only if there
@@ -585,6 +668,7 @@ def measure(full: bool = False) -> BenchRun:
             ("harness overhead", bench_overhead),
             ("integer ids", bench_insert_ids),
             ("point query", bench_point_query),
+            ("writes", lambda: bench_writes(full)),
         ]
         steps.append(("engine start", bench_engine_start))
         if full:

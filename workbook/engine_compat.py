@@ -315,6 +315,44 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
                 "a write conflict is the command's error, not a writeError", ("message", "code", "scope", "context")),
     PrivateName("mongoeco.core.server_errors", "ErrorScope", "the COMMAND scope of a write conflict"),
     PrivateName("mongoeco.error_catalog", "SERVER_CODE_NAMES", "codeName WriteConflict / NoSuchTransaction (absent)"),
+    # The change log kept in sequence order, pruned by bisection (workbook/offline_writes.py).
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._prune_committed_changes_locked",
+        "drop acknowledged change-log entries by bisection instead of a filter over the log per write",
+    ),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._prepare_committed_changes_locked",
+        "append a write's changes without rebuilding the whole change log",
+        ("payloads",),
+    ),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine.dispatch_committed_changes",
+        "deliver changes after a checkpoint by bisection (public, but its log is private)",
+        ("consumer_id", "consumer"),
+    ),
+    PrivateName(_MEMORY, "MemoryEngine._committed_changes", "the change log (kept in sequence order)",
+                instance_attribute=True),
+    PrivateName(_MEMORY, "MemoryEngine._change_checkpoints", "consumers' acknowledged sequences",
+                instance_attribute=True),
+    PrivateName(_MEMORY, "MemoryEngine._change_pruned_through", "the change log's floor", instance_attribute=True),
+    PrivateName(_MEMORY, "MemoryEngine._commit_sequence", "the last committed sequence", instance_attribute=True),
+    PrivateName(_MEMORY, "MemoryEngine._change_log_max_entries", "the change log's capacity",
+                instance_attribute=True),
+    PrivateName(_MEMORY, "MemoryEngine._change_dispatch", "serialize deliveries per consumer",
+                instance_attribute=True),
+    PrivateName("mongoeco.engines.results", "CommittedChange", "build change-log entries"),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._candidate_items_for_plan_locked",
+        "no full scan for a string or ObjectId _id that is not stored (inserting upserts)",
+        ("coll", "query_plan", "collation"),
+    ),
+    PrivateName(_MEMORY, "MemoryEngine._direct_id_lookup_from_plan", "the _id a plan looks up, if any"),
+    PrivateName(_MEMORY, "MemoryEngine.delete_with_operation", "yield to the loop per deleted document"),
+    PrivateName(_MEMORY, "MemoryEngine.update_with_operation", "yield to the loop per updated document"),
 )
 
 
@@ -416,6 +454,13 @@ def index_helpers() -> tuple[Any, Any, Any, Any]:
     from mongoeco.core.duplicate_keys import index_build_duplicate_error
 
     return EngineIndexRecord, default_index_name, normalize_index_keys, index_build_duplicate_error
+
+
+def committed_change_class() -> type:
+    """mongoeco's change-log entry (``sequence``, ``payload``), built by the offline default's change log."""
+    from mongoeco.engines.results import CommittedChange
+
+    return CommittedChange
 
 
 def memory_engine_class() -> type:

@@ -32,7 +32,7 @@ from urllib.parse import quote_plus
 
 import bson
 
-from workbook import engine_compat, offline_transactions, offline_validators, offline_views
+from workbook import engine_compat, offline_transactions, offline_validators, offline_views, offline_writes
 from workbook.facts import FIRST_BATCH_DOCUMENTS, MAX_BSON_SIZE
 from workbook.facts import bson_size as _plain_bson_size
 from workbook.lazy_imports import defer_iri_grammar
@@ -66,8 +66,11 @@ def _engine_class() -> type:
     record_type, default_index_name, normalize_index_keys, duplicate_error = engine_compat.index_helpers()
     from mongoeco.core.collation import normalize_collation, string_equality_key
     memory_engine: Any = offline_transactions.engine_class(engine_compat.memory_engine_class())  # per-document txns
+    change_log: Any = offline_writes.change_log_mixin(engine_compat.committed_change_class())
 
-    class _WorkbenchEngine(memory_engine):
+    fast_writes = (offline_writes.YieldingWrites, offline_writes.CountedCandidates, offline_writes.MissingIdIsEmpty)
+
+    class _WorkbenchEngine(*fast_writes, change_log, memory_engine):  # type: ignore[misc]
         """mongoeco's memory engine with the storage-level fixes the course needs."""
 
         def _ensure_unique_indexes(self, db_name: str, coll_name: str, candidate: Any, **kw: Any) -> None:
