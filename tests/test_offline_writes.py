@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import threading
-import time
-
 import pytest
 from bson import ObjectId
-from pymongo import MongoClient
 
 from workbook.offline import offline_server
 from workbook.offline_writes import WRITE_WORK
@@ -50,42 +46,6 @@ def test_delete_many_walks_the_change_log_once_per_document(offline_db):
         walked[size] = WRITE_WORK["change_log_entries_walked"]
         assert WRITE_WORK["writes"] >= size  # one change per deleted document reached the log
     assert walked[4_000] <= 4 * walked[1_000] * 1.2 and walked[4_000] <= 2 * 4_000, walked
-
-
-def test_pings_keep_answering_while_a_long_delete_many_runs(offline_db):
-    """Another client's ping is answered between the documents of a long delete, not after it.
-
-    10,000 documents take 5-20 s here (about 1 ms a document in the engine); without the yield one
-    ping waits for the whole delete. The 100 ms goal is a bench row (``python -m workbook bench``): on
-    a loaded machine single waits of 2-3 s were measured, so the bound here is a share of the delete.
-    """
-    size = 10_000
-    offline_server().bulk_insert(offline_db.name, "big", ({"_id": i, "pad": "x" * 20} for i in range(size)))
-    done = threading.Event()
-    timings: dict[str, float] = {}
-
-    def delete_all() -> None:
-        timings["start"] = time.monotonic()
-        offline_db.big.delete_many({})
-        timings["end"] = time.monotonic()
-        done.set()
-
-    with MongoClient(offline_server().uri, serverSelectionTimeoutMS=10_000) as other:
-        other.admin.command("ping")
-        worker = threading.Thread(target=delete_all)
-        worker.start()
-        answered: list[float] = []
-        while not done.is_set():
-            other.admin.command("ping")
-            answered.append(time.monotonic())
-        worker.join()
-    duration = timings["end"] - timings["start"]
-    during = [t for t in answered if timings["start"] <= t <= timings["end"]]
-    gaps = [b - a for a, b in zip([timings["start"], *during], [*during, timings["end"]], strict=True)]
-    assert offline_db.big.count_documents({}) == 0
-    # Robust on a loaded machine: measured against the delete's own duration, not a fixed clock.
-    assert len(during) >= 20, f"{len(during)} pings answered during a {duration:.1f} s delete"
-    assert max(gaps) < max(0.1, duration / 4), f"a ping waited {max(gaps):.2f} s of a {duration:.1f} s delete"
 
 
 @pytest.mark.parametrize("make_id", [lambda i: f"u{i}", lambda i: ObjectId()], ids=["str", "ObjectId"])
