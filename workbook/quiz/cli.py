@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-QUIZ_COMMANDS = ("progress", "class-report", "quiz-build", "progress-import")
+QUIZ_COMMANDS = ("progress", "class-report", "quiz-build", "progress-import", "class-grades")
 
 
 def add_quiz_commands(commands: argparse._SubParsersAction) -> None:
@@ -21,6 +21,11 @@ def add_quiz_commands(commands: argparse._SubParsersAction) -> None:
         "progress-import", help="add a folder of progress files to the MongoDB server's class progress (MONGODB_URI)"
     )
     importing.add_argument("folder", help="folder holding the learners' <name>.json progress files")
+    grades = commands.add_parser(
+        "class-grades", help="export gradebook.csv (learner x bank) and nbgrader-scores.csv (per question)"
+    )
+    grades.add_argument("folder", nargs="?", help="progress files' folder (default: the server, MONGODB_URI)")
+    grades.add_argument("--out", required=True, help="folder to write the two CSV files into")
     report.add_argument("--out", help="write the report as CSV here (a folder gets class-report.csv)")
     report.add_argument(
         "--chart", help="write a bar chart of %% solved per question here: .html works everywhere, .png needs Chromium"
@@ -42,6 +47,12 @@ def run_quiz_command(args: argparse.Namespace) -> int:
 
         attempts = server_progress.import_files(args.folder)
         print(f"{args.folder}: {attempts} attempts added to {server_progress.DATABASE}.{server_progress.COLLECTION}")
+        return 0
+    if args.command == "class-grades":
+        from workbook.quiz import class_view
+
+        for exported in class_view.export_grades(class_view.class_rows(args.folder), args.out):
+            print(exported)
         return 0
     if args.command == "class-report" and args.server:
         from workbook.quiz import server_progress
