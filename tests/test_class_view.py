@@ -76,3 +76,13 @@ def test_class_grades_command_writes_both_files(rows, tmp_path):
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "grades" / "gradebook.csv").read_text().splitlines()[0].startswith("learner,")
     assert "nbgrader-scores.csv" in result.stdout
+
+
+def test_the_live_widget_holds_the_three_charts(tmp_path):
+    write(tmp_path, "ana", {"nb01-1": entry(2, 1, 2)})
+    box = class_view.show(tmp_path, refresh_s=3600)
+    try:
+        assert len(box.children) == 3
+        assert all(type(child).__name__ == "Output" for child in box.children)  # one Output widget per chart
+    finally:
+        box.stop()

@@ -125,8 +125,15 @@ def show(folder: Path | str | None = None, *, refresh_s: float = 30.0) -> Any:
     stop = threading.Event()
 
     def redraw() -> None:
-        rows = class_rows(folder)
-        box.children = [go.FigureWidget(figure) for figure in charts(rows)]
+        from IPython.display import display
+
+        outputs = []
+        for figure in charts(class_rows(folder)):
+            output = widgets.Output()  # plotly in an Output widget, as the explorer draws (no anywidget needed)
+            with output:
+                display(figure)
+            outputs.append(output)
+        box.children = outputs
 
     def loop() -> None:
         while not stop.wait(refresh_s):
