@@ -549,9 +549,9 @@ def _rss_bytes(pid: int) -> int:
 
     total = 0
     pids = [pid]
-    with contextlib.suppress(OSError):
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        pids += [int(child) for child in children]
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):  # children of every thread (a kernel's launcher)
+        with contextlib.suppress(OSError, ValueError):
+            pids += [int(child) for child in task.read_text().split()]
     for one in pids:
         with contextlib.suppress(OSError, ValueError):
             for line in Path(f"/proc/{one}/status").read_text().splitlines():
@@ -561,20 +561,42 @@ def _rss_bytes(pid: int) -> int:
 
 
 def _kernel_rss_after(notebook: Path) -> int:
-    """Run ``notebook`` top to bottom in a fresh kernel at the learners' scale; the kernel's RSS at the end."""
-    import nbclient
-    import nbformat
+    """Run ``notebook`` top to bottom in a fresh kernel at the learners' scale (``jupyter nbconvert --execute``);
+    the kernel's peak RSS while it ran, sampled every 0.2 s (what the machine must hold for it)."""
+    with tempfile.TemporaryDirectory() as out:
+        command = [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "nbconvert",
+            "--to",
+            "notebook",
+            "--execute",
+            "--ExecutePreprocessor.timeout=900",
+            f"--output-dir={out}",
+            str(notebook),
+        ]
+        env = {**os.environ, "WORKBOOK_SCALE": SCALE}
+        env.pop("MONGODB_URI", None)
+        runner = subprocess.Popen(
+            command, cwd=notebook.parent, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        peak = 0
+        while runner.poll() is None:
+            peak = max(peak, _rss_bytes(runner.pid) - _rss_bytes_own(runner.pid))
+            time.sleep(0.2)
+        return peak if runner.returncode == 0 else 0
 
-    book = nbformat.read(notebook, as_version=4)
-    client = nbclient.NotebookClient(
-        book, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(notebook.parent)}}
-    )
-    with client.setup_kernel():
-        for index, cell in enumerate(book.cells):
-            client.execute_cell(cell, index)
-        provisioner = client.km.provisioner if client.km is not None else None
-        pid = getattr(getattr(provisioner, "process", None), "pid", None)
-        return _rss_bytes(int(pid)) if pid else 0
+
+def _rss_bytes_own(pid: int) -> int:
+    """Resident memory of ``pid`` alone (without its children)."""
+    import contextlib
+
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
 
 
 def _server_rss() -> int:
