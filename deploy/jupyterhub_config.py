@@ -24,7 +24,7 @@ c.DockerSpawner.network_name = os.environ.get("DOCKER_NETWORK_NAME", "schema-wor
 c.DockerSpawner.notebook_dir = "/home/learner/course"
 c.DockerSpawner.default_url = "/lab/tree/00_start_here.ipynb"
 c.DockerSpawner.remove = True  # a culled server's container goes; its progress is on the MongoDB server
-c.DockerSpawner.mem_limit = os.environ.get("LEARNER_MEM_LIMIT", "1G")
+c.DockerSpawner.mem_limit = os.environ.get("LEARNER_MEM_LIMIT", "1536M")
 c.JupyterHub.hub_ip = "0.0.0.0"
 c.JupyterHub.hub_connect_ip = "hub"  # the learner containers reach the hub by its compose service name
 

@@ -646,11 +646,11 @@ def bench_memory_per_learner(heaviest: str = "12_capstone.ipynb") -> list[Figure
     for name in ("01_workload.ipynb", heaviest):
         kernel = _kernel_rss_after(folder / name)
         per_learner = max(per_learner, server + kernel)
-        figures.append(Figure("memory per learner (small)", f"kernel after {name}", kernel / 2**20, "MiB"))
+        figures.append(Figure("memory per learner (small)", f"kernel peak running {name}", kernel / 2**20, "MiB"))
         figures.append(
             Figure(
                 "memory per learner (small)",
-                f"server + kernel after {name}",
+                f"server + kernel peak, {name}",
                 (server + kernel) / 2**20,
                 "MiB",
                 at_most=700.0,
