@@ -113,3 +113,21 @@ def test_without_a_server_the_store_says_so_with_the_fix(monkeypatch):
 
     with pytest.raises(WorkbookError, match="MONGODB_URI"):
         server_progress.collection()
+
+
+def test_class_report_reads_the_server_live_and_progress_import_fills_it(server_uri, coll, tmp_path):
+    folder = tmp_path / "files"
+    folder.mkdir()
+    (folder / "ana.json").write_text(
+        json.dumps({"format": 1, "questions": {"nb01-1": {"attempts": 2, "correct": 1, "solved": True}}})
+    )
+    env = {**os.environ, "MONGODB_URI": server_uri}
+    run = [sys.executable, "-m", "workbook"]
+    imported = subprocess.run(
+        [*run, "progress-import", str(folder)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert imported.returncode == 0 and "2 attempts added" in imported.stdout, imported.stdout + imported.stderr
+    report = subprocess.run([*run, "class-report", "--server"], env=env, capture_output=True, text=True, timeout=120)
+    assert report.returncode == 0, report.stderr
+    line = next(line for line in report.stdout.splitlines() if line.strip().startswith("nb01-1"))
+    assert line.split()[1:4] == ["1", "1", "1"]  # learners, attempted, solved
