@@ -131,3 +131,11 @@ def test_class_report_reads_the_server_live_and_progress_import_fills_it(server_
     assert report.returncode == 0, report.stderr
     line = next(line for line in report.stdout.splitlines() if line.strip().startswith("nb01-1"))
     assert line.split()[1:4] == ["1", "1", "1"]  # learners, attempted, solved
+
+
+def test_an_unreachable_server_is_a_workbook_error_with_the_fix():
+    from workbook.errors import WorkbookError
+
+    client: MongoClient = MongoClient("mongodb://127.0.0.1:9/", serverSelectionTimeoutMS=300)
+    with pytest.raises(WorkbookError, match="unset MONGODB_URI"):
+        server_progress.record("nb00-1", True, learner="ana", coll=client[server_progress.DATABASE]["attempts"])

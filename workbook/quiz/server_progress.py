@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 from pymongo import ASCENDING, MongoClient
 from pymongo.collection import Collection
-from pymongo.errors import DuplicateKeyError
+from pymongo.errors import DuplicateKeyError, PyMongoError
 
 from workbook.errors import WorkbookError
 from workbook.namespace import PREFIX, learner_name
@@ -56,9 +56,15 @@ def record(question_id: str, correct: bool, *, learner: str | None = None, coll:
     }
     key = {"_id": {"learner": learner_name(learner), "question": question_id}}
     try:
-        target.update_one(key, update, upsert=True)
-    except DuplicateKeyError:  # two first attempts raced to insert: the loser's update now matches
-        target.update_one(key, update, upsert=True)
+        try:
+            target.update_one(key, update, upsert=True)
+        except DuplicateKeyError:  # two first attempts raced to insert: the loser's update now matches
+            target.update_one(key, update, upsert=True)
+    except PyMongoError as error:  # the grade still stands; check() and the widget warn with this
+        raise WorkbookError(
+            f"The attempt could not be saved on the server ({type(error).__name__}).",
+            fix="Check MONGODB_URI and the network, or unset MONGODB_URI to keep progress in a file.",
+        ) from None
 
 
 def _entry(document: dict[str, Any]) -> dict[str, Any]:
