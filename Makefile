@@ -27,7 +27,10 @@ lab: $(VENV)/.lab
 	$(PY) -m workbook check
 	$(PY) -m jupyter lab --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/00_start_here.ipynb
 
+CHP_VERSION := 5.3.0
+
 test: $(VENV)/.test
+	@command -v configurable-http-proxy >/dev/null 2>&1 || npm install -g --silent configurable-http-proxy@$(CHP_VERSION)
 	$(PY) -m workbook check
 	$(PY) -m mypy
 	$(PY) -m pytest

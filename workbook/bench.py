@@ -647,6 +647,130 @@ def bench_notebooks(pattern: str = "*.ipynb") -> Iterator[Figure]:
     yield Figure("notebooks (nbval, small)", f"the whole course ({count} notebooks)", total, "s", at_most=180.0)
 
 
+LEARNER_MACHINE_BYTES = 32 * 1024**3
+"""The workshop machine the learners-per-machine figure is for: 32 GiB."""
+
+
+def _rss_bytes(pid: int) -> int:
+    """Resident memory of ``pid`` and its children (Linux ``/proc``; 0 elsewhere)."""
+    import contextlib
+
+    total = 0
+    pids = [pid]
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):  # children of every thread (a kernel's launcher)
+        with contextlib.suppress(OSError, ValueError):
+            pids += [int(child) for child in task.read_text().split()]
+    for one in pids:
+        with contextlib.suppress(OSError, ValueError):
+            for line in Path(f"/proc/{one}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+    return total
+
+
+def _kernel_rss_after(notebook: Path) -> int:
+    """Run ``notebook`` top to bottom in a fresh kernel at the learners' scale (``jupyter nbconvert --execute``);
+    the kernel's peak RSS while it ran, sampled every 0.2 s (what the machine must hold for it)."""
+    with tempfile.TemporaryDirectory() as out:
+        command = [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "nbconvert",
+            "--to",
+            "notebook",
+            "--execute",
+            "--ExecutePreprocessor.timeout=900",
+            f"--output-dir={out}",
+            str(notebook),
+        ]
+        env = {**os.environ, "WORKBOOK_SCALE": SCALE}
+        env.pop("MONGODB_URI", None)
+        runner = subprocess.Popen(
+            command, cwd=notebook.parent, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        peak = 0
+        while runner.poll() is None:
+            peak = max(peak, _rss_bytes(runner.pid) - _rss_bytes_own(runner.pid))
+            time.sleep(0.2)
+        return peak if runner.returncode == 0 else 0
+
+
+def _rss_bytes_own(pid: int) -> int:
+    """Resident memory of ``pid`` alone (without its children)."""
+    import contextlib
+
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _server_rss() -> int:
+    """An idle single-user Jupyter server's RSS once it answers (what each learner's server holds besides kernels)."""
+    import contextlib
+    import secrets
+    import socket
+    import urllib.request
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    token = secrets.token_hex(8)
+    command = [
+        sys.executable,
+        "-m",
+        "jupyter_server",
+        "--no-browser",
+        "--allow-root",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        f"--IdentityProvider.token={token}",
+    ]
+    with tempfile.TemporaryDirectory() as root:
+        server = subprocess.Popen(command, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(240):
+                with contextlib.suppress(OSError):
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}", timeout=2).close()
+                    return _rss_bytes(server.pid)
+                time.sleep(0.25)
+            return 0
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+def bench_memory_per_learner(heaviest: str = "12_capstone.ipynb") -> list[Figure]:
+    """One learner's server and kernel after notebook 01 and after the heaviest notebook (12, the capstone: the
+    most loads) at ``small``, and how many such learners a 32 GiB machine holds."""
+    folder = notebooks_dir()
+    if folder is None:
+        return []
+    server = _server_rss()
+    figures = [Figure("memory per learner (small)", "single-user server, idle", server / 2**20, "MiB")]
+    per_learner = 0.0
+    for name in ("01_workload.ipynb", heaviest):
+        kernel = _kernel_rss_after(folder / name)
+        per_learner = max(per_learner, server + kernel)
+        figures.append(Figure("memory per learner (small)", f"kernel peak running {name}", kernel / 2**20, "MiB"))
+        figures.append(
+            Figure(
+                "memory per learner (small)",
+                f"server + kernel peak, {name}",
+                (server + kernel) / 2**20,
+                "MiB",
+                at_most=700.0,
+            )
+        )
+    learners = LEARNER_MACHINE_BYTES // per_learner if per_learner else 0
+    figures.append(
+        Figure("memory per learner (small)", "learners a 32 GiB machine holds", learners, "learners", at_least=40.0)
+    )
+    return figures
+
+
 def measure(full: bool = False) -> BenchRun:
     """Measure every figure (``full``: also the notebooks, first-ever loads and the 100k comparison)."""
     import workbook
@@ -673,6 +797,7 @@ def measure(full: bool = False) -> BenchRun:
         steps.append(("engine start", bench_engine_start))
         if full:
             steps.append(("notebooks", bench_notebooks))
+            steps.append(("memory per learner", bench_memory_per_learner))
         workbook.connect(quiet=True)
         print(machine_line(bench.machine), flush=True)
         with tqdm(steps, desc="bench", unit="step") as bar:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-QUIZ_COMMANDS = ("progress", "class-report", "quiz-build")
+QUIZ_COMMANDS = ("progress", "class-report", "quiz-build", "progress-import", "class-grades")
 
 
 def add_quiz_commands(commands: argparse._SubParsersAction) -> None:
@@ -13,7 +13,19 @@ def add_quiz_commands(commands: argparse._SubParsersAction) -> None:
     progress = commands.add_parser("progress", help="summarise a learner's quiz progress (attempts, correct)")
     progress.add_argument("--learner", help="whose progress (default: WORKBOOK_LEARNER, else the OS user)")
     report = commands.add_parser("class-report", help="merge a folder of learners' progress files into a report")
-    report.add_argument("folder", help="folder holding the learners' <name>.json progress files")
+    report.add_argument("folder", nargs="?", help="folder holding the learners' <name>.json progress files")
+    report.add_argument(
+        "--server", action="store_true", help="read the class live from the MongoDB server (MONGODB_URI) instead"
+    )
+    importing = commands.add_parser(
+        "progress-import", help="add a folder of progress files to the MongoDB server's class progress (MONGODB_URI)"
+    )
+    importing.add_argument("folder", help="folder holding the learners' <name>.json progress files")
+    grades = commands.add_parser(
+        "class-grades", help="export gradebook.csv (learner x bank) and nbgrader-scores.csv (per question)"
+    )
+    grades.add_argument("folder", nargs="?", help="progress files' folder (default: the server, MONGODB_URI)")
+    grades.add_argument("--out", required=True, help="folder to write the two CSV files into")
     report.add_argument("--out", help="write the report as CSV here (a folder gets class-report.csv)")
     report.add_argument(
         "--chart", help="write a bar chart of %% solved per question here: .html works everywhere, .png needs Chromium"
@@ -30,6 +42,29 @@ def run_quiz_command(args: argparse.Namespace) -> int:
 
         print(Progress.load(args.learner).summary())
         return 0
+    if args.command == "progress-import":
+        from workbook.quiz import server_progress
+
+        attempts = server_progress.import_files(args.folder)
+        print(f"{args.folder}: {attempts} attempts added to {server_progress.DATABASE}.{server_progress.COLLECTION}")
+        return 0
+    if args.command == "class-grades":
+        from workbook.quiz import class_view
+
+        for exported in class_view.export_grades(class_view.class_rows(args.folder), args.out):
+            print(exported)
+        return 0
+    if args.command == "class-report" and args.server:
+        from workbook.quiz import server_progress
+        from workbook.quiz.report import per_question
+
+        live = per_question(server_progress.learner_rows())
+        print(live.to_string(index=False) if len(live) else "No progress recorded on the server yet.")
+        return 0
+    if args.command == "class-report" and not args.folder:
+        from workbook.errors import WorkbookError
+
+        raise WorkbookError("class-report needs a folder of progress files, or --server.", fix="Pass one of them.")
     if args.command == "class-report":
         from workbook.quiz.report import output_path, write_class_report
 
