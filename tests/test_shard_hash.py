@@ -7,14 +7,14 @@ import datetime
 import pytest
 from bson.binary import Binary
 from bson.code import Code
-from bson.dbref import DBRef
-from bson.regex import Regex
-from bson.timestamp import Timestamp
 from bson.datetime_ms import DatetimeMS
+from bson.dbref import DBRef
 from bson.int64 import Int64
 from bson.max_key import MaxKey
 from bson.min_key import MinKey
 from bson.objectid import ObjectId
+from bson.regex import Regex
+from bson.timestamp import Timestamp
 
 from workbook.errors import WorkbookError
 from workbook.shard_hash import DBPointer, hash64
