@@ -78,6 +78,10 @@ def test_pipeline_sort_in_memory_depends_on_stage_order(db) -> None:  # type: ig
     )
     assert not indexes.pipeline_sort_in_memory(early)
     assert indexes.pipeline_sort_in_memory(late)
+    # the summary and its printed row agree: a $sort stage after $unwind is a blocking sort
+    assert late.summary()["inMemorySort"] and not early.summary()["inMemorySort"]
+    assert ("in-memory (blocking) sort", "yes") in late.rows()
+    assert ("in-memory (blocking) sort", "no") in early.rows()
 
 
 def test_redundant_indexes_finds_prefixes_but_not_unique_or_partial_ones() -> None:
