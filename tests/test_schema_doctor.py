@@ -16,7 +16,7 @@ import workbook
 from workbook.errors import UnknownChoiceError, WorkbookError
 from workbook.monitor import COMMANDS
 from workbook.schema_doctor import LESSONS, HotOperation, Report, Severity, Thresholds
-from workbook.schema_doctor.collections import name_pattern
+from workbook.schema_doctor.collections import family_merge_pipeline, name_pattern, to_mongosh
 from workbook.schema_doctor.lessons import (
     BLOATED_DOCUMENTS,
     CASE_INSENSITIVE_REGEX,
@@ -128,6 +128,25 @@ def test_many_collections_and_dated_names_are_found_and_quiet_once_merged(db: Da
         db.logs.insert_one({"day": day, "msg": "hello"})
         db.drop_collection(f"logs_{day}")
     assert examine(db, thresholds=Thresholds(collections=4)).of(MANY_COLLECTIONS) == []
+
+
+def test_the_printed_merge_of_daily_collections_that_reuse_ids_loses_no_document(db: Database) -> None:
+    days = ("2024_01_01", "2024_01_02", "2024_01_03")
+    for day in days:
+        db[f"logs_{day}"].insert_many([{"_id": 1, "msg": f"a {day}"}, {"_id": 2, "msg": f"b {day}"}])
+    before = sum(db[f"logs_{day}"].count_documents({}) for day in days)
+    (finding,) = [f for f in examine(db, thresholds=Thresholds(collections=10)).of(MANY_COLLECTIONS)]
+    example = finding.evidence["examples"][0]
+    # the printed command is this pipeline, written for mongosh
+    assert to_mongosh(family_merge_pipeline(example, "logs")) in finding.command
+    for name in finding.evidence["examples"]:  # "for each of the 3": run it on every member
+        db[name].aggregate(family_merge_pipeline(name, "logs"))
+    assert before == 6 and db.logs.count_documents({}) == 6  # the old {$merge: {into}} kept 2 of 6
+    assert sorted(d["msg"] for d in db.logs.find()) == sorted(f"{m} {day}" for day in days for m in "ab")
+    assert {d["day"] for d in db.logs.find()} == {datetime(2024, 1, n) for n in (1, 2, 3)}  # dates, not names
+    for name in finding.evidence["examples"]:  # running it again changes nothing
+        db[name].aggregate(family_merge_pipeline(name, "logs"))
+    assert db.logs.count_documents({}) == 6
 
 
 def test_of_a_big_family_of_alike_named_collections_a_few_are_examined(
