@@ -98,8 +98,8 @@ def check_collections(ctx: Context) -> list[Finding]:
 def name_date(name: str) -> datetime | None:
     """The date a collection's name holds (``events_2020_01_31`` is 2020-01-31, UTC), None if none.
 
-    >>> name_date("events_2020_01_31"), name_date("logs_2024_02"), name_date("orders")
-    (datetime.datetime(2020, 1, 31, 0, 0, tzinfo=datetime.timezone.utc), datetime.datetime(2024, 2, 1, 0, 0, tzinfo=datetime.timezone.utc), None)
+    >>> [str(name_date(n)) for n in ("events_2020_01_31", "logs_2024_02", "orders")]
+    ['2020-01-31 00:00:00+00:00', '2024-02-01 00:00:00+00:00', 'None']
     """
     found = _DATE.search(name)
     if found is None:
