@@ -123,3 +123,11 @@ def test_a_unique_case_insensitive_index_is_built_in_one_pass_and_still_refuses_
     db.lists.create_index("tags", unique=True, collation=clinic.CASE_INSENSITIVE)
     with pytest.raises(DuplicateKeyError):
         db.lists.insert_one({"tags": ["a"]})
+
+
+def test_the_printed_merge_run_on_days_that_reuse_ids_keeps_every_event(db: Database) -> None:
+    ran = clinic.run_printed_merge(db, days=3)
+    assert ran["before"] == ran["after"] == 6
+    assert len(set(ran["ids"])) == 6 and {i for _, i in ran["ids"]} == {1, 2}
+    assert [d.strftime("%Y-%m-%d") for d in ran["days"]] == ["2020-01-01", "2020-01-02", "2020-01-03"]
+    assert db.list_collection_names().count("events") == 1

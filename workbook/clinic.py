@@ -116,6 +116,34 @@ def merge_daily_collections(db: Database, *, prefix: str = "events") -> int:
     return len(daily)
 
 
+def run_printed_merge(db: Database, *, days: int = 3, prefix: str = "events") -> dict[str, Any]:
+    """Run the doctor's printed merge, as printed, on ``days`` daily collections that reuse ``_id`` 1 and 2.
+
+    ``db`` is emptied first (it must be one of yours). Returns the events counted before and after,
+    the merged documents' ``_id`` values and the type of their ``day``: nothing may be lost, though
+    every day holds an event with ``_id`` 1 and one with ``_id`` 2.
+    """
+    from workbook.schema_doctor.collections import family_merge_pipeline
+
+    require_own_database(db.name)
+    for name in db.list_collection_names():
+        db.drop_collection(name)
+    start = datetime(2020, 1, 1, tzinfo=UTC)
+    names = [f"{prefix}_{start + timedelta(days=offset):%Y_%m_%d}" for offset in range(days)]
+    for name in names:
+        db[name].insert_many([{"_id": 1, "kind": "view"}, {"_id": 2, "kind": "buy"}])
+    before = sum(db[name].count_documents({}) for name in names)
+    for name in names:
+        db[name].aggregate(family_merge_pipeline(name, prefix))
+    merged = list(db[prefix].find().sort("_id", 1))
+    return {
+        "before": before,
+        "after": len(merged),
+        "ids": [(doc["_id"]["collection"], doc["_id"]["id"]) for doc in merged],
+        "days": sorted({doc["day"] for doc in merged}),
+    }
+
+
 def email_lookup(customers: Collection, *, regex: bool, calls: int = 3) -> list[Any]:
     """The support desk's customer lookup by e-mail, typed in capitals, as a doctor workload (40 a second).
 
