@@ -17,6 +17,7 @@ from workbook.errors import UnknownChoiceError, WorkbookError
 from workbook.monitor import COMMANDS
 from workbook.schema_doctor import LESSONS, HotOperation, Report, Severity, Thresholds
 from workbook.schema_doctor.collections import family_merge_pipeline, name_pattern, to_mongosh
+from workbook.schema_doctor.documents import split_pipeline, split_unset
 from workbook.schema_doctor.lessons import (
     BLOATED_DOCUMENTS,
     CASE_INSENSITIVE_REGEX,
@@ -95,7 +96,18 @@ def test_documents_far_bigger_than_the_hot_read_are_found_and_quiet_once_split(d
     assert finding.evidence["cold_fields"][:2] == ["description", "specs"]
     assert "$merge" in finding.command and "products_details" in finding.command
 
-    db.products.update_many({}, {"$unset": {"description": "", "specs": ""}})
+    # run the printed fix, as printed, and count: every product and every moved field is kept
+    fields = finding.evidence["cold_fields"]
+    assert to_mongosh(split_pipeline("products", fields)) in finding.command
+    assert to_mongosh(split_unset(fields)) in finding.command
+    originals = {d["_id"]: d for d in db.products.find()}
+    db.products.aggregate(split_pipeline("products", fields))
+    db.products.update_many({}, split_unset(fields))
+    details = {d["_id"]: d for d in db.products_details.find()}
+    assert len(details) == db.products.count_documents({}) == len(originals) == 20
+    for _id, original in originals.items():
+        parent = db.products.find_one({"_id": _id})
+        assert {**parent, **details[_id]} == original  # split in two, nothing lost, nothing added
     assert examine(db, hot).of(BLOATED_DOCUMENTS) == []
 
 
