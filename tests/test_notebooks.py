@@ -13,10 +13,8 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 SANITIZE = NOTEBOOKS / "sanitize.cfg"
 
-NOT_YET_REWRITTEN = {"06_indexes.ipynb"}
-"""Notebooks from before the course rewrite, stored without outputs (nbval runs them, compares nothing)."""
-
-COURSE = sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if p.name not in NOT_YET_REWRITTEN)
+COURSE = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+"""Every course notebook: none is exempt from the structure checks below."""
 
 
 def cells(path: Path) -> list[dict]:
