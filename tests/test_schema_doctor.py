@@ -16,6 +16,7 @@ import workbook
 from workbook.errors import UnknownChoiceError, WorkbookError
 from workbook.monitor import COMMANDS
 from workbook.schema_doctor import LESSONS, HotOperation, Report, Severity, Thresholds
+from workbook.schema_doctor.access import embed_pipeline
 from workbook.schema_doctor.collections import family_merge_pipeline, name_pattern, to_mongosh
 from workbook.schema_doctor.documents import split_pipeline, split_unset
 from workbook.schema_doctor.lessons import (
@@ -267,6 +268,18 @@ def test_same_key_from_several_collections_on_every_call_is_found_and_quiet_once
     assert finding.evidence["round_trips_per_call"] == pytest.approx(7 / 3, abs=0.01)  # 2, 3 and 2 round trips
     assert finding.severity == Severity.WARNING
     assert 'into: "users"' in finding.command
+
+    # run the printed migration, as printed, on a copy and count: every user kept, every profile embedded
+    assert to_mongosh(embed_pipeline("profiles", "userId", "users")) in finding.command
+    for name in ("users", "profiles"):
+        db[f"copy_{name}"].insert_many(list(db[name].find()))
+    db.copy_profiles.insert_one({"userId": "nobody", "bio": "orphan"})
+    users_before = {d["_id"]: d for d in db.copy_users.find()}
+    db.copy_profiles.aggregate(embed_pipeline("copy_profiles", "userId", "copy_users"))
+    after = {d["_id"]: d for d in db.copy_users.find()}
+    assert after.keys() == users_before.keys() and db.copy_profiles.count_documents({}) == 6  # nothing deleted
+    assert sum(len(d["copy_profiles"]) for d in after.values()) == 5  # the orphan has no parent to join
+    assert all({k: v for k, v in d.items() if k != "copy_profiles"} == users_before[i] for i, d in after.items())
 
     def embedded(d: Any, i: int) -> Any:
         return d.users.find_one({"_id": f"u{i}"})

@@ -17,6 +17,7 @@ from typing import Any
 
 from bson.regex import Regex
 
+from workbook.schema_doctor.collections import to_mongosh
 from workbook.schema_doctor.context import Context
 from workbook.schema_doctor.lessons import CASE_INSENSITIVE_REGEX, LOOKUP_ON_HOT_PATH, SEPARATED_DATA
 from workbook.schema_doctor.observe import Observation, Sent, parse
@@ -83,6 +84,18 @@ def _same_key_groups(call: list[Sent]) -> set[frozenset[tuple[str, str]]]:
     return {frozenset(pairs) for pairs in by_value.values() if len({c for c, _ in pairs}) >= 2}
 
 
+def embed_pipeline(child: str, child_field: str, parent: str) -> list[dict[str, Any]]:
+    """The printed migration for data read together: each parent gets its ``child`` documents as an array.
+
+    Children whose key matches no parent are not embedded (``whenNotMatched: "discard"``); they stay
+    in ``child``, which this pipeline only reads.
+    """
+    return [
+        {"$group": {"_id": f"${child_field}", child: {"$push": "$$ROOT"}}},
+        {"$merge": {"into": parent, "on": "_id", "whenMatched": "merge", "whenNotMatched": "discard"}},
+    ]
+
+
 def _together_finding(ctx: Context, observation: Observation, group: frozenset[tuple[str, str]]) -> Finding:
     pairs = sorted(group)
     collections = sorted({c for c, _ in pairs})
@@ -110,8 +123,7 @@ def _together_finding(ctx: Context, observation: Observation, group: frozenset[t
         f"Embed the one-to-one and one-to-few parts of {', '.join(c for c, _ in children)} in {parent}; for a large "
         "one-to-many keep a capped subset and a summary there. Migrate with an aggregation ending in $merge, switch "
         "the reads, then drop what is no longer read.",
-        f'db.{child}.aggregate([{{$group: {{_id: "${child_field}", {child}: {{$push: "$$ROOT"}}}}}}, '
-        f'{{$merge: {{into: "{parent}", on: "_id", whenMatched: "merge", whenNotMatched: "discard"}}}}])\n'
+        f"db.{child}.aggregate({to_mongosh(embed_pipeline(child, child_field, parent))})\n"
         f"// then read db.{parent}.findOne({{_id: key}}) alone",
     )
 
