@@ -16,7 +16,7 @@ import workbook
 from workbook.errors import UnknownChoiceError, WorkbookError
 from workbook.monitor import COMMANDS
 from workbook.schema_doctor import LESSONS, HotOperation, Report, Severity, Thresholds
-from workbook.schema_doctor.access import embed_pipeline
+from workbook.schema_doctor.access import embed_pipeline, extended_reference_pipeline
 from workbook.schema_doctor.collections import family_merge_pipeline, name_pattern, to_mongosh
 from workbook.schema_doctor.documents import split_pipeline, split_unset
 from workbook.schema_doctor.lessons import (
@@ -383,6 +383,17 @@ def test_lookups_are_ranked_by_frequency_and_an_unindexed_foreign_field_is_criti
     assert "createIndex({orderId: 1})" in ranked[0].command
     assert ranked[1].severity == Severity.WARNING and ranked[1].evidence["foreign_field_indexed"]  # on _id
     assert any("nightly" in note and "not run" in note for note in report.notes)
+
+    # run the printed extended reference, as printed, on a copy and count: every order kept, each with its customer
+    assert to_mongosh(extended_reference_pipeline("orders", "customerId", "customers", "_id")) in ranked[1].command
+    db.copy_orders.insert_many(list(db.orders.find()))
+    before = {d["_id"]: d for d in db.copy_orders.find()}
+    db.copy_orders.aggregate(extended_reference_pipeline("copy_orders", "customerId", "customers", "_id"))
+    after = {d["_id"]: d for d in db.copy_orders.find()}
+    assert after.keys() == before.keys() and db.customers.count_documents({}) == 3
+    for i, order in after.items():
+        assert {k: v for k, v in order.items() if k != "copied"} == before[i]
+        assert order["copied"] == [{"_id": i % 3, "name": f"c{i % 3}"}]
 
     db.items.create_index("orderId")
     order = [f for f in examine(db, workload).of(LOOKUP_ON_HOT_PATH) if f.evidence["operation"] == "order_page"]

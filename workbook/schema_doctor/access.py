@@ -96,6 +96,19 @@ def embed_pipeline(child: str, child_field: str, parent: str) -> list[dict[str, 
     ]
 
 
+def extended_reference_pipeline(local: str, local_field: str, source: str, foreign: str) -> list[dict[str, Any]]:
+    """The printed fix for a hot ``$lookup``: copy ``_id`` and ``name`` of the joined documents into ``local``.
+
+    Each ``local`` document gains a ``copied`` array and keeps every field it had (``whenMatched:
+    "merge"``); ``source`` is only read.
+    """
+    return [
+        {"$lookup": {"from": source, "localField": local_field, "foreignField": foreign, "as": "copied"}},
+        {"$set": {"copied": {"$map": {"input": "$copied", "in": {"_id": "$$this._id", "name": "$$this.name"}}}}},
+        {"$merge": {"into": local, "on": "_id", "whenMatched": "merge"}},
+    ]
+
+
 def _together_finding(ctx: Context, observation: Observation, group: frozenset[tuple[str, str]]) -> Finding:
     pairs = sorted(group)
     collections = sorted({c for c, _ in pairs})
@@ -267,12 +280,10 @@ def check_lookups(ctx: Context, observations: list[Observation]) -> list[Finding
             f"#{rank} by frequency: {operation} ({observation.per_second:g}/s) joins {local} to {source} "
             f"on {source}.{foreign}" + ("" if indexed or foreign == "(pipeline)" else ", which has no index")
         )
-        copy = '{$map: {input: "$copied", in: {_id: "$$this._id", name: "$$this.name"}}}'
+        pipeline = extended_reference_pipeline(local, str(local_field), source, str(foreign))
         command = (
             f"// copy the few fields the hot read needs from {source} into {local} (extended reference):\n"
-            f'db.{local}.aggregate([{{$lookup: {{from: "{source}", localField: "{local_field}", '
-            f'foreignField: "{foreign}", as: "copied"}}}}, {{$set: {{copied: {copy}}}}}, '
-            f'{{$merge: {{into: "{local}", on: "_id", whenMatched: "merge"}}}}])'
+            f"db.{local}.aggregate({to_mongosh(pipeline)})"
         )
         if not indexed and foreign != "(pipeline)":
             command = f"db.{source}.createIndex({{{foreign}: 1}})  // at once, whatever else you decide\n" + command
