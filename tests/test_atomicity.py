@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 from workbook import atomicity
@@ -39,17 +37,17 @@ def test_update_many_needs_an_empty_shelf_in_range(db):
         atomicity.update_many_midway_failure(db, count=6, empty=9)
 
 
-def test_with_transaction_retries_a_write_conflict_and_loses_no_update(db, engine):
-    if engine is None and importlib.util.find_spec("workbook.engine_compat") is None:
-        # Before the engine branch, the offline default answers this conflict with a codeless error and
-        # is left unusable for later tests; the engine branch (write conflicts 112 + label) fixes both.
-        pytest.skip("the offline default's write conflicts arrive with the engine branch")
+def test_with_transaction_retries_a_write_conflict_and_loses_no_update(db):
     report = atomicity.increment_with_conflict(db.counters)
     assert report.attempts == 2 and report.retries == 1
     assert report.errors == [(atomicity.WRITE_CONFLICT, ["TransientTransactionError"])]
     assert report.counter == 2  # the outside write and the transaction's both count
 
 
-def test_the_transaction_lifetime_is_the_servers_or_unknown(db):
+def test_the_transaction_lifetime_is_the_servers_or_unknown(db, engine):
     value = atomicity.transaction_lifetime(db)
-    assert value is None or value > 0
+    if engine is None:  # the offline default has no such parameter and says so
+        assert value is None
+    else:  # a real server reports its own (60 s unless changed), read back independently
+        reply = db.client.admin.command("getParameter", 1, transactionLifetimeLimitSeconds=1)
+        assert value == reply["transactionLifetimeLimitSeconds"] > 0

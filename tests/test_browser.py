@@ -9,6 +9,8 @@ progress file) arrives. Each leaves a screenshot in tests/artifacts/ for a human
 from __future__ import annotations
 
 import json
+import os
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -63,10 +65,42 @@ LEARNER = "browser-test"
 
 PAGE_TIMEOUT_MS = 60_000
 """Opening JupyterLab and the notebook (the first load compiles nothing, but is a few MB of JS)."""
-RUN_TIMEOUT_MS = 120_000
-"""Kernel start, generating and loading the tiny store three times, measuring every shape."""
+STALL_SECONDS = 60.0
+"""How long one cell may run without finishing, on an idle machine, before a run counts as stuck (the
+explorer's cell: generating and loading the tiny store three times, measuring every shape). Scaled by
+:func:`stall_seconds` to the machine's load, and counted from the last cell that finished, so a run
+of many cells on a busy machine waits as long as it keeps making progress."""
 REDRAW_TIMEOUT_MS = 30_000
 """A click's round trip to the kernel and back (a redraw from cached runs takes well under a second)."""
+
+
+def stall_seconds() -> float:
+    """:data:`STALL_SECONDS` scaled to the load: times the load average per core when that is above 1."""
+    return STALL_SECONDS * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+
+
+def run_timeout_ms() -> float:
+    """The wait for one cell's work (a load, a measurement), in Playwright's milliseconds, scaled to the load."""
+    return stall_seconds() * 1000
+
+
+def wait_while_running(notebook: Locator, done: Locator, what: str) -> None:
+    """Wait until ``done`` is visible for as long as the run makes progress: the clock restarts each time
+    another cell finishes, and one cell may run :func:`stall_seconds` (re-read every poll)."""
+    prompts = notebook.locator(".jp-InputArea-prompt")
+    finished, progressed = -1, time.monotonic()
+    while not (done.count() and done.first.is_visible()):
+        texts = prompts.all_inner_texts()
+        now = sum(1 for text in texts if re.fullmatch(r"\[\d+\]:", text.strip()))
+        if now != finished:
+            finished, progressed = now, time.monotonic()
+        stall = stall_seconds()
+        if time.monotonic() - progressed > stall:
+            raise TimeoutError(
+                f"{what}: no cell finished for {stall:.0f} s ({finished} of {len(texts)} done, "
+                f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+            )
+        time.sleep(0.5)
 
 
 @pytest.fixture
@@ -182,15 +216,16 @@ def test_explorer_toggle_reaches_the_kernel_and_redraws(lab: LabServer, page: Pa
 
         # (a) The widget renders: three shape toggles, hybrid selected, its status line and chart.
         toggles = notebook.locator(".widget-toggle-buttons")
-        expect(toggles).to_be_visible(timeout=RUN_TIMEOUT_MS)
+        wait_while_running(notebook, toggles, "the explorer's toggles")
+        expect(toggles).to_be_visible(timeout=REDRAW_TIMEOUT_MS)
         no_dialog(page)
         for shape in ("embedded", "referenced", "hybrid"):
             expect(toggles.get_by_role("button", name=shape, exact=True)).to_be_visible()
         expect(toggles.locator("button.mod-active")).to_have_text("hybrid")
         shape_status = notebook.locator(".widget-html .workbook-shape")
-        expect(shape_status).to_have_text("hybrid", timeout=RUN_TIMEOUT_MS)
+        expect(shape_status).to_have_text("hybrid", timeout=run_timeout_ms())
         title = notebook.locator(".widget-output text.gtitle")
-        expect(title).to_have_text("Latency of product_page: hybrid highlighted", timeout=RUN_TIMEOUT_MS)
+        expect(title).to_have_text("Latency of product_page: hybrid highlighted", timeout=run_timeout_ms())
         # The kernel got this server's environment: the load wrote to the browser-test learner's namespace.
         expect(notebook).to_contain_text(f"workbench_{LEARNER}_store_referenced")
 
@@ -214,7 +249,7 @@ def test_explorer_toggle_reaches_the_kernel_and_redraws(lab: LabServer, page: Pa
             dropdown.select_option(dataset)
             operation = first_operation[dataset]
             expect(status_line).to_contain_text(
-                f"{dataset} · shape hybrid · operation {operation}", timeout=RUN_TIMEOUT_MS
+                f"{dataset} · shape hybrid · operation {operation}", timeout=run_timeout_ms()
             )
             expect(title).to_have_text(f"Latency of {operation}: hybrid highlighted", timeout=REDRAW_TIMEOUT_MS)
             expect(notebook.locator(".widget-output .js-plotly-plot")).to_have_count(1)
@@ -234,7 +269,8 @@ def test_quiz_cell_grades_in_the_kernel(quiz_lab: LabServer, page: Page, progres
 
         # The question renders from the kernel: title, a number box in MiB, the Check button, no feedback yet.
         cell = notebook.locator(".jp-Cell").last
-        expect(cell.locator(".widget-html").first).to_have_text("The document size limit", timeout=RUN_TIMEOUT_MS)
+        wait_while_running(notebook, cell.locator(".widget-html", has_text="The document size limit"), "the quiz")
+        expect(cell.locator(".widget-html").first).to_have_text("The document size limit", timeout=REDRAW_TIMEOUT_MS)
         no_dialog(page)
         answer = cell.get_by_placeholder("a number, in MiB")
         check = cell.get_by_role("button", name="Check")  # not exact: the name starts with the icon's glyph
@@ -292,7 +328,8 @@ def run_and_grade(
     cells = len(json.loads((COURSE_DIR / notebook_name).read_text(encoding="utf-8"))["cells"])
     notebook = open_and_run_all(page, lab, notebook_name, cells, kernels=kernels)
     question = notebook.locator(".jp-Cell").filter(has_text=f'workbook.quiz.show("{question_id}")')
-    expect(question.locator(".widget-html").first).to_have_text(title, timeout=RUN_TIMEOUT_MS)
+    wait_while_running(notebook, question.locator(".widget-html", has_text=title), f"question {question_id}")
+    expect(question.locator(".widget-html").first).to_have_text(title, timeout=REDRAW_TIMEOUT_MS)
     no_dialog(page)
     feedback = question.locator(".widget-vbox > .widget-html").last
     check = question.get_by_role("button", name="Check")

@@ -42,7 +42,14 @@ def test_daily_collections_are_found_and_quiet_once_merged(db: Database) -> None
     assert sorted(f.where for f in report.of("many_collections")) == sorted([db.name, "events_<date>"])
     assert clinic.merge_daily_collections(db) == 5
     assert db.list_collection_names() == ["events"]
-    assert sorted(db.events.distinct("day")) == ["2020-01-01", "2020-01-02", "2020-01-03", "2020-01-04", "2020-01-05"]
+    days = sorted(db.events.distinct("day"))
+    assert [d.strftime("%Y-%m-%d") for d in days] == [
+        "2020-01-01",
+        "2020-01-02",
+        "2020-01-03",
+        "2020-01-04",
+        "2020-01-05",
+    ]
     assert db.events.count_documents({}) == 10
     assert workbook.doctor(db, thresholds=limits, full_scan=True).findings == []
     assert "day_at" in db.events.index_information()
@@ -51,11 +58,11 @@ def test_daily_collections_are_found_and_quiet_once_merged(db: Database) -> None
 def test_merging_in_batches_keeps_every_event_with_its_day(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(clinic, "MERGE_BATCH", 3)  # 7 days: batches of 3, 3 and 1
     names = clinic.daily_collections(db, 7, per_day=2)
-    ids = {doc["_id"]: name for name in names for doc in db[name].find()}
+    ids = {(name, doc["_id"]) for name in names for doc in db[name].find()}
     assert clinic.merge_daily_collections(db) == 7
     merged = list(db.events.find())
-    assert {doc["_id"] for doc in merged} == set(ids)  # every event once, with its own _id
-    assert all(ids[doc["_id"]] == "events_" + doc["day"].replace("-", "_") for doc in merged)
+    assert {(doc["_id"]["collection"], doc["_id"]["id"]) for doc in merged} == ids  # every event once
+    assert all(doc["_id"]["collection"] == "events_" + doc["day"].strftime("%Y_%m_%d") for doc in merged)
     assert clinic.merge_daily_collections(db) == 0 and db.events.count_documents({}) == 14
 
 
@@ -116,3 +123,11 @@ def test_a_unique_case_insensitive_index_is_built_in_one_pass_and_still_refuses_
     db.lists.create_index("tags", unique=True, collation=clinic.CASE_INSENSITIVE)
     with pytest.raises(DuplicateKeyError):
         db.lists.insert_one({"tags": ["a"]})
+
+
+def test_the_printed_merge_run_on_days_that_reuse_ids_keeps_every_event(db: Database) -> None:
+    ran = clinic.run_printed_merge(db, days=3)
+    assert ran["before"] == ran["after"] == 6
+    assert len(set(ran["ids"])) == 6 and {i for _, i in ran["ids"]} == {1, 2}
+    assert [d.strftime("%Y-%m-%d") for d in ran["days"]] == ["2020-01-01", "2020-01-02", "2020-01-03"]
+    assert db.list_collection_names().count("events") == 1

@@ -78,6 +78,10 @@ def test_pipeline_sort_in_memory_depends_on_stage_order(db) -> None:  # type: ig
     )
     assert not indexes.pipeline_sort_in_memory(early)
     assert indexes.pipeline_sort_in_memory(late)
+    # the summary and its printed row agree: a $sort stage after $unwind is a blocking sort
+    assert late.summary()["inMemorySort"] and not early.summary()["inMemorySort"]
+    assert ("in-memory (blocking) sort", "yes") in late.rows()
+    assert ("in-memory (blocking) sort", "no") in early.rows()
 
 
 def test_redundant_indexes_finds_prefixes_but_not_unique_or_partial_ones() -> None:
@@ -160,3 +164,22 @@ def test_largest_group_is_the_most_frequent_value_ties_to_the_smallest(db) -> No
     assert indexes.largest_group(db.things, "g") == "c"
     with pytest.raises(WorkbookError, match="empty"):
         indexes.largest_group(db.empty, "g")
+
+
+def test_a_multikey_index_covers_its_non_array_fields_and_is_dropped_after(db) -> None:  # type: ignore[no-untyped-def]
+    items = _items(db)
+    table = indexes.covering_with_an_array(
+        items,
+        [("group", 1), ("price", 1), ("tags", 1)],
+        {"price only": {"price": 1, "_id": 0}, "with the array": {"price": 1, "tags": 1, "_id": 0}},
+        {"group": "g1"},
+        sort=[("price", 1)],
+        limit=5,
+    )
+    price_only, with_array = table.loc["price only"], table.loc["with the array"]
+    assert price_only.multikey and price_only.covered and price_only.docsExamined == 0 and price_only.nReturned == 5
+    assert with_array.multikey and not with_array.covered and with_array.docsExamined == 5
+    assert price_only["array paths"] == "tags"
+    assert [ix["name"] for ix in items.list_indexes()] == ["_id_"]
+    with pytest.raises(WorkbookError, match="already exists"):
+        indexes.covering_with_an_array(items, [("group", 1)], {}, {}, name="_id_")

@@ -13,10 +13,8 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 SANITIZE = NOTEBOOKS / "sanitize.cfg"
 
-NOT_YET_REWRITTEN = {"06_indexes.ipynb"}
-"""Notebooks from before the course rewrite, stored without outputs (nbval runs them, compares nothing)."""
-
-COURSE = sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if p.name not in NOT_YET_REWRITTEN)
+COURSE = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+"""Every course notebook: none is exempt from the structure checks below."""
 
 
 def cells(path: Path) -> list[dict]:
@@ -63,10 +61,7 @@ def code_outside_learner_code(path: Path) -> list[str]:
 
 def test_only_the_capstone_asks_for_learner_code():
     tagged = {
-        path.name
-        for path in COURSE
-        for c in cells(path)
-        if LEARNER_CODE in c.get("metadata", {}).get("tags", [])
+        path.name for path in COURSE for c in cells(path) if LEARNER_CODE in c.get("metadata", {}).get("tags", [])
     }
     assert tagged <= {"12_capstone.ipynb"}
 
@@ -148,3 +143,28 @@ def test_pytest_runs_notebooks_strictly_with_the_sanitizer():
     options = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
     assert "--nbval " in options["addopts"] + " " and "--nbval-lax" not in options["addopts"]
     assert "--nbval-sanitize-with=notebooks/sanitize.cfg" in options["addopts"]
+
+
+LOADING_SENTENCES = {
+    "01_workload.ipynb": "store",
+    "02_embed_reference_hybrid.ipynb": "parts",
+    "03_read_together.ipynb": "store",
+    "04_unbounded_arrays.ipynb": "followers",
+    "05_document_size.ipynb": "store",
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOADING_SENTENCES))
+def test_loading_times_are_quoted_from_the_benchmarks_recorded_run(name: str):
+    from workbook import bench
+
+    text = "\n".join(source(c) for c in cells(NOTEBOOKS / name) if c["cell_type"] == "markdown")
+    assert bench.load_sentence(LOADING_SENTENCES[name]) in text, (
+        f"{name}: quote bench.load_sentence({LOADING_SENTENCES[name]!r}) (the recorded run changed?)"
+    )
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")), ids=lambda p: p.name)
+def test_no_loading_time_is_written_by_hand(path: Path):
+    text = "\n".join(source(c) for c in cells(path) if c["cell_type"] == "markdown").lower()
+    assert "minute or two" not in text and "takes a minute" not in text

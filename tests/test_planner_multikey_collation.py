@@ -83,6 +83,20 @@ def test_multikey_field_prevents_covering():
     assert "FETCH" in summarize(e)["stages"] and not summarize(e)["covered"]
 
 
+def test_a_multikey_index_covers_a_query_on_its_non_array_fields():
+    """https://www.mongodb.com/docs/manual/core/index-multikey/#covered-queries: since 3.6 a multikey
+    index covers a query over its non-array fields when it records which paths are multikey."""
+    docs = [{"_id": 1, "c": "x", "p": 5, "r": [{"s": 1}, {"s": 4}]}, {"_id": 2, "c": "x", "p": 3, "r": [{"s": 2}]}]
+    index = {"v": 2, "key": {"c": 1, "p": 1, "r.s": 1}, "name": "c_p_rs"}
+    covered = explain_find(docs, [ID, index], namespace="t.c", filter={"c": "x"}, projection={"p": 1, "_id": 0})
+    s = summarize(covered)
+    assert s["multikey"] and s["covered"] and s["docsExamined"] == 0 and s["nReturned"] == 2
+    scan = covered["queryPlanner"]["winningPlan"]["inputStage"]
+    assert scan["multiKeyPaths"] == {"c": [], "p": [], "r.s": ["r"]}
+    fetched = explain_find(docs, [ID, index], namespace="t.c", filter={"c": "x"}, projection={"r.s": 1, "_id": 0})
+    assert not summarize(fetched)["covered"] and summarize(fetched)["docsExamined"] == 2
+
+
 CAFE = [
     {"_id": 1, "category": "café"},
     {"_id": 2, "category": "cafe"},

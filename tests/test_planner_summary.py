@@ -131,3 +131,16 @@ def test_zero_results_has_no_ratio():
         "executionStats": {"nReturned": 0, "totalKeysExamined": 0, "totalDocsExamined": 7},
     }
     assert summarize(empty)["docsExaminedPerReturned"] is None
+
+
+def test_a_sort_stage_after_the_cursor_is_a_blocking_sort():
+    # the shape of a server's explain of [$match, $unwind, $sort]: the query layer answers the $match,
+    # and the $sort runs as its own pipeline stage over every unwound row (DocumentSourceSort)
+    cursor = {
+        "queryPlanner": {"winningPlan": {"stage": "FETCH", "inputStage": {"stage": "IXSCAN", "indexName": "c_1"}}},
+        "executionStats": {"nReturned": 3, "totalKeysExamined": 3, "totalDocsExamined": 3},
+    }
+    unwind_then_sort = {"stages": [{"$cursor": cursor}, {"$unwind": {"path": "$r"}}, {"$sort": {"sortKey": {"p": 1}}}]}
+    sort_absorbed = {"stages": [{"$cursor": cursor}, {"$unwind": {"path": "$r"}}]}
+    assert summarize(unwind_then_sort)["inMemorySort"] is True
+    assert summarize(sort_absorbed)["inMemorySort"] is False

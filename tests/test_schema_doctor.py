@@ -16,7 +16,9 @@ import workbook
 from workbook.errors import UnknownChoiceError, WorkbookError
 from workbook.monitor import COMMANDS
 from workbook.schema_doctor import LESSONS, HotOperation, Report, Severity, Thresholds
-from workbook.schema_doctor.collections import name_pattern
+from workbook.schema_doctor.access import embed_pipeline, extended_reference_pipeline
+from workbook.schema_doctor.collections import family_merge_pipeline, name_pattern, to_mongosh
+from workbook.schema_doctor.documents import split_pipeline, split_unset
 from workbook.schema_doctor.lessons import (
     BLOATED_DOCUMENTS,
     CASE_INSENSITIVE_REGEX,
@@ -95,7 +97,18 @@ def test_documents_far_bigger_than_the_hot_read_are_found_and_quiet_once_split(d
     assert finding.evidence["cold_fields"][:2] == ["description", "specs"]
     assert "$merge" in finding.command and "products_details" in finding.command
 
-    db.products.update_many({}, {"$unset": {"description": "", "specs": ""}})
+    # run the printed fix, as printed, and count: every product and every moved field is kept
+    fields = finding.evidence["cold_fields"]
+    assert to_mongosh(split_pipeline("products", fields)) in finding.command
+    assert to_mongosh(split_unset(fields)) in finding.command
+    originals = {d["_id"]: d for d in db.products.find()}
+    db.products.aggregate(split_pipeline("products", fields))
+    db.products.update_many({}, split_unset(fields))
+    details = {d["_id"]: d for d in db.products_details.find()}
+    assert len(details) == db.products.count_documents({}) == len(originals) == 20
+    for _id, original in originals.items():
+        parent = db.products.find_one({"_id": _id})
+        assert {**parent, **details[_id]} == original  # split in two, nothing lost, nothing added
     assert examine(db, hot).of(BLOATED_DOCUMENTS) == []
 
 
@@ -128,6 +141,25 @@ def test_many_collections_and_dated_names_are_found_and_quiet_once_merged(db: Da
         db.logs.insert_one({"day": day, "msg": "hello"})
         db.drop_collection(f"logs_{day}")
     assert examine(db, thresholds=Thresholds(collections=4)).of(MANY_COLLECTIONS) == []
+
+
+def test_the_printed_merge_of_daily_collections_that_reuse_ids_loses_no_document(db: Database) -> None:
+    days = ("2024_01_01", "2024_01_02", "2024_01_03")
+    for day in days:
+        db[f"logs_{day}"].insert_many([{"_id": 1, "msg": f"a {day}"}, {"_id": 2, "msg": f"b {day}"}])
+    before = sum(db[f"logs_{day}"].count_documents({}) for day in days)
+    (finding,) = [f for f in examine(db, thresholds=Thresholds(collections=10)).of(MANY_COLLECTIONS)]
+    example = finding.evidence["examples"][0]
+    # the printed command is this pipeline, written for mongosh
+    assert to_mongosh(family_merge_pipeline(example, "logs")) in finding.command
+    for name in finding.evidence["examples"]:  # "for each of the 3": run it on every member
+        db[name].aggregate(family_merge_pipeline(name, "logs"))
+    assert before == 6 and db.logs.count_documents({}) == 6  # the old {$merge: {into}} kept 2 of 6
+    assert sorted(d["msg"] for d in db.logs.find()) == sorted(f"{m} {day}" for day in days for m in "ab")
+    assert {d["day"] for d in db.logs.find()} == {datetime(2024, 1, n) for n in (1, 2, 3)}  # dates, not names
+    for name in finding.evidence["examples"]:  # running it again changes nothing
+        db[name].aggregate(family_merge_pipeline(name, "logs"))
+    assert db.logs.count_documents({}) == 6
 
 
 def test_of_a_big_family_of_alike_named_collections_a_few_are_examined(
@@ -237,6 +269,18 @@ def test_same_key_from_several_collections_on_every_call_is_found_and_quiet_once
     assert finding.severity == Severity.WARNING
     assert 'into: "users"' in finding.command
 
+    # run the printed migration, as printed, on a copy and count: every user kept, every profile embedded
+    assert to_mongosh(embed_pipeline("profiles", "userId", "users")) in finding.command
+    for name in ("users", "profiles"):
+        db[f"copy_{name}"].insert_many(list(db[name].find()))
+    db.copy_profiles.insert_one({"userId": "nobody", "bio": "orphan"})
+    users_before = {d["_id"]: d for d in db.copy_users.find()}
+    db.copy_profiles.aggregate(embed_pipeline("copy_profiles", "userId", "copy_users"))
+    after = {d["_id"]: d for d in db.copy_users.find()}
+    assert after.keys() == users_before.keys() and db.copy_profiles.count_documents({}) == 6  # nothing deleted
+    assert sum(len(d["copy_profiles"]) for d in after.values()) == 5  # the orphan has no parent to join
+    assert all({k: v for k, v in d.items() if k != "copy_profiles"} == users_before[i] for i, d in after.items())
+
     def embedded(d: Any, i: int) -> Any:
         return d.users.find_one({"_id": f"u{i}"})
 
@@ -339,6 +383,17 @@ def test_lookups_are_ranked_by_frequency_and_an_unindexed_foreign_field_is_criti
     assert "createIndex({orderId: 1})" in ranked[0].command
     assert ranked[1].severity == Severity.WARNING and ranked[1].evidence["foreign_field_indexed"]  # on _id
     assert any("nightly" in note and "not run" in note for note in report.notes)
+
+    # run the printed extended reference, as printed, on a copy and count: every order kept, each with its customer
+    assert to_mongosh(extended_reference_pipeline("orders", "customerId", "customers", "_id")) in ranked[1].command
+    db.copy_orders.insert_many(list(db.orders.find()))
+    before = {d["_id"]: d for d in db.copy_orders.find()}
+    db.copy_orders.aggregate(extended_reference_pipeline("copy_orders", "customerId", "customers", "_id"))
+    after = {d["_id"]: d for d in db.copy_orders.find()}
+    assert after.keys() == before.keys() and db.customers.count_documents({}) == 3
+    for i, order in after.items():
+        assert {k: v for k, v in order.items() if k != "copied"} == before[i]
+        assert order["copied"] == [{"_id": i % 3, "name": f"c{i % 3}"}]
 
     db.items.create_index("orderId")
     order = [f for f in examine(db, workload).of(LOOKUP_ON_HOT_PATH) if f.evidence["operation"] == "order_page"]

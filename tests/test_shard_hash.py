@@ -6,16 +6,22 @@ import datetime
 
 import pytest
 from bson.binary import Binary
+from bson.code import Code
 from bson.datetime_ms import DatetimeMS
+from bson.dbref import DBRef
 from bson.int64 import Int64
 from bson.max_key import MaxKey
 from bson.min_key import MinKey
 from bson.objectid import ObjectId
+from bson.regex import Regex
+from bson.timestamp import Timestamp
 
 from workbook.errors import WorkbookError
-from workbook.shard_hash import hash64
+from workbook.shard_hash import DBPointer, hash64
 
 INT_MIN, INT_MAX, DOUBLE_MAX = -(2**31), 2**31 - 1, 1.7976931348623157e308
+
+OID_1 = ObjectId("010203040506070809101112")
 
 # (value, hash) pairs from src/mongo/db/hasher_test.cpp (seed 0)
 VECTORS = [
@@ -52,6 +58,18 @@ VECTORS = [
     (True, 6405873908747105701),
     (False, 6289544573401934092),
     (datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC), -1178696894582842035),
+    # HashTimeStamp: a Timestamp hashes like the Date with the same 8 bytes
+    (Timestamp(0x55667788, 0x11223344), 4476222765095560467),
+    (Timestamp(0, 0), -1178696894582842035),
+    # HashRegEx
+    (Regex("mongodb"), -7275792090268217043),
+    (Regex(".*", "i"), 7095855029187981886),
+    # HashDBRef: MongoDB's BSONDBRef is BSON type 12 (DBPointer), which pymongo cannot write
+    (DBPointer("c", OID_1), 940175826736461384),
+    (DBPointer("db.c", OID_1), 2426768198104018194),
+    # HashCode and HashCodeWScope
+    (Code("func f() { return 1; }"), 6861638109178014270),
+    (Code("func f() { return 1; }", {"c": True}), 501342939894575968),
 ]
 
 
@@ -71,3 +89,13 @@ def test_the_seed_changes_the_hash():
 def test_an_unhashable_value_says_which_types_work():
     with pytest.raises(WorkbookError, match="Cannot hash a value of type set"):
         hash64({1, 2})
+
+
+def test_code_is_not_hashed_as_the_string_it_subclasses():
+    assert hash64(Code("func f() { return 1; }")) != hash64("func f() { return 1; }")
+
+
+def test_a_dbref_hashes_as_the_document_pymongo_stores():
+    ref = DBRef("c", OID_1, "db")
+    assert hash64(ref) == hash64({"$ref": "c", "$id": OID_1, "$db": "db"})
+    assert hash64(ref) != hash64(DBPointer("db.c", OID_1))

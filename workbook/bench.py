@@ -852,6 +852,40 @@ def readme_table(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+LOAD_NOUNS = {"store": "the store", "parts": "the parts dataset", "followers": "the followers dataset"}
+"""How the notebooks name each dataset in their loading sentence."""
+
+
+def load_sentence(dataset: str, json_path: str | None = None) -> str:
+    """The notebooks' timing sentence for loading ``dataset`` in its three shapes, from the recorded run.
+
+    Notebooks 01-05 quote it word for word (a test checks), so a new recorded run that changes the
+    figures fails that test until the sentences are updated: no timing sentence is written by hand.
+    """
+    from workbook.errors import UnknownChoiceError, WorkbookError
+
+    if dataset not in LOAD_NOUNS:
+        raise UnknownChoiceError("dataset", dataset, sorted(LOAD_NOUNS))
+    source = Path(json_path) if json_path else default_json_path()
+    if source is None or not source.is_file():
+        raise WorkbookError(f"no recorded benchmark run at {source}", fix="run `python -m workbook bench --full` first")
+    data = json.loads(source.read_text())
+    values = {figure["name"]: figure["value"] for figure in data["figures"] if figure["group"].startswith("load at")}
+    shapes = ("embedded", "referenced", "hybrid")
+    try:
+        first = sum(values[f"{dataset}/{shape}, first on this machine"] for shape in shapes)
+        again = sum(values[f"{dataset}/{shape}, again on this machine"] for shape in shapes)
+    except KeyError as missing:
+        raise WorkbookError(
+            f"the recorded run at {source} has no load figure {missing}", fix="run `python -m workbook bench --full`"
+        ) from None
+    scale = data["machine"]["scale"]
+    return (
+        f"Loading {LOAD_NOUNS[dataset]} in three shapes took {first:.1f} s at `{scale}` scale in the "
+        f"benchmark's recorded run ({again:.1f} s once this machine has loaded them before)."
+    )
+
+
 def update_readme(json_path: str | None = None, readme: str | None = None) -> Path:
     """Rewrite the README's speed table from the recorded run (``benchmarks/results/last.json``)."""
     from workbook.errors import WorkbookError

@@ -89,29 +89,59 @@ def merge_daily_collections(db: Database, *, prefix: str = "events") -> int:
     """Fold every ``<prefix>_<date>`` collection into one ``<prefix>`` with a ``day`` field; returns how many.
 
     Per batch of :data:`MERGE_BATCH` collections, one aggregation reads them all with ``$unionWith``
-    (adding each one's ``day``) and one ``insert_many`` writes them, keeping their ``_id``; then the
+    (giving each document the doctor's compound ``_id`` ``{collection, id}`` and its ``day`` as a
+    date) and one ``insert_many`` writes them; then the
     daily collections are dropped and ``{day: 1, at: 1}`` is indexed. (The doctor's command, one
     ``$merge`` per collection, gives the same result; the offline engine's ``$merge`` slows down
     as its target grows, so the clinic inserts.)
     """
     require_own_database(db.name)
-    pattern = re.compile(rf"^{re.escape(prefix)}_(\d{{4}}_\d\d_\d\d)$")
-    daily = [
-        (name, found.group(1).replace("_", "-"))
-        for name in sorted(db.list_collection_names())
-        if (found := pattern.match(name)) is not None
-    ]
+    from workbook.schema_doctor.collections import family_merge_pipeline
+
+    pattern = re.compile(rf"^{re.escape(prefix)}_\d{{4}}_\d\d_\d\d$")
+    daily = [name for name in sorted(db.list_collection_names()) if pattern.match(name)]
     for first in range(0, len(daily), MERGE_BATCH):
-        (name, day), *rest = daily[first : first + MERGE_BATCH]
-        pipeline: list[dict[str, Any]] = [{"$set": {"day": day}}]
-        pipeline += [{"$unionWith": {"coll": other, "pipeline": [{"$set": {"day": when}}]}} for other, when in rest]
+        name, *rest = daily[first : first + MERGE_BATCH]
+        # the doctor's own first stage for each: a compound _id {collection, id} and the day as a date
+        pipeline: list[dict[str, Any]] = family_merge_pipeline(name, prefix)[:1]
+        pipeline += [
+            {"$unionWith": {"coll": other, "pipeline": family_merge_pipeline(other, prefix)[:1]}} for other in rest
+        ]
         documents = list(db[name].aggregate(pipeline))
         if documents:
             db[prefix].insert_many(documents)
-    for name, _ in daily:
+    for name in daily:
         db.drop_collection(name)
     db[prefix].create_index([("day", 1), ("at", 1)], name="day_at")
     return len(daily)
+
+
+def run_printed_merge(db: Database, *, days: int = 3, prefix: str = "events") -> dict[str, Any]:
+    """Run the doctor's printed merge, as printed, on ``days`` daily collections that reuse ``_id`` 1 and 2.
+
+    ``db`` is emptied first (it must be one of yours). Returns the events counted before and after,
+    the merged documents' ``_id`` values and the type of their ``day``: nothing may be lost, though
+    every day holds an event with ``_id`` 1 and one with ``_id`` 2.
+    """
+    from workbook.schema_doctor.collections import family_merge_pipeline
+
+    require_own_database(db.name)
+    for name in db.list_collection_names():
+        db.drop_collection(name)
+    start = datetime(2020, 1, 1, tzinfo=UTC)
+    names = [f"{prefix}_{start + timedelta(days=offset):%Y_%m_%d}" for offset in range(days)]
+    for name in names:
+        db[name].insert_many([{"_id": 1, "kind": "view"}, {"_id": 2, "kind": "buy"}])
+    before = sum(db[name].count_documents({}) for name in names)
+    for name in names:
+        db[name].aggregate(family_merge_pipeline(name, prefix))
+    merged = list(db[prefix].find().sort("_id", 1))
+    return {
+        "before": before,
+        "after": len(merged),
+        "ids": [(doc["_id"]["collection"], doc["_id"]["id"]) for doc in merged],
+        "days": sorted({doc["day"] for doc in merged}),
+    }
 
 
 def email_lookup(customers: Collection, *, regex: bool, calls: int = 3) -> list[Any]:

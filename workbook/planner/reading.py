@@ -150,7 +150,9 @@ def summarize(explain: Mapping[str, Any]) -> dict[str, Any]:
         "docsExamined": docs,
         "docsExaminedPerReturned": (docs / returned) if returned else None,
         "covered": bool(indexes) and not any(n in FETCHING for n in names),
-        "inMemorySort": "SORT" in names,
+        # MongoDB runs a SORT in the winning plan, and a $sort pipeline stage after the cursor, as a
+        # blocking sort: both hold every input row in memory before returning the first.
+        "inMemorySort": "SORT" in names or any("$sort" in s for s in later),
         "multikey": any(bool(s.get("isMultiKey")) for s in stages),
         "lookups": lookups,
         "source": explain.get(MODELLED_FIELD, "MongoDB server explain"),

@@ -17,6 +17,7 @@ from typing import Any
 
 from bson.regex import Regex
 
+from workbook.schema_doctor.collections import to_mongosh
 from workbook.schema_doctor.context import Context
 from workbook.schema_doctor.lessons import CASE_INSENSITIVE_REGEX, LOOKUP_ON_HOT_PATH, SEPARATED_DATA
 from workbook.schema_doctor.observe import Observation, Sent, parse
@@ -83,6 +84,31 @@ def _same_key_groups(call: list[Sent]) -> set[frozenset[tuple[str, str]]]:
     return {frozenset(pairs) for pairs in by_value.values() if len({c for c, _ in pairs}) >= 2}
 
 
+def embed_pipeline(child: str, child_field: str, parent: str) -> list[dict[str, Any]]:
+    """The printed migration for data read together: each parent gets its ``child`` documents as an array.
+
+    Children whose key matches no parent are not embedded (``whenNotMatched: "discard"``); they stay
+    in ``child``, which this pipeline only reads.
+    """
+    return [
+        {"$group": {"_id": f"${child_field}", child: {"$push": "$$ROOT"}}},
+        {"$merge": {"into": parent, "on": "_id", "whenMatched": "merge", "whenNotMatched": "discard"}},
+    ]
+
+
+def extended_reference_pipeline(local: str, local_field: str, source: str, foreign: str) -> list[dict[str, Any]]:
+    """The printed fix for a hot ``$lookup``: copy ``_id`` and ``name`` of the joined documents into ``local``.
+
+    Each ``local`` document gains a ``copied`` array and keeps every field it had (``whenMatched:
+    "merge"``); ``source`` is only read.
+    """
+    return [
+        {"$lookup": {"from": source, "localField": local_field, "foreignField": foreign, "as": "copied"}},
+        {"$set": {"copied": {"$map": {"input": "$copied", "in": {"_id": "$$this._id", "name": "$$this.name"}}}}},
+        {"$merge": {"into": local, "on": "_id", "whenMatched": "merge"}},
+    ]
+
+
 def _together_finding(ctx: Context, observation: Observation, group: frozenset[tuple[str, str]]) -> Finding:
     pairs = sorted(group)
     collections = sorted({c for c, _ in pairs})
@@ -110,8 +136,7 @@ def _together_finding(ctx: Context, observation: Observation, group: frozenset[t
         f"Embed the one-to-one and one-to-few parts of {', '.join(c for c, _ in children)} in {parent}; for a large "
         "one-to-many keep a capped subset and a summary there. Migrate with an aggregation ending in $merge, switch "
         "the reads, then drop what is no longer read.",
-        f'db.{child}.aggregate([{{$group: {{_id: "${child_field}", {child}: {{$push: "$$ROOT"}}}}}}, '
-        f'{{$merge: {{into: "{parent}", on: "_id", whenMatched: "merge", whenNotMatched: "discard"}}}}])\n'
+        f"db.{child}.aggregate({to_mongosh(embed_pipeline(child, child_field, parent))})\n"
         f"// then read db.{parent}.findOne({{_id: key}}) alone",
     )
 
@@ -255,12 +280,10 @@ def check_lookups(ctx: Context, observations: list[Observation]) -> list[Finding
             f"#{rank} by frequency: {operation} ({observation.per_second:g}/s) joins {local} to {source} "
             f"on {source}.{foreign}" + ("" if indexed or foreign == "(pipeline)" else ", which has no index")
         )
-        copy = '{$map: {input: "$copied", in: {_id: "$$this._id", name: "$$this.name"}}}'
+        pipeline = extended_reference_pipeline(local, str(local_field), source, str(foreign))
         command = (
             f"// copy the few fields the hot read needs from {source} into {local} (extended reference):\n"
-            f'db.{local}.aggregate([{{$lookup: {{from: "{source}", localField: "{local_field}", '
-            f'foreignField: "{foreign}", as: "copied"}}}}, {{$set: {{copied: {copy}}}}}, '
-            f'{{$merge: {{into: "{local}", on: "_id", whenMatched: "merge"}}}}])'
+            f"db.{local}.aggregate({to_mongosh(pipeline)})"
         )
         if not indexed and foreign != "(pipeline)":
             command = f"db.{source}.createIndex({{{foreign}: 1}})  // at once, whatever else you decide\n" + command

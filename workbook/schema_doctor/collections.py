@@ -6,8 +6,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
+from datetime import UTC, datetime
+from typing import Any
 
 from workbook.schema_doctor.context import Context
 from workbook.schema_doctor.lessons import MANY_COLLECTIONS
@@ -84,9 +87,64 @@ def check_collections(ctx: Context) -> list[Finding]:
                     else ""
                 )
                 + ".",
-                f'db.getCollection("{example}").aggregate([{{$addFields: {{{key}: "{example}"}}}}, '
-                f'{{$merge: {{into: "{merged}"}}}}])  // for each of the {len(members):,}\n'
+                f'db.getCollection("{example}").aggregate({to_mongosh(family_merge_pipeline(example, merged))})'
+                f"  // for each of the {len(members):,}\n"
                 f"db.{merged}.createIndex({{{key}: 1}})",
             )
         )
     return findings
+
+
+def name_date(name: str) -> datetime | None:
+    """The date a collection's name holds (``events_2020_01_31`` is 2020-01-31, UTC), None if none.
+
+    >>> [str(name_date(n)) for n in ("events_2020_01_31", "logs_2024_02", "orders")]
+    ['2020-01-31 00:00:00+00:00', '2024-02-01 00:00:00+00:00', 'None']
+    """
+    found = _DATE.search(name)
+    if found is None:
+        return None
+    digits = re.sub(r"\D", "", found.group(0))
+    year, month, day = int(digits[:4]), int(digits[4:6] or 1), int(digits[6:8] or 1)
+    return datetime(year, month, day, tzinfo=UTC)
+
+
+def family_merge_pipeline(name: str, merged: str) -> list[dict[str, Any]]:
+    """The aggregation that folds one collection of a dated or id-named family into ``merged``.
+
+    Each document gets a compound ``_id`` ``{collection, id}``: daily collections often reuse
+    ``_id`` values, and ``$merge`` on a plain ``_id`` would let each later day overwrite the earlier
+    one. A dated family gets ``day``, the date from the name (a BSON date, not the name); an
+    id-named one gets ``sourceId``, the id from the name. Running it twice changes nothing.
+    """
+    when = name_date(name)
+    label: dict[str, Any] = {"day": when} if when is not None else {"sourceId": _id_in(name)}
+    return [
+        {"$set": {"_id": {"collection": name, "id": "$_id"}, **label}},
+        {"$merge": {"into": merged, "on": "_id", "whenMatched": "replace", "whenNotMatched": "insert"}},
+    ]
+
+
+def _id_in(name: str) -> str:
+    found = _ID.search(name)
+    return found.group(0) if found else name
+
+
+def to_mongosh(value: Any) -> str:
+    """A pipeline or value written as mongosh accepts it (dates as ``ISODate``), for printed fixes.
+
+    >>> to_mongosh([{"$set": {"day": datetime(2020, 1, 2, tzinfo=UTC), "n": 1}}])
+    '[{$set: {day: ISODate("2020-01-02T00:00:00Z"), n: 1}}]'
+    """
+    if isinstance(value, datetime):
+        return f'ISODate("{value.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}")'
+    if isinstance(value, dict):
+        items = (f"{_mongosh_key(str(k))}: {to_mongosh(v)}" for k, v in value.items())
+        return "{" + ", ".join(items) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(to_mongosh(v) for v in value) + "]"
+    return json.dumps(value)
+
+
+def _mongosh_key(key: str) -> str:
+    return key if re.fullmatch(r"[$A-Za-z_][$\w]*", key) else json.dumps(key)

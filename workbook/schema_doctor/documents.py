@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
+from workbook.schema_doctor.collections import to_mongosh
 from workbook.schema_doctor.context import Context
 from workbook.schema_doctor.lessons import BLOATED_DOCUMENTS
 from workbook.schema_doctor.observe import Observation
@@ -143,12 +145,22 @@ def _cold_fields(ctx: Context, collection: str, projected: set[str]) -> list[str
     return [name for name, _ in sorted(sizes.items(), key=lambda item: -item[1])][:5]
 
 
+def split_pipeline(collection: str, fields: list[str]) -> list[dict[str, Any]]:
+    """The printed fix's first step: copy ``fields`` (with ``_id``) to ``<collection>_details``."""
+    return [
+        {"$project": {field: 1 for field in fields}},
+        {"$merge": {"into": f"{collection}_details", "on": "_id"}},
+    ]
+
+
+def split_unset(fields: list[str]) -> dict[str, Any]:
+    """The printed fix's last step, once reads have moved: the update that removes ``fields`` from the parent."""
+    return {"$unset": {field: "" for field in fields}}
+
+
 def _split_command(collection: str, fields: list[str]) -> str:
-    projection = ", ".join(f"{f}: 1" for f in fields)
-    unset = ", ".join(f'{f}: ""' for f in fields)
     return (
-        f"db.{collection}.aggregate([{{$project: {{{projection}}}}}, "
-        f'{{$merge: {{into: "{collection}_details", on: "_id"}}}}])\n'
+        f"db.{collection}.aggregate({to_mongosh(split_pipeline(collection, fields))})\n"
         f"// switch the reads that need them to {collection}_details, then:\n"
-        f"db.{collection}.updateMany({{}}, {{$unset: {{{unset}}}}})"
+        f"db.{collection}.updateMany({{}}, {to_mongosh(split_unset(fields))})"
     )
