@@ -158,7 +158,7 @@ def test_the_offline_find_is_the_model_s(db: Database, monkeypatch: pytest.Monke
 
 
 def test_model_answers_only_plain_finds() -> None:
-    assert offline_reads.model_answers({"find": "c", "filter": {}})
+    assert offline_reads.model_answers({"find": "c", "filter": {"a": 1}})
     assert not offline_reads.model_answers({"find": "system.profile"})
     assert not offline_reads.model_answers({"find": "c", "tailable": True})
     assert not offline_reads.model_answers({"find": "c", "txnNumber": 3})
@@ -202,3 +202,11 @@ def test_the_offline_aggregate_s_pushdown_is_the_model_s(db: Database, monkeypat
     assert len(list(db.c.aggregate([{"$match": {"a": {"$gte": 5}}}, {"$group": {"_id": None}}]))) == 1
     assert [d["_id"] for d in db.c.aggregate([{"$match": {"a": {"$mod": [5, 0]}}}])] == [0, 5, 10, 15]
     assert answered == [True]  # the model selected the first; the engine ran the $mod (not modelled) itself
+
+
+def test_a_whole_collection_read_needs_no_model() -> None:
+    # every document in natural order is any plan's answer: the engine gives it without a model build
+    assert not offline_reads.model_answers({"find": "c", "filter": {}})
+    assert not offline_reads.model_answers({"find": "c", "filter": {}, "limit": 5})
+    assert offline_reads.model_answers({"find": "c", "filter": {}, "sort": {"a": 1}})
+    assert offline_reads.model_answers({"find": "c", "filter": {}, "hint": "a_1"})

@@ -46,7 +46,16 @@ def model_answers(body: Mapping[str, Any]) -> bool:
         return False  # system.profile and friends are the engine's virtual collections
     if any(body.get(name) is not None for name in TRANSACTION_FIELDS):
         return False
+    if _whole_collection(body.get("filter"), body.get("sort"), body.get("hint")):
+        return False
     return not any(body.get(name) not in (None, False) for name in ENGINE_OPTIONS)
+
+
+def _whole_collection(filter_: Any, sort: Any, hint: Any) -> bool:
+    """Whether a find reads every document in natural order: any plan's answer is the engine's (a
+    collection scan), so the engine's find answers it without building a model (``find()``, a first
+    page). Not used for aggregates: mongoeco's own pipeline source narrows a small Int64 to int32."""
+    return not filter_ and not sort and not hint
 
 
 def _in_transaction(session: Any) -> bool:
