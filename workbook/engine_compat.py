@@ -803,8 +803,3 @@ def projection_executor(projection: Any, selector: Any, *, public: bool = True) 
         return project
     to_public = document_codec().to_public
     return lambda document: to_public(project(document))
-
-
-def internal_document(engine: Any) -> Any:
-    """A function from a stored record to the engine's internal decoded document (cached on the record)."""
-    return engine._borrow_storage_document

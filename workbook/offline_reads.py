@@ -22,12 +22,14 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import bson
 
 from workbook import engine_compat, planner
 from workbook.errors import ExplainError
+from workbook.planner.predicates import parse_filter
 
 ENGINE_OPTIONS = frozenset(
     {"tailable", "awaitData", "min", "max", "returnKey", "showRecordId", "let", "readConcern", "oplogReplay"}
@@ -59,7 +61,7 @@ def _whole_collection(filter_: Any, sort: Any, hint: Any) -> bool:
 
 
 def _in_transaction(session: Any) -> bool:
-    """Whether an engine session is inside a transaction (its reads see its own uncommitted writes)."""
+    """Whether an engine session (or None) is inside a transaction (its reads see its own uncommitted writes)."""
     return bool(getattr(session, "in_transaction", False))
 
 
@@ -117,9 +119,6 @@ def _covers(collection: Any, operation: Any) -> bool:
     if id(getattr(collection, "_engine", None)) not in _LAYERS or getattr(operation, "text_query", None) is not None:
         return False
     try:
-        planner.FindArgs.of(operation.filter_spec or {}, None, operation.sort or None).command("c")
-        from workbook.planner.predicates import parse_filter
-
         parse_filter(dict(engine_compat.to_pymongo(operation.filter_spec or {})))
     except ExplainError:
         return False
@@ -145,11 +144,7 @@ class ReadLayer:
         """The reply to a ``find`` command, or None when the engine should answer it."""
         body = dict(context.command_document)
         raw = context.raw_body if isinstance(context.raw_body, Mapping) else {}
-        if (
-            not model_answers({**raw, **body})
-            or getattr(context, "session", None) is not None
-            and _in_transaction(context.session)
-        ):
+        if not model_answers({**raw, **body}) or _in_transaction(getattr(context, "session", None)):
             return None
         database, name = str(context.db_name), str(body["find"])
         namespace = f"{database}.{name}"
@@ -160,13 +155,9 @@ class ReadLayer:
             return None  # malformed: the engine's own validation answers, with MongoDB's message
         started = time.perf_counter_ns()
         model = await self._explain.model(database, name)
-        plain = dict(args.__dict__, projection=None)
-        run = functools.partial(planner.find_records, model, namespace, planner.FindArgs(**plain))
-        try:
-            explain, rids = await asyncio.get_running_loop().run_in_executor(None, run)
-        except ExplainError:
+        rids = await self._run(model, database, name, args)
+        if rids is None:
             return None  # not modelled (or a hint the engine words its own way): the engine answers
-        self.uses.record(database, name, indexes_used(explain["queryPlanner"]["winningPlan"]))
         self._profile(database, name, body, time.perf_counter_ns() - started)
         if body.get("projection"):  # projected from the decoded document, as the engine's find does
             project = engine_compat.projection_executor(body["projection"], body.get("filter"))
@@ -182,13 +173,9 @@ class ReadLayer:
     async def pushdown(self, collection: Any, operation: Any, session: Any) -> list[Any] | None:
         """The documents an aggregate's leading stages select (mongoeco's pushdown find), chosen by the
         model's plan, in the engine's internal form the rest of the pipeline reads; None: the engine's."""
-        if collection._engine is not self._engine or operation.text_query is not None:
-            return None
-        if session is not None and _in_transaction(session):
+        if _in_transaction(session):  # the rest was checked by _covers before this cursor was made
             return None
         database, name = str(collection._db_name), str(collection._collection_name)
-        if name.startswith("system."):
-            return None
         try:
             args = planner.FindArgs.of(
                 engine_compat.to_pymongo(operation.filter_spec or {}), None, operation.sort or None,
@@ -198,19 +185,26 @@ class ReadLayer:
             return None
         model = await self._explain.model(database, name)
         records = self._explain.records(database, name, model)
-        if records is None:
+        rids = None if records is None else await self._run(model, database, name, args)
+        if records is None or rids is None:
             return None
-        try:
-            explain, rids = planner.find_records(model, f"{database}.{name}", args)
-        except ExplainError:
-            return None
-        self.uses.record(database, name, indexes_used(explain["queryPlanner"]["winningPlan"]))
-        internal = engine_compat.internal_document(self._engine)
+        internal = engine_compat.decoder(self._engine)
         documents = [internal(records[rid]) for rid in rids]
         if operation.projection:
             project = engine_compat.projection_executor(operation.projection, operation.filter_spec, public=False)
             documents = [project(document) for document in documents]
         return documents
+
+    async def _run(self, model: Any, database: str, name: str, args: planner.FindArgs) -> list[int] | None:
+        """Plan and run a find (without its projection) on the model, off the server's event loop, and
+        count the indexes its plan used: the positions of the documents it returns, or None if refused."""
+        run = functools.partial(planner.find_records, model, f"{database}.{name}", replace(args, projection=None))
+        try:
+            explain, rids = await asyncio.get_running_loop().run_in_executor(None, run)
+        except ExplainError:
+            return None
+        self.uses.record(database, name, indexes_used(explain["queryPlanner"]["winningPlan"]))
+        return rids
 
     def _profile(self, database: str, name: str, body: Mapping[str, Any], nanoseconds: int) -> None:
         """Record the find in the database profiler (``system.profile``) when it is on, as the engine's find does."""
