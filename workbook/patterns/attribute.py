@@ -17,8 +17,7 @@ from pymongo import ASCENDING
 from pymongo.database import Database
 
 from workbook.errors import WorkbookError
-from workbook.explaining import explain
-from workbook.patterns.work import load_steps
+from workbook.patterns.work import explain_row, load_steps
 from workbook.shapes.spec import Document
 
 FIELDS = "products_fields"
@@ -112,15 +111,5 @@ def attribute_plans(designs: AttributeDesigns, name: str, value: Any) -> pd.Data
         ("attribute pattern", ATTRIBUTES, attribute_filter(name, value)),
     )
     for design, collection, query in filters:
-        summary = explain(designs.db[collection], query).summary()
-        rows.append(
-            {
-                "design": design,
-                "index": summary["index"] or "none (COLLSCAN)",
-                "keys_examined": summary["keysExamined"],
-                "docs_examined": summary["docsExamined"],
-                "returned": summary["nReturned"],
-                "filter": str(query),
-            }
-        )
+        rows.append({"design": design, **explain_row(designs.db[collection], query)})
     return pd.DataFrame(rows).set_index("design")

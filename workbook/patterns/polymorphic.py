@@ -18,7 +18,7 @@ from pymongo.database import Database
 
 from workbook.errors import UnknownChoiceError, WorkbookError
 from workbook.explaining import explain
-from workbook.patterns.work import load_steps
+from workbook.patterns.work import explain_row, load_steps
 from workbook.shapes.spec import Document
 
 COLLECTION = "catalogue"
@@ -131,15 +131,5 @@ def type_plans(catalogue: Catalogue, kind: str, value: Any) -> pd.DataFrame:
     field = TYPE_FIELDS[kind]
     rows = []
     for label, query in (("with type", {"type": kind, field: value}), ("without type", {field: value})):
-        summary = explain(catalogue.collection, query).summary()
-        rows.append(
-            {
-                "query": label,
-                "index": summary["index"] or "none (COLLSCAN)",
-                "keys_examined": summary["keysExamined"],
-                "docs_examined": summary["docsExamined"],
-                "returned": summary["nReturned"],
-                "filter": str(query),
-            }
-        )
+        rows.append({"query": label, **explain_row(catalogue.collection, query)})
     return pd.DataFrame(rows).set_index("query")

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 from pymongo.database import Database
 
+from workbook.explaining import explain
 from workbook.explaining.work import work_examined
 from workbook.monitor import capture
 
@@ -65,3 +66,15 @@ def load_steps(description: str, steps: int, progress: bool = True) -> Any:
     from tqdm.auto import tqdm
 
     return tqdm(total=steps, desc=description, unit="step", delay=1.0, disable=not progress)
+
+
+def explain_row(collection: Any, query: dict[str, Any]) -> dict[str, Any]:
+    """One row of a pattern's explain table: the index its plan used and the work it did, beside the filter."""
+    summary = explain(collection, query).summary()
+    return {
+        "index": summary["index"] or "none (COLLSCAN)",
+        "keys_examined": summary["keysExamined"],
+        "docs_examined": summary["docsExamined"],
+        "returned": summary["nReturned"],
+        "filter": str(query),
+    }
