@@ -210,3 +210,15 @@ def test_a_whole_collection_read_needs_no_model() -> None:
     assert not offline_reads.model_answers({"find": "c", "filter": {}, "limit": 5})
     assert offline_reads.model_answers({"find": "c", "filter": {}, "sort": {"a": 1}})
     assert offline_reads.model_answers({"find": "c", "filter": {}, "hint": "a_1"})
+
+
+@pytest.mark.parametrize("engine", ["offline"], indirect=True)
+def test_stored_records_are_kept_only_for_cached_models(db: Database) -> None:
+    from workbook.explaining.native import hook_for
+    from workbook.offline import offline_server
+
+    hook = hook_for(offline_server().engine)
+    for i in range(40):  # more collections than the model cache holds (16)
+        db[f"c{i}"].insert_one({"_id": 1, "a": 1})
+        assert db[f"c{i}"].find_one({"a": 1}) == {"_id": 1, "a": 1}
+    assert len(hook._records) <= len(hook.models) + 1

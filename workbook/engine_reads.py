@@ -61,8 +61,10 @@ def engine_documents(engine: Any, database: str, collection: str) -> list[Mappin
     return [borrow(stored) for stored in storage.copy().values()]  # copy(): O(1), a consistent version
 
 
-_CHUNKS_KEPT = 256
-"""Collections whose decoded chunks :func:`public_records` keeps (the least recently read go first)."""
+_CHUNKS_KEPT = 32
+"""Collections whose decoded chunks :func:`public_records` keeps, the least recently read going first: twice
+the explain models cached (``ModelCache``), since chunks help only a model rebuilt from a cached one, and
+a dropped collection's documents must not stay alive for long."""
 _Chunk = tuple[Any, list[Mapping[str, Any]], list[Any]]
 _chunk_cache: OrderedDict[tuple[int, str, str], dict[int, _Chunk]] = OrderedDict()
 _chunk_lock = threading.Lock()

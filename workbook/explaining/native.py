@@ -115,6 +115,8 @@ class ExplainHook:
         if self.writes.stamp(database, name) == stamp[0]:  # no write began meanwhile
             self.models.put(key, stamp, model)
         self._records[key] = (model, records)
+        # Records only for models still cached: a dropped or evicted collection's documents are let go.
+        self._records = {k: held for k, held in self._records.items() if self.models.latest(k) is held[0] or k == key}
         return model
 
     def records(self, database: str, name: str, model: planner.Collection) -> list[Any] | None:
