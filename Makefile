@@ -32,6 +32,8 @@ CHP_VERSION := 5.3.0
 test: $(VENV)/.test
 	@command -v configurable-http-proxy >/dev/null 2>&1 || npm install -g --silent configurable-http-proxy@$(CHP_VERSION)
 	$(PY) -m workbook check
+	$(PY) -m ruff check workbook tests benchmarks
+	$(PY) -m ruff format --check workbook tests benchmarks
 	$(PY) -m mypy
 	$(PY) -m pytest
 

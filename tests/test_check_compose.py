@@ -144,9 +144,7 @@ def test_the_router_waits_for_the_config_server_and_adds_both_shards_once_all_ar
     assert mongos["depends_on"] == {"cfg": {"condition": "service_healthy"}}
     assert "ping" in " ".join(mongos["healthcheck"]["test"])
     init = services["sharded-init"]
-    assert init["depends_on"] == {
-        name: {"condition": "service_healthy"} for name in ("mongos", "shard1", "shard2")
-    }
+    assert init["depends_on"] == {name: {"condition": "service_healthy"} for name in ("mongos", "shard1", "shard2")}
     script = " ".join(init["entrypoint"])
     assert "--host mongos --port 27017" in script and "sh.addShard" in script
     for name in ("shard1", "shard2"):

@@ -31,8 +31,10 @@ def test_a_missing_report_counts_as_a_failure(tmp_path):
 
 
 def test_summary_rates_exclude_skips_and_record_names_every_failure(tmp_path):
-    results = [conformance.FileResult("a.py", passed=19, failed=1, skipped=5, failures=["A.t: boom"]),
-               conformance.FileResult("b.py", passed=0, failed=0, skipped=3)]
+    results = [
+        conformance.FileResult("a.py", passed=19, failed=1, skipped=5, failures=["A.t: boom"]),
+        conformance.FileResult("b.py", passed=0, failed=0, skipped=3),
+    ]
     table = conformance.summary(results)
     assert "| a.py | 19 | 1 | 5 | 95.0% |" in table and "| b.py | 0 | 0 | 3 | - |" in table
     assert "| **all** | **19** | **1** | **8** | **95.0%** |" in table

@@ -153,7 +153,7 @@ def test_an_interrupted_load_is_refused_by_every_reader(engine, tiny_store, targ
     for name, read in _readers(loaded).items():
         with pytest.raises(NotLoadedError, match="interrupted") as refused:
             read()
-        assert f'workbook.load(\'store\', \'hybrid\', workbook.connect(database=\'{target.name.split("_")[-1]}\')' in (
+        assert f"workbook.load('store', 'hybrid', workbook.connect(database='{target.name.split('_')[-1]}')" in (
             refused.value.fix or ""
         ), name
     again = workbook.load(tiny_store, "hybrid", target, progress=False)  # the fix works at once

@@ -86,8 +86,19 @@ def test_small_int64_keeps_its_type(odb):
 
 
 def test_comparisons_respect_type_brackets(odb):
-    odb.b.insert_many([{"a": 1}, {"a": 2}, {"a": 3.5}, {"a": "x"}, {"a": datetime.datetime(2020, 1, 1)},
-                       {"a": True}, {"a": [0, "z"]}, {"s": {"a": 5}}, {"s": {"a": "q"}}])
+    odb.b.insert_many(
+        [
+            {"a": 1},
+            {"a": 2},
+            {"a": 3.5},
+            {"a": "x"},
+            {"a": datetime.datetime(2020, 1, 1)},
+            {"a": True},
+            {"a": [0, "z"]},
+            {"s": {"a": 5}},
+            {"s": {"a": "q"}},
+        ]
+    )
     assert sorted(d["a"] for d in odb.b.find({"a": {"$gt": 1}})) == [2, 3.5]
     assert odb.b.count_documents({"a": {"$gt": 1}}) == 2
     assert [d["a"] for d in odb.b.find({"a": {"$lt": "zz"}}, sort=[("_id", 1)])] == ["x", [0, "z"]]
@@ -183,7 +194,10 @@ def test_views_read_through_their_pipeline_and_refuse_writes(odb):
     assert [d["a"] for d in odb.top.find({}, {"_id": 0})] == [3]
     assert next(odb.numbers.aggregate([{"$group": {"_id": None, "s": {"$sum": "$a"}}}]))["s"] == 4
     assert {c["name"]: c["type"] for c in odb.list_collections()} == {
-        "items": "collection", "numbers": "view", "top": "view"}
+        "items": "collection",
+        "numbers": "view",
+        "top": "view",
+    }
     with pytest.raises(OperationFailure) as caught:
         odb.numbers.insert_one({"a": 5})
     assert caught.value.code == 166

@@ -47,8 +47,7 @@ def test_with_transaction_retries_conflicts_under_threads(tdb):
         with tdb.client.start_session() as session:
             for _ in range(15):
                 try:
-                    session.with_transaction(
-                        lambda s: tdb.acc.update_one({"_id": 0}, {"$inc": {"n": 1}}, session=s))
+                    session.with_transaction(lambda s: tdb.acc.update_one({"_id": 0}, {"$inc": {"n": 1}}, session=s))
                 except PyMongoError as error:
                     errors.append(repr(error))
 
@@ -217,8 +216,9 @@ def test_write_conflicts_with_non_txns_js_a_waiting_insert_with_max_time_ms_time
     with tdb.client.start_session() as session:
         session.start_transaction()
         tdb.c.insert_one({"_id": 1}, session=session)
-        _fails_with(50, lambda: tdb.command({"insert": "c", "documents": [{"_id": 1, "nonTxn": True}],
-                                             "maxTimeMS": 100}))
+        _fails_with(
+            50, lambda: tdb.command({"insert": "c", "documents": [{"_id": 1, "nonTxn": True}], "maxTimeMS": 100})
+        )
         session.commit_transaction()
     assert list(tdb.c.find()) == [{"_id": 1}]
     tdb.c.insert_one({"_id": 2}, session=None)  # the next command on the connection has no time limit left over
@@ -264,7 +264,8 @@ def test_a_plain_update_waits_then_applies_on_top_of_the_commit(tdb, table):
 
 
 def test_abort_expired_transaction_js_a_waited_on_transaction_expires_and_answers_no_such_transaction(
-        tdb, table, monkeypatch):
+    tdb, table, monkeypatch
+):
     from workbook import offline_transactions
 
     monkeypatch.setattr(offline_transactions, "TRANSACTION_LIFETIME_LIMIT_SECONDS", 0.3)
@@ -296,7 +297,11 @@ def test_multi_update_and_delete_in_transaction_js_commit_next_to_other_writers(
             tdb.d.insert_one({"_id": 1})  # another collection
             session.commit_transaction()
         assert list(tdb.c.find().sort("_id", 1)) == [
-            {"_id": 0, "a": 1}, {"_id": 1, "a": 1}, {"_id": 2, "a": 1}, {"_id": 3, "a": 0, "outside": True}]
+            {"_id": 0, "a": 1},
+            {"_id": 1, "a": 1},
+            {"_id": 2, "a": 1},
+            {"_id": 3, "a": 0, "outside": True},
+        ]
         assert tdb.c.count_documents({"a": 1}) == 3 and tdb.c.find_one({"outside": True})["_id"] == 3
         assert other.c.count_documents({}) == 1 and tdb.d.count_documents({}) == 1
     finally:
@@ -358,9 +363,19 @@ def test_every_private_mongoeco_name_the_module_uses_is_listed():
     used = set(re.findall(r"(?:self|super\(\))\.(_[a-z]\w+)", source))
     used |= set(re.findall(r"def (_[a-z]\w+_locked)", source))
     used |= {name for name in re.findall(r"def (_\w+)\(self", source) if name.endswith("_transaction")}
-    own = {"_transactions", "_forget_old_versions", "_note_write", "_waiting", "_wait_for", "_expire_old_transactions",
-           "_check_unique_at_commit", "_check_whole_namespaces", "_document_writes", "_whole_namespaces",
-           "_commit_document"}
+    own = {
+        "_transactions",
+        "_forget_old_versions",
+        "_note_write",
+        "_waiting",
+        "_wait_for",
+        "_expire_old_transactions",
+        "_check_unique_at_commit",
+        "_check_whole_namespaces",
+        "_document_writes",
+        "_whole_namespaces",
+        "_commit_document",
+    }
     listed = {name.attribute.split(".")[-1] for name in engine_compat.PRIVATE_NAMES}
     assert sorted(used - own - listed) == []
     assert engine_compat.problems() == []

@@ -123,8 +123,10 @@ def learner_orders(name: str, uri: str, started: threading.Barrier) -> list[str]
     with MongoClient(uri) as client:
         db = client[namespace.database_name("store_referenced", learner=name)]
         db.products.insert_many(
-            [{"_id": p, "name": f"product {p}", "price": 2.5, "stock": STOCK, "category": {"_id": "c"}}
-             for p in PRODUCTS]
+            [
+                {"_id": p, "name": f"product {p}", "price": 2.5, "stock": STOCK, "category": {"_id": "c"}}
+                for p in PRODUCTS
+            ]
         )
         db.customers.insert_many([{"_id": f"cust-{number}", "name": f"worker {number}"} for number in range(WORKERS)])
         ops = OPERATIONS["referenced"](db, learner=name)
@@ -169,14 +171,18 @@ def test_thirty_learners_place_orders_on_one_served_offline_default(progress_dir
             for order in db.orders.find():
                 for line in order["items"]:
                     sold[line["productId"]] += line["quantity"]
-            expected = {p: sum(q for w in range(WORKERS) for o in range(ORDERS) for pid, q in order_items(w, o)
-                               if pid == p) for p in PRODUCTS}
+            expected = {
+                p: sum(q for w in range(WORKERS) for o in range(ORDERS) for pid, q in order_items(w, o) if pid == p)
+                for p in PRODUCTS
+            }
             assert sold == expected, f"{name}'s orders are not the ones placed"
             stock = {d["_id"]: d["stock"] for d in db.products.find()}
             assert stock == {p: STOCK - sold[p] for p in PRODUCTS}, f"{name}'s stock arithmetic is off"
             assert db.products.find_one({"_id": "p1"})["price"] == 3.0
-        print(f"30 learners x {WORKERS} workers x {ORDERS} orders on one served offline default: "
-              f"{table.counters['write_conflicts'] - conflicts_before} write conflicts retried by with_transaction")
+        print(
+            f"30 learners x {WORKERS} workers x {ORDERS} orders on one served offline default: "
+            f"{table.counters['write_conflicts'] - conflicts_before} write conflicts retried by with_transaction"
+        )
     finally:
         for name in CLASS:
             reset_as(name)

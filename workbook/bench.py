@@ -490,9 +490,13 @@ def bench_insert_ids(count: int = 10_000, budget: float = 60.0) -> list[Figure]:
     ]
 
 
-
 WRITE_KINDS = (
-    "insert_one int _id", "insert_one str _id", "update_one", "replace_one", "upsert (inserts)", "delete_one",
+    "insert_one int _id",
+    "insert_one str _id",
+    "update_one",
+    "replace_one",
+    "upsert (inserts)",
+    "delete_one",
 )
 """The single-document writes whose cost must not grow with the collection (issue 23)."""
 
@@ -537,8 +541,9 @@ def bench_writes(full: bool, writes: int = 5) -> list[Figure]:
             seconds = time.perf_counter() - started
             costs[size] = seconds / writes * 1000
             figures.append(Figure("writes", f"{kind} at {size:,} documents", costs[size], "ms"))
-        figures.append(Figure("writes", f"{kind}: cost at {large:,} / at {small:,}", costs[large] / costs[small],
-                              "x", at_most=2.0))
+        figures.append(
+            Figure("writes", f"{kind}: cost at {large:,} / at {small:,}", costs[large] / costs[small], "x", at_most=2.0)
+        )
     deleted = 50_000 if full else 5_000
     db.client.drop_database(db.name)
     server.bulk_insert(db.name, "big", ({"_id": i, "pad": "x" * 40} for i in range(deleted)))
@@ -560,15 +565,24 @@ def bench_writes(full: bool, writes: int = 5) -> list[Figure]:
     finally:
         done.set()
         pinger.join()
-    figures.append(Figure("writes", f"delete_many({{}}) of {deleted:,} over the wire", deleted / seconds,
-                          "doc/s", at_least=50_000))
-    figures.append(Figure("writes", f"slowest ping during that delete ({len(pings)} pings)",
-                          max(pings, default=seconds) * 1000, "ms", at_most=100))
+    figures.append(
+        Figure("writes", f"delete_many({{}}) of {deleted:,} over the wire", deleted / seconds, "doc/s", at_least=50_000)
+    )
+    figures.append(
+        Figure(
+            "writes",
+            f"slowest ping during that delete ({len(pings)} pings)",
+            max(pings, default=seconds) * 1000,
+            "ms",
+            at_most=100,
+        )
+    )
     inserted = 50_000 if full else 5_000
     batch = [{"_id": i, "pad": "x" * 40} for i in range(inserted)]
     seconds, _ = timed(lambda: db.big.insert_many(batch))
-    figures.append(Figure("writes", f"insert_many of {inserted:,} over the wire", inserted / seconds,
-                          "doc/s", at_least=20_000))
+    figures.append(
+        Figure("writes", f"insert_many of {inserted:,} over the wire", inserted / seconds, "doc/s", at_least=20_000)
+    )
     db.client.drop_database(db.name)
     return figures
 

@@ -62,8 +62,19 @@ def fetch_tests(version: str = pymongo.version, cache: pathlib.Path = CACHE) -> 
     if (target / "test" / "__init__.py").exists():
         return target
     with tempfile.TemporaryDirectory() as download:
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                   f"pymongo=={version}", "-d", download, "--quiet"]
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            f"pymongo=={version}",
+            "-d",
+            download,
+            "--quiet",
+        ]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         archives = list(pathlib.Path(download).glob("pymongo-*.tar.gz"))
         if done.returncode != 0 or not archives:
@@ -87,8 +98,23 @@ def run_files(root: pathlib.Path, files: Sequence[str] = FILES, timeout: int = 3
         report = root / f"{name}.xml"
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), workbook_root])}
         env.pop("MONGODB_URI", None)
-        command = [sys.executable, "-m", "pytest", f"test/{name}", "-p", "workbook.conformance_plugin",
-                   "-p", "no:cacheprovider", "-q", "-o", "addopts=", "--junitxml", str(report), "-W", "ignore"]
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            f"test/{name}",
+            "-p",
+            "workbook.conformance_plugin",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-o",
+            "addopts=",
+            "--junitxml",
+            str(report),
+            "-W",
+            "ignore",
+        ]
         subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=timeout, check=False)
         results.append(_read_report(name, report))
     return results

@@ -290,29 +290,66 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName("mongoeco._types.indexes", "is_ordered_index_spec", "which indexes the bulk loader builds"),
     PrivateName("mongoeco.core.identity", "assert_valid_root_document_id", "refuse array and regex _ids"),
     # Per-document transaction conflicts (workbook/offline_transactions.py).
-    PrivateName(_MEMORY, "MemoryEngine._start_session_transaction", "note the snapshot a transaction starts from",
-                ("session",)),
-    PrivateName(_MEMORY, "MemoryEngine._commit_session_transaction", "commit only the documents a transaction wrote",
-                ("session",)),
-    PrivateName(_MEMORY, "MemoryEngine._abort_session_transaction", "release an aborted transaction's documents",
-                ("session",)),
-    PrivateName(_MEMORY, "MemoryEngine._prepare_transaction_write_set_locked",
-                "install a transaction's documents one by one instead of its whole collections", ("snapshot",)),
-    PrivateName(_MEMORY, "MemoryEngine._set_storage_document_locked", "see which document a write touches",
-                ("collection", "storage_key", "document")),
-    PrivateName(_MEMORY, "MemoryEngine._delete_storage_document_locked", "see which document a delete touches",
-                ("collection", "storage_key")),
-    PrivateName(_MEMORY, "MemoryEngine._update_indexes_locked", "index one committed document",
-                ("db_name", "coll_name", "storage_key", "document", "action", "index_data_view", "indexes_view")),
+    PrivateName(
+        _MEMORY, "MemoryEngine._start_session_transaction", "note the snapshot a transaction starts from", ("session",)
+    ),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._commit_session_transaction",
+        "commit only the documents a transaction wrote",
+        ("session",),
+    ),
+    PrivateName(
+        _MEMORY, "MemoryEngine._abort_session_transaction", "release an aborted transaction's documents", ("session",)
+    ),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._prepare_transaction_write_set_locked",
+        "install a transaction's documents one by one instead of its whole collections",
+        ("snapshot",),
+    ),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._set_storage_document_locked",
+        "see which document a write touches",
+        ("collection", "storage_key", "document"),
+    ),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._delete_storage_document_locked",
+        "see which document a delete touches",
+        ("collection", "storage_key"),
+    ),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._update_indexes_locked",
+        "index one committed document",
+        ("db_name", "coll_name", "storage_key", "document", "action", "index_data_view", "indexes_view"),
+    ),
     PrivateName(_MEMORY, "MemoryEngine._mvcc_states", "each open transaction's snapshot", instance_attribute=True),
-    PrivateName(_MEMORY, "MemoryEngine._mvcc_version", "the committed version a snapshot is compared with",
-                instance_attribute=True),
-    PrivateName(_MEMORY, "MemoryEngine._publication_stack", "whether a write is a transaction's or a plain one",
-                instance_attribute=True),
-    PrivateName("mongoeco.engines.mvcc", "MemoryMvccState",
-                "a transaction's snapshot: storage, indexes, touched namespaces, snapshot_version"),
-    PrivateName("mongoeco.core.server_errors", "server_error",
-                "a write conflict is the command's error, not a writeError", ("message", "code", "scope", "context")),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._mvcc_version",
+        "the committed version a snapshot is compared with",
+        instance_attribute=True,
+    ),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._publication_stack",
+        "whether a write is a transaction's or a plain one",
+        instance_attribute=True,
+    ),
+    PrivateName(
+        "mongoeco.engines.mvcc",
+        "MemoryMvccState",
+        "a transaction's snapshot: storage, indexes, touched namespaces, snapshot_version",
+    ),
+    PrivateName(
+        "mongoeco.core.server_errors",
+        "server_error",
+        "a write conflict is the command's error, not a writeError",
+        ("message", "code", "scope", "context"),
+    ),
     PrivateName("mongoeco.core.server_errors", "ErrorScope", "the COMMAND scope of a write conflict"),
     PrivateName("mongoeco.error_catalog", "SERVER_CODE_NAMES", "codeName WriteConflict / NoSuchTransaction (absent)"),
     # The change log kept in sequence order, pruned by bisection (workbook/offline_writes.py).
@@ -333,16 +370,16 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         "deliver changes after a checkpoint by bisection (public, but its log is private)",
         ("consumer_id", "consumer"),
     ),
-    PrivateName(_MEMORY, "MemoryEngine._committed_changes", "the change log (kept in sequence order)",
-                instance_attribute=True),
-    PrivateName(_MEMORY, "MemoryEngine._change_checkpoints", "consumers' acknowledged sequences",
-                instance_attribute=True),
+    PrivateName(
+        _MEMORY, "MemoryEngine._committed_changes", "the change log (kept in sequence order)", instance_attribute=True
+    ),
+    PrivateName(
+        _MEMORY, "MemoryEngine._change_checkpoints", "consumers' acknowledged sequences", instance_attribute=True
+    ),
     PrivateName(_MEMORY, "MemoryEngine._change_pruned_through", "the change log's floor", instance_attribute=True),
     PrivateName(_MEMORY, "MemoryEngine._commit_sequence", "the last committed sequence", instance_attribute=True),
-    PrivateName(_MEMORY, "MemoryEngine._change_log_max_entries", "the change log's capacity",
-                instance_attribute=True),
-    PrivateName(_MEMORY, "MemoryEngine._change_dispatch", "serialize deliveries per consumer",
-                instance_attribute=True),
+    PrivateName(_MEMORY, "MemoryEngine._change_log_max_entries", "the change log's capacity", instance_attribute=True),
+    PrivateName(_MEMORY, "MemoryEngine._change_dispatch", "serialize deliveries per consumer", instance_attribute=True),
     PrivateName("mongoeco.engines.results", "CommittedChange", "build change-log entries"),
     PrivateName(
         _MEMORY,

@@ -65,6 +65,7 @@ def _engine_class() -> type:
     engine_compat.install_bson_value_sizes()
     record_type, default_index_name, normalize_index_keys, duplicate_error = engine_compat.index_helpers()
     from mongoeco.core.collation import normalize_collation, string_equality_key
+
     memory_engine: Any = offline_transactions.engine_class(engine_compat.memory_engine_class())  # per-document txns
     change_log: Any = offline_writes.change_log_mixin(engine_compat.committed_change_class())
 
@@ -174,7 +175,8 @@ def _engine_class() -> type:
                         return _UNSURE
                     document_keys = {
                         tuple(
-                            ("collated", string_equality_key(v, spec)) if type(v) is str
+                            ("collated", string_equality_key(v, spec))
+                            if type(v) is str
                             else self._index_equality_key(v)
                             for v in value
                         )
@@ -184,7 +186,9 @@ def _engine_class() -> type:
                 if conflict:
                     record = record_type(name=name, fields=fields, key=key, unique=True)
                     error: Exception = duplicate_error(
-                        namespace=f"{db_name}.{coll_name}", index=record, document=document,
+                        namespace=f"{db_name}.{coll_name}",
+                        index=record,
+                        document=document,
                         conflict=next(iter(conflict)),
                     )
                     return error
@@ -276,14 +280,29 @@ def _transaction_key(body: Mapping[str, Any]) -> tuple[str, Any] | None:
         return repr(body["lsid"].get("id")), body["txnNumber"]
     return None
 
+
 CommandHook = Callable[["OfflineServer", str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
 """``hook(server, db_name, command) -> reply or None``: answer a command, or None to let the engine run it."""
 
 COMMAND_HOOKS: dict[str, CommandHook] = {}
 """Commands the workbench answers itself, by command name (e.g. ``explain``); see :func:`register_command`."""
 
-WRITE_COMMANDS = frozenset({"insert", "update", "delete", "findAndModify", "create", "drop", "dropDatabase",
-                            "createIndexes", "dropIndexes", "collMod", "renameCollection", "aggregate"})
+WRITE_COMMANDS = frozenset(
+    {
+        "insert",
+        "update",
+        "delete",
+        "findAndModify",
+        "create",
+        "drop",
+        "dropDatabase",
+        "createIndexes",
+        "dropIndexes",
+        "collMod",
+        "renameCollection",
+        "aggregate",
+    }
+)
 WriteListener = Callable[[str, str, str], None]
 """``listener(command, db_name, collection)``: called after a write command succeeds."""
 WRITE_LISTENERS: list[WriteListener] = []
@@ -358,8 +377,11 @@ def _database_aggregate(body: dict[str, Any]) -> dict[str, Any]:
     first = pipeline[0] if pipeline and isinstance(pipeline[0], Mapping) else {}
     if "$listLocalSessions" in first:
         lsid = body.get("lsid")
-        sessions = [{"_id": {"id": lsid.get("id")}, "lastUse": datetime.datetime.now(datetime.UTC)}] if isinstance(
-            lsid, Mapping) else []
+        sessions = (
+            [{"_id": {"id": lsid.get("id")}, "lastUse": datetime.datetime.now(datetime.UTC)}]
+            if isinstance(lsid, Mapping)
+            else []
+        )
         pipeline[0] = {"$documents": sessions}
     elif "$currentOp" in first:
         pipeline[0] = {"$documents": []}
@@ -451,8 +473,9 @@ def _executor_class() -> type:
                 return offline_views.find_as_aggregate(body, *view)
             if command == "aggregate":
                 return offline_views.aggregate_on_view(body, *view)
-            raise OperationFailure(f"Namespace {db_name}.{target} is a view, not a collection",
-                                   code=offline_views.VIEW_WRITE_REFUSED)
+            raise OperationFailure(
+                f"Namespace {db_name}.{target} is a view, not a collection", code=offline_views.VIEW_WRITE_REFUSED
+            )
 
         _aborted: set[tuple[str, Any]]
         _explain: Any  # workbook.explaining.native.ExplainHook, installed by _WorkbenchProxy
@@ -478,7 +501,8 @@ def _executor_class() -> type:
                 raise OperationFailure(
                     f"Transaction {getattr(transaction[1], 'value', transaction[1])} has been aborted "
                     "(an earlier operation in it failed)",
-                    code=NO_SUCH_TRANSACTION, error_labels=(TRANSIENT,),
+                    code=NO_SUCH_TRANSACTION,
+                    error_labels=(TRANSIENT,),
                 )
             try:
                 answer = self._answer(context, command, db_name, local)
@@ -491,7 +515,8 @@ def _executor_class() -> type:
                     self._session_store.abort_transaction({"lsid": context.raw_body["lsid"]})
                     raise OperationFailure(
                         f"WriteConflict: {error} (another write committed after this transaction started)",
-                        code=WRITE_CONFLICT, error_labels=(TRANSIENT,),
+                        code=WRITE_CONFLICT,
+                        error_labels=(TRANSIENT,),
                     ) from error
                 if transaction is not None and command not in ("commitTransaction", "abortTransaction"):
                     self._abort(context, transaction)
@@ -529,11 +554,25 @@ def _executor_class() -> type:
                 if reply is not None:
                     return reply
             if local is not None and command == "usersInfo":
-                return {"users": [{"_id": f"admin.{USER}", "user": USER, "db": "admin",
-                                   "roles": [{"role": "root", "db": "admin"}]}], "ok": 1.0}
+                return {
+                    "users": [
+                        {
+                            "_id": f"admin.{USER}",
+                            "user": USER,
+                            "db": "admin",
+                            "roles": [{"role": "root", "db": "admin"}],
+                        }
+                    ],
+                    "ok": 1.0,
+                }
             if local is not None and command == "getParameter":
-                return {"authenticationMechanisms": list(MECHANISMS), "requireApiVersion": False,
-                        "enableTestCommands": False, "featureCompatibilityVersion": {"version": "7.0"}, "ok": 1.0}
+                return {
+                    "authenticationMechanisms": list(MECHANISMS),
+                    "requireApiVersion": False,
+                    "enableTestCommands": False,
+                    "featureCompatibilityVersion": {"version": "7.0"},
+                    "ok": 1.0,
+                }
             if local is not None:
                 return await self._coll_mod(db_name, local[1])
             if command == "find" and self.server is not None:
@@ -553,7 +592,11 @@ def _executor_class() -> type:
             return dict(await super().execute_prepared(context))
 
         def _finish(
-            self, context: Any, command: str, db_name: str, local: tuple[str, dict[str, Any]] | None,
+            self,
+            context: Any,
+            command: str,
+            db_name: str,
+            local: tuple[str, dict[str, Any]] | None,
             reply: dict[str, Any],
         ) -> dict[str, Any]:
             """Adjust a successful reply to MongoDB's shape and tell the write listeners."""
@@ -593,8 +636,13 @@ def _executor_class() -> type:
                 run_inserted, run_errors = await self._insert_run(collection, documents[start:index], start, context)
                 inserted, errors = inserted + run_inserted, errors + run_errors
                 if index < len(documents) and not (run_errors and ordered):
-                    errors.append({"index": index, "code": DOLLAR_PREFIXED_FIELD, "errmsg": (
-                        f"_id fields may not contain '$'-prefixed fields: {documents[index]['_id']!r}")})
+                    errors.append(
+                        {
+                            "index": index,
+                            "code": DOLLAR_PREFIXED_FIELD,
+                            "errmsg": (f"_id fields may not contain '$'-prefixed fields: {documents[index]['_id']!r}"),
+                        }
+                    )
                 start = index + 1
             reply: dict[str, Any] = {"n": inserted, "ok": 1.0}
             if errors:
@@ -654,8 +702,9 @@ def _executor_class() -> type:
             database = self._client.get_database(db_name)
             names = await database.list_collection_names(session=session)
             if source_name not in names:
-                raise OperationFailure(f"Source collection {body['renameCollection']} does not exist",
-                                       code=NAMESPACE_NOT_FOUND)
+                raise OperationFailure(
+                    f"Source collection {body['renameCollection']} does not exist", code=NAMESPACE_NOT_FOUND
+                )
             if target_name in names:
                 if not body.get("dropTarget"):
                     raise OperationFailure("target namespace exists", code=NAMESPACE_EXISTS)
@@ -673,8 +722,9 @@ def _executor_class() -> type:
             source_database = self._client.get_database(source_db)
             target_database = self._client.get_database(target_db)
             if source_name not in await source_database.list_collection_names(session=session):
-                raise OperationFailure(f"Source collection {body['renameCollection']} does not exist",
-                                       code=NAMESPACE_NOT_FOUND)
+                raise OperationFailure(
+                    f"Source collection {body['renameCollection']} does not exist", code=NAMESPACE_NOT_FOUND
+                )
             if target_name in await target_database.list_collection_names(session=session):
                 if not body.get("dropTarget"):
                     raise OperationFailure("target namespace exists", code=NAMESPACE_EXISTS)
@@ -700,7 +750,8 @@ def _executor_class() -> type:
             target = pipeline[-1]["$out"]
             target_db, target_coll = (
                 (str(target.get("db", context.db_name)), str(target["coll"]))
-                if isinstance(target, Mapping) else (context.db_name, str(target))
+                if isinstance(target, Mapping)
+                else (context.db_name, str(target))
             )
             source = self._client.get_database(context.db_name).get_collection(body["aggregate"])
             let = body.get("let") if isinstance(body.get("let"), dict) else None
@@ -748,8 +799,22 @@ OFF_SURFACE = frozenset({"collMod", "usersInfo", "getParameter"})
 OPEN_COMMAND_KINDS = frozenset({"handshake", "authenticate", "sasl_start", "sasl_continue", "logout"})
 """Command kinds a connection may send before it authenticates (hello and the SCRAM conversation)."""
 
-COLL_MOD_OPTIONS = frozenset({"collMod", "index", "validator", "validationLevel", "validationAction", "comment",
-                              "$db", "lsid", "$readPreference", "$clusterTime", "txnNumber", "autocommit"})
+COLL_MOD_OPTIONS = frozenset(
+    {
+        "collMod",
+        "index",
+        "validator",
+        "validationLevel",
+        "validationAction",
+        "comment",
+        "$db",
+        "lsid",
+        "$readPreference",
+        "$clusterTime",
+        "txnNumber",
+        "autocommit",
+    }
+)
 VALIDATION_LEVELS = ("off", "strict", "moderate")
 VALIDATION_ACTIONS = ("error", "warn")
 
@@ -785,8 +850,8 @@ def _across_databases(command: Mapping[str, Any]) -> bool:
 
 def _ends_in_out(command: Mapping[str, Any]) -> bool:
     pipeline = command.get("pipeline")
-    return bool(pipeline) and isinstance(pipeline, list) and isinstance(pipeline[-1], Mapping) and (
-        "$out" in pipeline[-1]
+    return (
+        bool(pipeline) and isinstance(pipeline, list) and isinstance(pipeline[-1], Mapping) and ("$out" in pipeline[-1])
     )
 
 
@@ -804,25 +869,29 @@ def _check_coll_mod(body: Mapping[str, Any]) -> None:
     if "validator" in body and not isinstance(body["validator"], Mapping):
         raise OperationFailure(
             f"BSON field 'collMod.validator' is the wrong type '{type(body['validator']).__name__}', "
-            "expected type 'object'", code=TYPE_MISMATCH,
+            "expected type 'object'",
+            code=TYPE_MISMATCH,
         )
     for field, allowed in (("validationLevel", VALIDATION_LEVELS), ("validationAction", VALIDATION_ACTIONS)):
         if field in body and body[field] not in allowed:
             raise OperationFailure(
                 f"Enumeration value '{body[field]}' for field 'collMod.{field}' is not a valid value; "
-                f"choose from: {', '.join(allowed)}", code=BAD_VALUE,
+                f"choose from: {', '.join(allowed)}",
+                code=BAD_VALUE,
             )
     if "index" in body and not isinstance(body["index"], Mapping):
-        raise OperationFailure("BSON field 'collMod.index' is the wrong type, expected type 'object'",
-                               code=TYPE_MISMATCH)
+        raise OperationFailure(
+            "BSON field 'collMod.index' is the wrong type, expected type 'object'", code=TYPE_MISMATCH
+        )
 
 
 def _set_index_hidden(engine: Any, db_name: str, coll_name: str, spec: Mapping[str, Any]) -> dict[str, Any]:
     from mongoeco.errors import OperationFailure
 
     if "hidden" not in spec:
-        raise OperationFailure("collMod index: only 'hidden' can be changed on the offline default",
-                               code=INVALID_OPTIONS)
+        raise OperationFailure(
+            "collMod index: only 'hidden' can be changed on the offline default", code=INVALID_OPTIONS
+        )
     records = engine._indexes.get(db_name, {}).get(coll_name, [])
     for position, record in enumerate(records):
         by_name = spec.get("name") == record.name

@@ -267,7 +267,8 @@ def engine_class(base: type) -> type:
                 if deadline is not None and deadline <= transaction.expires:
                     raise OperationFailure(
                         "operation exceeded time limit (maxTimeMS) waiting for a transaction that holds "
-                        "the document to commit or abort", code=MAX_TIME_MS_EXPIRED,
+                        "the document to commit or abort",
+                        code=MAX_TIME_MS_EXPIRED,
                     ) from None
                 self.expire(transaction.session)
 
@@ -394,7 +395,8 @@ def _expired_error(session: Any) -> Exception:
         f"Transaction {session.transaction_number} has been aborted: it was open longer than "
         f"transactionLifetimeLimitSeconds ({TRANSACTION_LIFETIME_LIMIT_SECONDS:g} s) while another write "
         "waited for it. Commit or abort a transaction promptly (with_transaction does)",
-        NO_SUCH_TRANSACTION, "NoSuchTransaction",
+        NO_SUCH_TRANSACTION,
+        "NoSuchTransaction",
     )
 
 
@@ -411,9 +413,12 @@ def before_command(engine: Any, body: Mapping[str, Any], session: Any) -> None:
     limit = getattr(limit, "value", limit)
     _command_max_time_ms.set(int(limit) if isinstance(limit, int | float) and not isinstance(limit, bool) else None)
     table = table_of(engine)
-    if body.get("autocommit") is False and table is not None and session is not None and (
-        getattr(session, "session_id", None), getattr(session, "transaction_number", None)
-    ) in table.expired:
+    if (
+        body.get("autocommit") is False
+        and table is not None
+        and session is not None
+        and (getattr(session, "session_id", None), getattr(session, "transaction_number", None)) in table.expired
+    ):
         raise _expired_error(session)
 
 

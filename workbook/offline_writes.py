@@ -58,7 +58,7 @@ def change_log_mixin(committed_change: type) -> type:
             target = max(self._change_pruned_through, acknowledged_floor, capacity_floor)
             if target <= self._change_pruned_through:
                 return
-            self._committed_changes = self._committed_changes[_after(self._committed_changes, target):]
+            self._committed_changes = self._committed_changes[_after(self._committed_changes, target) :]
             self._change_pruned_through = target
 
         def _prepare_committed_changes_locked(self, payloads: list[Any]) -> tuple[int, list[Any], int]:
@@ -76,7 +76,7 @@ def change_log_mixin(committed_change: type) -> type:
                 0,
                 sequence - self._change_log_max_entries,
             )
-            kept = self._committed_changes[_after(self._committed_changes, floor):]
+            kept = self._committed_changes[_after(self._committed_changes, floor) :]
             return sequence, kept + [change for change in new if change.sequence > floor], floor
 
         def dispatch_committed_changes(self, consumer_id: str, consumer: Any) -> None:
@@ -89,7 +89,7 @@ def change_log_mixin(committed_change: type) -> type:
                     checkpoint = self._change_checkpoints[consumer_id]
                     if checkpoint < self._change_pruned_through:
                         raise OperationFailure("change consumer checkpoint is behind retained history")
-                    changes = tuple(self._committed_changes[_after(self._committed_changes, checkpoint):])
+                    changes = tuple(self._committed_changes[_after(self._committed_changes, checkpoint) :])
                 WRITE_WORK["change_log_entries_walked"] += len(changes)
                 for change in changes:
                     consumer(change.for_delivery())

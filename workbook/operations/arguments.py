@@ -36,6 +36,7 @@ def _out_of_range(value: Any) -> int | None:
         return next((found for item in value if (found := _out_of_range(item)) is not None), None)
     return None
 
+
 _NAMES = {str: "a string", int: "a whole number", float: "a number", datetime: "a datetime", bool: "True or False"}
 
 

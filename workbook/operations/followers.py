@@ -214,6 +214,7 @@ class FollowersHybrid(FollowersOperations):
         self._check_follow(follower_id, followed_id)
         edge = self._new_follow(follower_id, followed_id, now)
         entry = {"userId": follower_id, "createdAt": edge["createdAt"]}
+
         def insert_and_count(session: ClientSession | None) -> None:
             self.db.follows.insert_one(edge, session=session)
             self.db.users.update_one(
@@ -245,6 +246,7 @@ class FollowersHybrid(FollowersOperations):
 
     def unfollow(self, follower_id: str, followed_id: str) -> bool:
         """Delete the edge, lower both counts, and refill the preview from ``follows`` if it lost an entry."""
+
         def delete_and_count(session: ClientSession | None) -> bool:
             deleted = self.db.follows.delete_one(
                 {"followedId": followed_id, "followerId": follower_id}, session=session

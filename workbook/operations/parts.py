@@ -124,6 +124,7 @@ class PartsOperations(Operations):
             "newName": new_name,
             "renamedAt": bson_time(now),
         }
+
         def rewrite_and_record(session: ClientSession | None) -> int:
             rewritten = self._write_name(part_id, new_name, session)
             self.db.renames.insert_one(event, session=session)

@@ -264,6 +264,7 @@ class StoreHybrid(StoreOperations):
         """Insert the review, and in one atomic update keep the product's newest five and its summary."""
         review = self._new_review(product_id, customer_id, rating, text, now, review_id)
         entry = {k: v for k, v in review.items() if k != "productId"}
+
         def insert_and_summarize(session: ClientSession | None) -> None:
             self.db.reviews.insert_one(review, session=session)
             self.db.products.update_one(

@@ -20,8 +20,6 @@ if TYPE_CHECKING:
     import jsonschema
 
 
-
-
 def read_document(path: Path) -> tuple[Any, str]:
     """Parse a ``.json``, ``.yaml`` or ``.yml`` file; the document and its text."""
     import yaml
