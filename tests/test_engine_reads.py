@@ -139,13 +139,13 @@ def test_follower_counts_from_storage_equal_the_servers(shape: str, monkeypatch:
 
 
 def test_an_offline_default_of_another_process_is_read_through_the_wire(monkeypatch: pytest.MonkeyPatch) -> None:
-    from workbook import offline, sizes
+    from workbook import offline, offline_commands, sizes
 
     loaded = workbook.load("followers", "referenced", scale="tiny", progress=False)
     assert engine_reads.is_offline(loaded.db) and stored_documents(loaded.db, "users")
-    server = offline._server
+    server = offline.offline_server()
     elsewhere = type("Elsewhere", (), {"host": server.host, "port": server.port + 1, "engine": server.engine})()
-    monkeypatch.setattr(offline, "_server", elsewhere)  # this process's server is not the one db talks to
+    monkeypatch.setattr(offline_commands, "RUNNING", [elsewhere])  # this process's server is not the one db talks to
     assert engine_reads.local_engine(loaded.db) is None and stored_documents(loaded.db, "users") is None
     assert not sizes.is_offline(loaded.db) and sizes._offline_sizes(loaded.db, "users") is None
     assert Pools(loaded.db).ids("users") == sorted(u["_id"] for u in loaded.db.users.find({}, {"_id": 1}))
@@ -154,11 +154,11 @@ def test_an_offline_default_of_another_process_is_read_through_the_wire(monkeypa
 def test_a_load_through_another_process_offline_default_goes_through_the_wire(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from workbook import bulkload, offline, snapshot
+    from workbook import bulkload, offline, offline_commands, snapshot
 
-    server = offline._server or offline.offline_server()
+    server = offline.offline_server()
     elsewhere = type("Elsewhere", (), {"host": server.host, "port": server.port + 1, "engine": server.engine})()
-    monkeypatch.setattr(offline, "_server", elsewhere)  # as if db's server ran in another process
+    monkeypatch.setattr(offline_commands, "RUNNING", [elsewhere])  # as if db's server ran in another process
     refused = lambda *args, **kwargs: pytest.fail("this process's engine was written to directly")  # noqa: E731
     monkeypatch.setattr(bulkload, "install", refused)
     monkeypatch.setattr(snapshot, "install", refused)

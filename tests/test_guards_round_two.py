@@ -74,13 +74,13 @@ def test_connect_and_reset_refuse_arguments_of_the_wrong_type():
 def test_another_process_offline_server_is_not_described_as_in_this_process(store, monkeypatch):
     from pymongo import MongoClient
 
-    from workbook import offline
+    from workbook import offline, offline_commands
     from workbook.connection import _describe
 
     other = MongoClient(offline.offline_server().uri)
     try:
         assert _describe(other).topology == "in this Python process"
-        monkeypatch.setattr(offline, "_server", None)  # as seen from a process that did not start it
+        monkeypatch.setattr(offline_commands, "RUNNING", [])  # as seen from a process that did not start it
         info = _describe(other)
         assert "another Python process" in info.topology and "in this Python process" not in info.topology
         assert info.uri != "(in-process)"

@@ -15,7 +15,7 @@ from bson.binary import UuidRepresentation
 from bson.codec_options import CodecOptions
 from pymongo.errors import BulkWriteError, OperationFailure, WriteError
 
-from workbook import offline
+from workbook import offline, offline_commands
 from workbook.offline import MAX_BSON_SIZE, WORK_COUNTERS, bson_size
 
 EVERY_BSON_TYPE = {
@@ -108,8 +108,10 @@ def test_comparisons_respect_type_brackets(odb):
 
 def test_write_errors_always_carry_a_code():
     reply = {"writeErrors": [{"index": 0, "errmsg": "no code"}, {"index": 1, "code": 11000, "errmsg": "dup"}]}
-    offline._fill_write_error_codes(reply)
-    assert [e["code"] for e in reply["writeErrors"]] == [offline.BAD_VALUE, 11000]
+    from workbook.offline_executor import fill_write_error_codes
+
+    fill_write_error_codes(reply)
+    assert [e["code"] for e in reply["writeErrors"]] == [offline_commands.BAD_VALUE, 11000]
 
 
 def test_bulk_write_error_reports_codes(odb):

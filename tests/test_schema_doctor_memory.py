@@ -130,13 +130,13 @@ def test_stats_come_from_the_read_and_match_coll_stats(offline_db: Database) -> 
 
 
 def test_a_server_is_not_read_from_memory(monkeypatch: pytest.MonkeyPatch, offline_db: Database) -> None:
-    from workbook import offline
+    from workbook import offline, offline_commands
 
     offline_db.anything.insert_one({"_id": 1})
     assert memory.read(offline_db, "anything", 10, False, Budget(60)) is not None
-    server = offline._server
+    server = offline.offline_server()
     elsewhere = type("Elsewhere", (), {"host": server.host, "port": server.port + 1, "engine": server.engine})()
-    monkeypatch.setattr(offline, "_server", elsewhere)  # the client talks to a server this process does not run
+    monkeypatch.setattr(offline_commands, "RUNNING", [elsewhere])  # the client talks to a server not run here
     assert memory.read(offline_db, "anything", 10, False, Budget(60)) is None
 
 

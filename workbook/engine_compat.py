@@ -45,7 +45,7 @@ _COLLECTION = "mongoeco.api._async.collection"
 _AGGREGATION = "mongoeco.api._async.aggregation_cursor"
 
 PRIVATE_NAMES: tuple[PrivateName, ...] = (
-    # The memory engine: subclassed by workbook.offline._engine_class.
+    # The memory engine: subclassed by workbook.offline_engine.WorkbenchEngine.
     PrivateName(
         _MEMORY,
         "MemoryEngine._ensure_unique_indexes",
@@ -199,7 +199,7 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName("mongoeco.core.collation", "string_equality_key", "a collated unique index checked in one pass"),
     PrivateName("mongoeco.core.bson_ordering", "bson_equality_key", "numeric _id equality (1 == 1.0)"),
     PrivateName("mongoeco.wire.bson_bridge", "encode_wire_value", "engine values back to pymongo's bson types"),
-    # The wire layer: subclassed by workbook.offline.
+    # The wire layer: subclassed by workbook.offline_executor.
     PrivateName(
         _EXECUTOR,
         "WireCommandExecutor._build_request_context",
@@ -451,7 +451,7 @@ def installed_version() -> str:
     return str(__version__)
 
 
-# Resolved accessors, so workbook.offline imports private names from here and nowhere else.
+# Resolved accessors, so the offline modules import private names from here and nowhere else.
 
 
 def command_error(message: str, code: int, code_name: str, labels: tuple[str, ...]) -> Any:

@@ -18,15 +18,13 @@ from typing import Any
 
 from pymongo.database import Database
 
-from workbook import engine_compat
+from workbook import engine_compat, offline_commands
 
 
 def local_engine(db: Database) -> Any | None:
     """The offline engine serving ``db`` when it runs in this process; None on a server, or on an
     offline default of another process (reached through ``MONGODB_URI``), which is read through the wire."""
-    from workbook import offline
-
-    server = offline._server
+    server = offline_commands.RUNNING[0] if offline_commands.RUNNING else None
     if server is None or (server.host, server.port) not in set(db.client.nodes):
         return None
     return server.engine

@@ -1,0 +1,223 @@
+"""The offline default's storage: mongoeco's memory engine with the workbench's fixes.
+
+- the 16 MiB limit and nesting depth 100 with MongoDB's codes (:mod:`workbook.offline_limits`);
+- the 64-index, 32-field and parallel-arrays limits on ``createIndexes``;
+- a unique index built in one pass under the collection lock (mongoeco checks pairs: O(n^2));
+- per-document transactions (:mod:`workbook.offline_transactions`) and the write paths of
+  :mod:`workbook.offline_writes`.
+
+Importing this module imports mongoeco and installs two of :mod:`workbook.engine_compat`'s engine
+patches (BSON type bracketing, value sizes): only :class:`workbook.offline.OfflineServer` imports it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from workbook.lazy_imports import defer_iri_grammar
+
+defer_iri_grammar()  # mongoeco imports jsonschema, which would build a 1.4 s grammar nothing here uses
+
+from mongoeco.core.collation import normalize_collation, string_equality_key  # noqa: E402
+from mongoeco.errors import OperationFailure, WriteError  # noqa: E402
+
+from workbook import engine_compat, offline_transactions, offline_writes  # noqa: E402
+from workbook.facts import MAX_BSON_SIZE  # noqa: E402
+from workbook.offline_limits import (  # noqa: E402
+    TOO_LARGE_AFTER_UPDATE,
+    TOO_LARGE_ON_INSERT,
+    WORK_COUNTERS,
+    bson_size,
+    depth_error,
+    new_index_error,
+    parallel_arrays_error,
+)
+
+_write_kind: contextvars.ContextVar[str] = contextvars.ContextVar("workbook_write_kind", default="insert")
+
+
+def _count_id_scan(storage: Mapping[str, Any], db_name: str, coll_name: str) -> None:
+    """Count a walk over every stored document's _id (what mongoeco does for numeric ids)."""
+    WORK_COUNTERS["id_documents_examined"] += len(storage.get(db_name, {}).get(coll_name, {}))
+
+
+engine_compat.install_type_bracketing()
+engine_compat.install_bson_value_sizes()
+_record_type, _default_index_name, _normalize_index_keys, _duplicate_error = engine_compat.index_helpers()
+
+_memory_engine: Any = offline_transactions.engine_class(engine_compat.memory_engine_class())  # per-document txns
+_change_log: Any = offline_writes.change_log_mixin(engine_compat.committed_change_class())
+
+_fast_writes = (offline_writes.YieldingWrites, offline_writes.CountedCandidates, offline_writes.MissingIdIsEmpty)
+
+
+class WorkbenchEngine(*_fast_writes, _change_log, _memory_engine):  # type: ignore[misc]
+    """mongoeco's memory engine with the storage-level fixes the course needs."""
+
+    def _ensure_unique_indexes(self, db_name: str, coll_name: str, candidate: Any, **kw: Any) -> None:
+        # The full-collection _id scan only matters for numeric ids (1 == 1.0 == Decimal128("1"),
+        # different storage keys); for every other id the storage-key lookup is exact.
+        numeric = engine_compat.id_contains_numeric_value(candidate.get("_id"))
+        if kw.get("scan_payload_id") and not numeric:
+            kw["scan_payload_id"] = False
+        if kw.get("check_id_storage") and (kw.get("scan_payload_id") or numeric):
+            _count_id_scan(kw.get("storage_view") or self._storage, db_name, coll_name)
+        super()._ensure_unique_indexes(db_name, coll_name, candidate, **kw)
+
+    async def insert_documents(self, db_name: str, coll_name: str, documents: Any, **kw: Any) -> Any:
+        # mongoeco collects every stored _id once per call when a numeric _id is inserted: one
+        # call per batch is linear, one call per document (its own wire insert) is quadratic.
+        WORK_COUNTERS["insert_calls"] += 1
+        if any(engine_compat.id_contains_numeric_value(d.get("_id")) for d in documents):
+            _count_id_scan(self._storage, db_name, coll_name)
+        return await super().insert_documents(db_name, coll_name, documents, **kw)
+
+    async def update_with_operation(self, *args: Any, **kwargs: Any) -> Any:
+        token = _write_kind.set("update")
+        try:
+            return await super().update_with_operation(*args, **kwargs)
+        finally:
+            _write_kind.reset(token)
+
+    async def merge_document(self, *args: Any, **kwargs: Any) -> Any:
+        token = _write_kind.set("update")
+        try:
+            return await super().merge_document(*args, **kwargs)
+        finally:
+            _write_kind.reset(token)
+
+    async def create_index(self, db_name: str, coll_name: str, keys: Any, **options: Any) -> str:
+        # mongoeco checks a new unique index pairwise over all documents (O(n^2): 2,000 documents
+        # took 16 s). For the plain case, build it as non-unique, then check with one set and mark
+        # it unique in one step under the collection lock (no insert can slip in between); a
+        # conflict drops the half-built index. A collation compares strings by their collation key
+        # (5,000 e-mails under strength 2 took minutes pairwise). Anything unusual (partial, sparse,
+        # a transaction, an existing index of that name, a collated key holding a subdocument or
+        # an array) keeps mongoeco's own path.
+        _check_index_limits(self, db_name, coll_name, keys, options.get("context"))  # workbook.offline_limits
+        context = options.get("context")
+        plain = (
+            options.get("unique")
+            and not any(options.get(option) for option in ("partial_filter_expression", "sparse"))
+            and not (context is not None and context.in_transaction)  # implicit wire sessions are fine
+        )
+        if not plain:
+            return str(await super().create_index(db_name, coll_name, keys, **options))
+        normalized = _normalize_index_keys(keys)
+        name = options.get("name") or _default_index_name(normalized)
+        existing = self._indexes_view(context).get(db_name, {}).get(coll_name, [])
+        if any(record.name == name or list(record.key) == list(normalized) for record in existing):
+            return str(await super().create_index(db_name, coll_name, keys, **options))
+        fields = [field for field, _ in normalized]
+        created = str(await super().create_index(db_name, coll_name, keys, **{**options, "unique": False}))
+        failure: Exception | None = None
+        async with self._get_lock(db_name, coll_name):
+            failure = self._unique_conflict(
+                db_name, coll_name, context, fields, normalized, created, options.get("collation")
+            )
+            if failure is None:
+                records = self._indexes_view(context)[db_name][coll_name]
+                for position, record in enumerate(records):
+                    if record.name == created:
+                        records[position] = dataclasses.replace(record, unique=True)
+        if failure is _UNSURE:  # a collated key mongoeco must compare itself (after the lock is released)
+            await super().drop_index(db_name, coll_name, created, context=context)
+            return str(await super().create_index(db_name, coll_name, keys, **options))
+        if failure is not None:
+            await super().drop_index(db_name, coll_name, created, context=context)
+            raise failure
+        return created
+
+    def _unique_conflict(
+        self,
+        db_name: str,
+        coll_name: str,
+        context: Any,
+        fields: list[str],
+        key: Any,
+        name: str,
+        collation: Any = None,
+    ) -> Any:
+        """The E11000 error for the first two documents sharing a key, or None (one pass, one set).
+
+        Under a ``collation`` strings count by their collation key (``string_equality_key``, the
+        key mongoeco groups by); a key holding a subdocument or an array returns ``_UNSURE``.
+        """
+        spec = normalize_collation(collation) if collation else None
+        seen: set[Any] = set()
+        for data in self._storage_view(context).get(db_name, {}).get(coll_name, {}).values():
+            document = self._borrow_storage_document(data)
+            if spec is None:
+                document_keys = self._unique_index_keys(document, fields)
+            else:
+                values = list(self._unique_index_values(document, fields))
+                if any(isinstance(v, dict | list) for value in values for v in value):
+                    return _UNSURE
+                document_keys = {
+                    tuple(
+                        ("collated", string_equality_key(v, spec)) if type(v) is str else self._index_equality_key(v)
+                        for v in value
+                    )
+                    for value in values
+                }
+            conflict = seen.intersection(document_keys)
+            if conflict:
+                record = _record_type(name=name, fields=fields, key=key, unique=True)
+                error: Exception = _duplicate_error(
+                    namespace=f"{db_name}.{coll_name}",
+                    index=record,
+                    document=document,
+                    conflict=next(iter(conflict)),
+                )
+                return error
+            seen.update(document_keys)
+        return None
+
+    def _encode_storage_document(self, document: Any) -> Any:
+        _check_depth(document)  # workbook.offline_limits: nesting depth 100
+        size = bson_size(document)
+        if size > MAX_BSON_SIZE:
+            # Raised inside the engine's rollback scope: the stored document and its index
+            # entries stay as they were, as on MongoDB.
+            if _write_kind.get() == "update":
+                raise WriteError(
+                    f"Resulting document after update is larger than {MAX_BSON_SIZE} "
+                    f"(document is {size} bytes; 16 MiB, enforced by the workbench on the offline default)",
+                    code=TOO_LARGE_AFTER_UPDATE,
+                )
+            raise WriteError(
+                f"BSONObjectTooLarge: document is {size} bytes, larger than the maximum "
+                f"{MAX_BSON_SIZE} bytes (16 MiB), enforced by the workbench on the offline default",
+                code=TOO_LARGE_ON_INSERT,
+            )
+        return super()._encode_storage_document(document)
+
+
+def _check_depth(document: Any) -> None:
+    """Raise MongoDB's error for a document nested deeper than 100 levels (mongoeco accepts it)."""
+    error = depth_error(document)
+    if error is not None:
+        raise WriteError(error[1], code=error[0])
+
+
+def _check_index_limits(engine: Any, db_name: str, coll_name: str, keys: Any, context: Any) -> None:
+    """Raise MongoDB's error for an index over the 64-index, 32-field or parallel-arrays limits."""
+    normalized: list[tuple[str, Any]] = [(str(field), way) for field, way in _normalize_index_keys(keys)]
+    records = engine._indexes_view(context).get(db_name, {}).get(coll_name, [])
+    keys_of: list[list[tuple[str, Any]]] = [[("_id", 1)]]
+    keys_of += [[(str(field), way) for field, way in record.key] for record in records]
+    existing = [k for i, k in enumerate(keys_of) if k not in keys_of[:i]]  # _id counts once, listed or not
+    error = new_index_error(f"{db_name}.{coll_name}", normalized, existing)
+    if error is None:
+        stored = engine._storage_view(context).get(db_name, {}).get(coll_name, {}).values()
+        documents = (engine._borrow_storage_document(data) for data in stored)
+        error = parallel_arrays_error(documents, [field for field, _ in normalized])
+    if error is not None:
+        raise OperationFailure(error[1], code=error[0])
+
+
+_UNSURE = object()
+"""A unique-index check the one-pass path cannot decide (a collated key holding a subdocument or array)."""

@@ -1,0 +1,512 @@
+"""The offline default's wire commands: mongoeco's command executor and proxy server with the
+workbench's fixes.
+
+``WorkbenchExecutor`` answers each command: the explain hook and read layer first (the planner
+model's plan), then a registered hook (:data:`workbook.offline_commands.COMMAND_HOOKS`), the
+commands mongoeco's wire surface lacks, and last the engine. ``WorkbenchProxy`` installs it with the
+per-process credentials. Importing this module imports mongoeco: only
+:class:`workbook.offline.OfflineServer` imports it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from mongoeco.errors import BulkWriteError, OperationFailure
+
+from workbook import engine_compat, offline_transactions, offline_validators, offline_views
+from workbook.explaining.native import hook_for
+from workbook.facts import MAX_BSON_SIZE
+from workbook.offline_commands import (
+    BAD_VALUE,
+    COLL_MOD_OPTIONS,
+    COMMAND_HOOKS,
+    DOLLAR_PREFIXED_FIELD,
+    INDEX_OPTIONS,
+    INVALID_OPTIONS,
+    MECHANISMS,
+    NAMESPACE_EXISTS,
+    NAMESPACE_NOT_FOUND,
+    NO_SUCH_TRANSACTION,
+    OFF_SURFACE,
+    OPEN_COMMAND_KINDS,
+    TRANSIENT,
+    TYPE_MISMATCH,
+    UNAUTHORIZED,
+    USER,
+    VALIDATION_ACTIONS,
+    VALIDATION_LEVELS,
+    VIEW_COMMANDS,
+    WRITE_COMMANDS,
+    WRITE_CONFLICT,
+    WRITE_LISTENERS,
+    across_databases,
+    dollar_in_id,
+    ends_in_out,
+    rewrite,
+    transaction_key,
+    writes_out,
+)
+from workbook.offline_limits import TOO_LARGE_ON_INSERT, bson_size
+from workbook.offline_reads import ReadLayer
+
+if TYPE_CHECKING:
+    from workbook.offline import OfflineServer
+
+_ProxyBase: Any
+_ExecutorBase: Any
+_ProxyBase, _ExecutorBase, _user_class = engine_compat.wire_classes()
+
+
+class WorkbenchExecutor(_ExecutorBase):
+    """mongoeco's wire command executor with the commands lessons need and it lacks."""
+
+    server: OfflineServer | None = None
+
+    _coll_mods: dict[int, tuple[str, dict[str, Any]]]
+
+    def _build_request_context(self, body: dict[str, Any], **kw: Any) -> Any:
+        explained = self._explain.intercept(super(), body, kw)  # explain hook: the planner model answers
+        if explained is not None:
+            return explained
+        command = next(iter(body), None)
+        offline_validators.check_validator_command(command, body)  # an unknown bsonType: BadValue, as MongoDB
+        if command in OFF_SURFACE:  # not on mongoeco's wire surface: parse as a ping, answer it here
+            db_name = kw.get("db_name") or body.get("$db")
+            ping = {"ping": 1, **{k: v for k, v in body.items() if k.startswith("$") or k == "lsid"}}
+            context = super()._build_request_context(ping, **kw)
+            self._coll_mods[id(context)] = (str(db_name), dict(body))
+            return context
+        body = rewrite(str(command), body)
+        body = self._through_views(str(command), body, kw)
+        return super()._build_request_context(self._hinted_order(str(command), body, kw), **kw)
+
+    def _hinted_order(self, command: str, body: dict[str, Any], kw: Mapping[str, Any]) -> dict[str, Any]:
+        """A hinted ``find`` without a sort returns documents in the index's order, as MongoDB's index
+        scan does (mongoeco answers in insertion order)."""
+        hint = body.get("hint")
+        if command != "find" or not hint or body.get("sort") or self.server is None:
+            return body
+        db_name = str(kw.get("db_name") or body.get("$db"))
+        records = self.server.engine._indexes.get(db_name, {}).get(str(body.get("find")), [])
+        wanted = list(dict(hint).items()) if isinstance(hint, Mapping) else None
+        for record in records:
+            if record.name == hint or (wanted is not None and list(record.key) == wanted):
+                return {**body, "sort": dict(record.key)}
+        return body
+
+    def _through_views(self, command: str, body: dict[str, Any], kw: Mapping[str, Any]) -> dict[str, Any]:
+        """Reads of a view become aggregations on its source; writes to a view are refused."""
+        target = body.get(command)
+        if command not in VIEW_COMMANDS or not isinstance(target, str) or self.server is None:
+            return body
+        db_name = str(kw.get("db_name") or body.get("$db"))
+        options = self.server.engine._collection_options.get(db_name, {})
+        view = offline_views.resolve_view(options.get, target)
+        if view is None:
+            return body
+        if command == "find":
+            return offline_views.find_as_aggregate(body, *view)
+        if command == "aggregate":
+            return offline_views.aggregate_on_view(body, *view)
+        raise OperationFailure(
+            f"Namespace {db_name}.{target} is a view, not a collection", code=offline_views.VIEW_WRITE_REFUSED
+        )
+
+    _aborted: set[tuple[str, Any]]
+    _explain: Any  # workbook.explaining.native.ExplainHook, installed by _WorkbenchProxy
+    _reads: Any  # workbook.offline_reads.ReadLayer, installed by _WorkbenchProxy
+
+    async def execute_prepared(self, context: Any) -> dict[str, Any]:
+        command, db_name = context.command_name, context.db_name
+        local = self._coll_mods.pop(id(context), None)
+        if local is not None:
+            command, db_name = str(next(iter(local[1]))), local[0]
+        open_kind = context.capability.kind in OPEN_COMMAND_KINDS
+        if not open_kind and self._auth.enabled and not context.connection.authenticated_users:
+            raise OperationFailure(f"command {command} requires authentication", code=UNAUTHORIZED)
+        check_write_concern(context.raw_body)
+        transaction = transaction_key(context.raw_body)
+        if self.server is not None:  # maxTimeMS for writes that wait; NoSuchTransaction once expired
+            offline_transactions.before_command(self.server.engine, context.raw_body, context.session)
+        if transaction is not None and transaction in self._aborted:
+            if command == "abortTransaction":
+                return {"ok": 1.0}
+            raise OperationFailure(
+                f"Transaction {getattr(transaction[1], 'value', transaction[1])} has been aborted "
+                "(an earlier operation in it failed)",
+                code=NO_SUCH_TRANSACTION,
+                error_labels=(TRANSIENT,),
+            )
+        try:
+            answer = self._answer(context, command, db_name, local)
+            reply = await (answer if open_kind or self.server is None else self.server.on_engine(answer))
+        except OperationFailure as error:
+            if command == "commitTransaction" and "Write conflict" in str(error):
+                # mongoeco detects the conflict at commit, without MongoDB's code and label, so
+                # with_transaction would give up instead of retrying the whole transaction; and
+                # it leaves the stale snapshot in place, so the retry would conflict forever.
+                self._session_store.abort_transaction({"lsid": context.raw_body["lsid"]})
+                raise OperationFailure(
+                    f"WriteConflict: {error} (another write committed after this transaction started)",
+                    code=WRITE_CONFLICT,
+                    error_labels=(TRANSIENT,),
+                ) from error
+            if transaction is not None and command not in ("commitTransaction", "abortTransaction"):
+                self._abort(context, transaction)
+            raise
+        fill_write_error_codes(reply)
+        if transaction is not None and reply.get("writeErrors"):
+            self._abort(context, transaction)
+        return self._finish(context, command, db_name, local, reply)
+
+    def _abort(self, context: Any, transaction: tuple[str, Any]) -> None:
+        """A failed operation aborts its transaction, as on MongoDB: nothing of it is committed."""
+        self._aborted.add(transaction)
+        self._session_store.abort_transaction({"lsid": context.raw_body["lsid"]})
+
+    async def _answer(
+        self, context: Any, command: str, db_name: str, local: tuple[str, dict[str, Any]] | None
+    ) -> dict[str, Any]:
+        """The reply to one command: native explain's, a registered hook's, the workbench's own, or the engine's."""
+        explained = await self._explain.answer(context)  # explain hook
+        if explained is not None:
+            return dict(explained)
+        self._explain.note(context)  # explain hook: count writes from any client (before and after)
+        try:
+            return await self._dispatch(context, command, db_name, local)
+        finally:
+            self._explain.note(context)
+
+    async def _dispatch(
+        self, context: Any, command: str, db_name: str, local: tuple[str, dict[str, Any]] | None
+    ) -> dict[str, Any]:
+        """The reply of a registered hook, of the workbench's own handlers, or of the engine."""
+        hook = COMMAND_HOOKS.get(command)
+        if hook is not None and self.server is not None:
+            reply = await hook(self.server, db_name, dict(context.command_document))
+            if reply is not None:
+                return reply
+        if local is not None and command == "usersInfo":
+            return {
+                "users": [
+                    {
+                        "_id": f"admin.{USER}",
+                        "user": USER,
+                        "db": "admin",
+                        "roles": [{"role": "root", "db": "admin"}],
+                    }
+                ],
+                "ok": 1.0,
+            }
+        if local is not None and command == "getParameter":
+            return {
+                "authenticationMechanisms": list(MECHANISMS),
+                "requireApiVersion": False,
+                "enableTestCommands": False,
+                "featureCompatibilityVersion": {"version": "7.0"},
+                "ok": 1.0,
+            }
+        if local is not None:
+            return await self._coll_mod(db_name, local[1])
+        if command == "find" and self.server is not None:
+            read = await self._reads.find(context, self._cursor_store)  # the planner model's plan runs it
+            if read is not None:
+                return read
+        if command == "insert":
+            return await self._insert(context)
+        if command == "renameCollection":
+            return await self._rename(context.command_document, context.session)
+        if command == "count" and self.server is not None:
+            view = self._view_of(db_name, context.command_document.get("count"))
+            if view is not None:
+                return await self._count_view(db_name, context.command_document, view, context.session)
+        if command == "aggregate" and ends_in_out(context.command_document):
+            return await self._aggregate_out(context)
+        return dict(await super().execute_prepared(context))
+
+    def _finish(
+        self,
+        context: Any,
+        command: str,
+        db_name: str,
+        local: tuple[str, dict[str, Any]] | None,
+        reply: dict[str, Any],
+    ) -> dict[str, Any]:
+        """Adjust a successful reply to MongoDB's shape and tell the write listeners."""
+        if command == "listCollections":
+            reply = offline_views.mark_views(reply)
+        reply = self._reads.after(command, db_name, context.command_document, reply)
+        if command in ("aggregate", "getMore"):
+            check_result_sizes(reply)
+        if context.capability.kind == "handshake" and "saslSupportedMechs" in context.command_document:
+            # Drivers negotiate the mechanism from this (mongoeco omits it; pymongo then tries SHA-1).
+            reply = {**reply, "saslSupportedMechs": list(MECHANISMS)}
+        writes = command in WRITE_COMMANDS and (command != "aggregate" or writes_out(context.command_document))
+        if writes and reply.get("ok") and WRITE_LISTENERS:
+            collection = str((local[1] if local else context.command_document).get(command, ""))
+            for listener in WRITE_LISTENERS:
+                listener(command, db_name, collection)
+        return reply
+
+    async def _insert(self, context: Any) -> dict[str, Any]:
+        """``insert`` as one engine batch: mongoeco's own command inserts one document at a time,
+        rebuilding a set of every numeric _id per document (O(n^2) for numeric ids)."""
+        body = context.command_document
+        documents = list(body.get("documents") or [])
+        too_large = any(bson_size(document) > MAX_BSON_SIZE for document in documents)
+        if not documents or not isinstance(body.get("insert"), str) or too_large:
+            # mongoeco's own one-by-one path reports a too-large document as that document's
+            # write error (code 10334), as MongoDB does; the batch path would fail the command.
+            return dict(await super().execute_prepared(context))
+        collection = self._client.get_database(context.db_name).get_collection(body["insert"])
+        ordered = bool(body.get("ordered", True))
+        inserted, start = 0, 0
+        errors: list[dict[str, Any]] = []
+        # Documents MongoDB refuses before storage (a $-prefixed field in _id) split the batch.
+        for index in [*(i for i, d in enumerate(documents) if dollar_in_id(d)), len(documents)]:
+            if (errors and ordered) or start > len(documents):
+                break
+            run_inserted, run_errors = await self._insert_run(collection, documents[start:index], start, context)
+            inserted, errors = inserted + run_inserted, errors + run_errors
+            if index < len(documents) and not (run_errors and ordered):
+                errors.append(
+                    {
+                        "index": index,
+                        "code": DOLLAR_PREFIXED_FIELD,
+                        "errmsg": (f"_id fields may not contain '$'-prefixed fields: {documents[index]['_id']!r}"),
+                    }
+                )
+            start = index + 1
+        reply: dict[str, Any] = {"n": inserted, "ok": 1.0}
+        if errors:
+            reply["writeErrors"] = errors
+        return reply
+
+    async def _insert_run(
+        self, collection: Any, documents: list[Any], offset: int, context: Any
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """Insert consecutive documents of one command with one engine call: (inserted, write errors)."""
+        if not documents:
+            return 0, []
+        body = context.command_document
+        try:
+            await collection.insert_many(
+                documents,
+                ordered=bool(body.get("ordered", True)),
+                bypass_document_validation=bool(body.get("bypassDocumentValidation", False)),
+                session=context.session,
+            )
+        except BulkWriteError as error:
+            details = dict(getattr(error, "details", None) or {})
+            errors = [
+                {**{k: v for k, v in dict(e).items() if k != "op"}, "index": int(dict(e)["index"]) + offset}
+                for e in details.get("writeErrors", [])
+            ]
+            return int(details.get("nInserted", 0)), errors
+        return len(documents), []
+
+    def _view_of(self, db_name: str, name: Any) -> tuple[str, list[dict[str, Any]]] | None:
+        """``(source, pipeline)`` when ``name`` is a view in ``db_name``, else None."""
+        if not isinstance(name, str) or self.server is None:
+            return None
+        return offline_views.resolve_view(self.server.engine._collection_options.get(db_name, {}).get, name)
+
+    async def _count_view(
+        self, db_name: str, body: Mapping[str, Any], view: tuple[str, list[dict[str, Any]]], session: Any
+    ) -> dict[str, Any]:
+        """``count`` (``estimated_document_count``) on a view counts what the view returns."""
+        source, pipeline = view
+        stages = offline_views.count_pipeline(body, pipeline)
+        cursor = self._client.get_database(db_name).get_collection(source).aggregate(stages, session=session)
+        counted = [document async for document in cursor]
+        return {"n": int(counted[0]["n"]) if counted else 0, "ok": 1.0}
+
+    async def _rename(self, body: Mapping[str, Any], session: Any) -> dict[str, Any]:
+        """``renameCollection`` (sent to ``admin``): within a database by the engine, across by copying."""
+        if across_databases(body):
+            return await self._rename_across_databases(body, session)
+        (db_name, source_name), (_same, target_name) = (
+            str(body[key]).split(".", 1) for key in ("renameCollection", "to")
+        )
+        database = self._client.get_database(db_name)
+        names = await database.list_collection_names(session=session)
+        if source_name not in names:
+            raise OperationFailure(
+                f"Source collection {body['renameCollection']} does not exist", code=NAMESPACE_NOT_FOUND
+            )
+        if target_name in names:
+            if not body.get("dropTarget"):
+                raise OperationFailure("target namespace exists", code=NAMESPACE_EXISTS)
+            await database.drop_collection(target_name, session=session)
+        await database.get_collection(source_name).rename(target_name, session=session)
+        return {"ok": 1.0}
+
+    async def _rename_across_databases(self, body: Mapping[str, Any], session: Any) -> dict[str, Any]:
+        """``renameCollection`` to another database: copy documents and indexes, then drop the source."""
+        (source_db, source_name), (target_db, target_name) = (
+            str(body[key]).split(".", 1) for key in ("renameCollection", "to")
+        )
+        source_database = self._client.get_database(source_db)
+        target_database = self._client.get_database(target_db)
+        if source_name not in await source_database.list_collection_names(session=session):
+            raise OperationFailure(
+                f"Source collection {body['renameCollection']} does not exist", code=NAMESPACE_NOT_FOUND
+            )
+        if target_name in await target_database.list_collection_names(session=session):
+            if not body.get("dropTarget"):
+                raise OperationFailure("target namespace exists", code=NAMESPACE_EXISTS)
+            await target_database.drop_collection(target_name, session=session)
+        source = source_database.get_collection(source_name)
+        documents = [document async for document in source.find({}, session=session)]
+        indexes = [index async for index in await source.list_indexes(session=session)]
+        await target_database.create_collection(target_name, session=session)
+        target = target_database.get_collection(target_name)
+        if documents:
+            await target.insert_many(documents, session=session)
+        for index in indexes:
+            if index.get("name") != "_id_":
+                options = {k: v for k, v in index.items() if k in INDEX_OPTIONS}
+                await target.create_index(list(dict(index["key"]).items()), session=session, **options)
+        await source_database.drop_collection(source_name, session=session)
+        return {"ok": 1.0}
+
+    async def _aggregate_out(self, context: Any) -> dict[str, Any]:
+        """``$out``: run the pipeline before it, then replace the target collection with the result."""
+        body = dict(context.command_document)
+        pipeline = list(body["pipeline"])
+        target = pipeline[-1]["$out"]
+        target_db, target_coll = (
+            (str(target.get("db", context.db_name)), str(target["coll"]))
+            if isinstance(target, Mapping)
+            else (context.db_name, str(target))
+        )
+        source = self._client.get_database(context.db_name).get_collection(body["aggregate"])
+        let = body.get("let") if isinstance(body.get("let"), dict) else None
+        cursor = source.aggregate(pipeline[:-1], session=context.session, let=let)
+        documents = [document async for document in cursor]
+        destination = self._client.get_database(target_db)
+        await destination.drop_collection(target_coll, session=context.session)
+        await destination.create_collection(target_coll, session=context.session)
+        if documents:
+            await destination.get_collection(target_coll).insert_many(documents, session=context.session)
+        namespace = f"{context.db_name}.{body['aggregate']}"
+        return {"cursor": {"id": 0, "ns": namespace, "firstBatch": []}, "ok": 1.0}
+
+    async def _coll_mod(self, db_name: str, body: dict[str, Any]) -> dict[str, Any]:
+        """``collMod`` for index visibility and validators, the parts the course uses."""
+        coll_name = body["collMod"]
+        assert self.server is not None, "the executor is installed by OfflineServer"
+        engine = self.server.engine
+        if coll_name not in engine._collection_options.get(db_name, {}) and coll_name not in engine._storage.get(
+            db_name, {}
+        ):
+            raise OperationFailure(f"ns does not exist: {db_name}.{coll_name}", code=NAMESPACE_NOT_FOUND)
+        check_coll_mod(body)
+        reply: dict[str, Any] = {}
+        async with engine._get_lock(db_name, coll_name):
+            if "index" in body:
+                reply.update(set_index_hidden(engine, db_name, coll_name, body["index"]))
+            options = engine._collection_options.setdefault(db_name, {}).setdefault(coll_name, {})
+            for key in ("validator", "validationLevel", "validationAction"):
+                if key in body:
+                    options[key] = body[key]
+        return {**reply, "ok": 1.0}
+
+
+def check_write_concern(body: Mapping[str, Any]) -> None:
+    """A standalone server refuses ``w`` > 1, as MongoDB does (nothing can acknowledge it)."""
+    concern = body.get("writeConcern")
+    w = concern.get("w") if isinstance(concern, Mapping) else None
+    w = getattr(w, "value", w)
+    if isinstance(w, int) and not isinstance(w, bool) and w > 1:
+        raise OperationFailure("cannot use 'w' > 1 when a host is not replicated", code=BAD_VALUE)
+
+
+def check_coll_mod(body: Mapping[str, Any]) -> None:
+    """Refuse what MongoDB refuses, before anything changes (a bad validator must not break later inserts)."""
+    unknown = sorted(set(body) - COLL_MOD_OPTIONS)
+    if unknown:
+        raise OperationFailure(
+            f"collMod option(s) {unknown} are not supported by the offline default; "
+            "supported: index (hidden), validator, validationLevel, validationAction",
+            code=INVALID_OPTIONS,
+        )
+    if "validator" in body and not isinstance(body["validator"], Mapping):
+        raise OperationFailure(
+            f"BSON field 'collMod.validator' is the wrong type '{type(body['validator']).__name__}', "
+            "expected type 'object'",
+            code=TYPE_MISMATCH,
+        )
+    for field, allowed in (("validationLevel", VALIDATION_LEVELS), ("validationAction", VALIDATION_ACTIONS)):
+        if field in body and body[field] not in allowed:
+            raise OperationFailure(
+                f"Enumeration value '{body[field]}' for field 'collMod.{field}' is not a valid value; "
+                f"choose from: {', '.join(allowed)}",
+                code=BAD_VALUE,
+            )
+    if "index" in body and not isinstance(body["index"], Mapping):
+        raise OperationFailure(
+            "BSON field 'collMod.index' is the wrong type, expected type 'object'", code=TYPE_MISMATCH
+        )
+
+
+def set_index_hidden(engine: Any, db_name: str, coll_name: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+    if "hidden" not in spec:
+        raise OperationFailure(
+            "collMod index: only 'hidden' can be changed on the offline default", code=INVALID_OPTIONS
+        )
+    records = engine._indexes.get(db_name, {}).get(coll_name, [])
+    for position, record in enumerate(records):
+        by_name = spec.get("name") == record.name
+        by_key = "keyPattern" in spec and list(dict(spec["keyPattern"]).items()) == list(record.key)
+        if by_name or by_key:
+            if record.name == "_id_":
+                raise OperationFailure("cannot modify hidden field of the _id_ index", code=INVALID_OPTIONS)
+            hidden = bool(spec["hidden"])
+            records[position] = dataclasses.replace(record, hidden=hidden)
+            return {"hidden_old": bool(record.hidden), "hidden_new": hidden}
+    raise OperationFailure(f"cannot find index {dict(spec)} for ns {db_name}.{coll_name}", code=27)
+
+
+MAX_RESULT_SIZE = MAX_BSON_SIZE + 16 * 1024
+"""MongoDB's internal document limit (16 MiB + 16 KiB): an aggregation result larger than this fails."""
+
+
+def check_result_sizes(reply: Mapping[str, Any]) -> None:
+    """Fail as MongoDB does when an aggregation produces a document over the limit (e.g. a huge $group)."""
+    cursor = reply.get("cursor") or {}
+    for document in cursor.get("firstBatch") or cursor.get("nextBatch") or []:
+        size = bson_size(document)
+        if size > MAX_RESULT_SIZE:
+            raise OperationFailure(
+                f"BSONObjectTooLarge: an aggregation result document is {size} bytes; "
+                f"the limit is {MAX_RESULT_SIZE} (16 MiB + 16 KiB). Group into smaller documents "
+                "(e.g. $group on a finer key, or $project fewer fields before it)",
+                code=TOO_LARGE_ON_INSERT,
+            )
+
+
+def fill_write_error_codes(reply: Mapping[str, Any]) -> None:
+    """Every writeErrors entry carries a code, as on MongoDB (pymongo reads ``code`` unconditionally)."""
+    for entry in reply.get("writeErrors") or []:
+        if isinstance(entry, dict) and entry.get("code") is None:
+            entry["code"] = BAD_VALUE
+
+
+class WorkbenchProxy(_ProxyBase):
+    """mongoeco's wire server with the workbench's executor."""
+
+    def __init__(self, *, server: OfflineServer, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._executor = WorkbenchExecutor(
+            self._client, self._cursor_store, self._session_store, surface=self._surface, auth=self._auth
+        )
+        self._executor.server = server
+        self._executor._coll_mods = {}
+        self._executor._aborted = set()
+
+        self._executor._explain = hook_for(server.engine)
+        self._executor._reads = ReadLayer(server.engine, self._executor._explain)
