@@ -665,6 +665,31 @@ def bench_notebooks(pattern: str = "*.ipynb") -> Iterator[Figure]:
     yield Figure("notebooks (nbval, small)", f"the whole course ({count} notebooks)", total, "s", at_most=180.0)
 
 
+def bench_silent_waits(pattern: str = "*.ipynb") -> list[Figure]:
+    """The longest a learner waits on a cell with nothing on the screen, over the whole course (goal: 1 s)."""
+    from workbook.cell_waits import SILENT_LIMIT_S, silent_waits
+
+    folder = notebooks_dir()
+    if folder is None:
+        return []
+    waits = [
+        wait
+        for notebook in sorted(folder.glob(pattern))
+        for wait in silent_waits(notebook, env={"WORKBOOK_SCALE": SCALE, "WORKBOOK_LEARNER": "bench"})
+    ]
+    if not waits:
+        return []
+    longest = max(waits, key=lambda wait: wait.silent_seconds)
+    silent = [wait for wait in waits if wait.too_silent]
+    where = f"{longest.notebook} cell {longest.index}: {longest.source[:60]}"
+    return [
+        Figure("notebooks (Run All, small)", "longest silent wait in a cell", longest.silent_seconds, "s",
+               at_most=SILENT_LIMIT_S, note=where),
+        Figure("notebooks (Run All, small)", f"cells silent over {SILENT_LIMIT_S:g} s", len(silent), "cells",
+               at_most=0, note="; ".join(f"{w.notebook} cell {w.index}" for w in silent[:8])),
+    ]  # fmt: skip
+
+
 LEARNER_MACHINE_BYTES = 32 * 1024**3
 """The workshop machine the learners-per-machine figure is for: 32 GiB."""
 
@@ -816,6 +841,7 @@ def measure(full: bool = False) -> BenchRun:
         if full:
             steps.append(("notebooks", bench_notebooks))
             steps.append(("memory per learner", bench_memory_per_learner))
+            steps.append(("silent waits", bench_silent_waits))
         workbook.connect(quiet=True)
         print(machine_line(bench.machine), flush=True)
         with tqdm(steps, desc="bench", unit="step") as bar:

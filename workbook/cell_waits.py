@@ -1,0 +1,91 @@
+"""How long a learner waits on each notebook cell before it shows anything (a maintainer's tool).
+
+A cell that runs for seconds is fine when it says so: a progress bar, a "measuring..." line with an
+estimate, a first result. What the course must never do is sit silent for more than a second. This
+runs a notebook in a fresh kernel (nbclient, as nbval does) and times, for each code cell, the
+stretch from the cell's start to the first thing the learner sees: printed text, a display (a
+table, a chart, a progress widget) or a widget update. A cell that finishes without any output
+waits its whole run in silence.
+
+``python -m workbook bench`` reports the longest such wait of the course; ``silent_waits`` gives the
+cells one by one.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from unittest.mock import patch
+
+VISIBLE = frozenset({"stream", "display_data", "update_display_data", "execute_result", "error", "comm_msg"})
+"""Kernel messages a learner sees in the notebook (``comm_msg``: a widget such as a progress bar moving)."""
+
+SILENT_LIMIT_S = 1.0
+"""The longest a cell may run before showing anything (issue 25: nothing silent over a second)."""
+
+
+@dataclass(frozen=True)
+class CellWait:
+    """One code cell: where it is, how long it ran, and how long it showed nothing first."""
+
+    notebook: str
+    index: int
+    source: str
+    seconds: float
+    silent_seconds: float
+
+    @property
+    def too_silent(self) -> bool:
+        """Whether the learner waited over :data:`SILENT_LIMIT_S` with nothing on the screen."""
+        return self.silent_seconds > SILENT_LIMIT_S
+
+
+def silent_waits(notebook: Path | str, *, timeout: int = 600, env: dict[str, str] | None = None) -> list[CellWait]:
+    """Run ``notebook`` top to bottom in a fresh kernel and time each code cell's silent start.
+
+    The notebook file is not changed. ``env`` is the kernel's environment (e.g. ``WORKBOOK_SCALE``).
+    """
+    import nbformat
+    from nbclient import NotebookClient
+
+    path = Path(notebook)
+    document = nbformat.read(path, as_version=4)
+    waits: list[CellWait] = []
+
+    class _Timed(NotebookClient):
+        started: float = 0.0
+        first_seen: float | None = None
+
+        def process_message(self, msg: dict[str, Any], cell: Any, cell_index: int) -> Any:
+            if self.first_seen is None and msg.get("msg_type") in VISIBLE:
+                self.first_seen = time.perf_counter()
+            return super().process_message(msg, cell, cell_index)
+
+    def on_start(cell: Any, cell_index: int) -> None:
+        client.started, client.first_seen = time.perf_counter(), None
+
+    def on_done(cell: Any, cell_index: int, execute_reply: Any = None) -> None:
+        if cell.cell_type != "code":
+            return
+        end = time.perf_counter()
+        seen = client.first_seen if client.first_seen is not None else end
+        source = "".join(cell.source).strip().splitlines()
+        waits.append(
+            CellWait(path.name, cell_index, source[0] if source else "", end - client.started, seen - client.started)
+        )
+
+    client = _Timed(
+        document,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+        on_cell_start=on_start,
+        on_cell_executed=on_done,
+        allow_errors=True,
+    )
+    with patch.dict(os.environ, env or {}):  # the kernel inherits this process's environment
+        client.execute()
+    return waits
