@@ -16,8 +16,9 @@ from pymongo.errors import OperationFailure as PyMongoOperationFailure
 
 import workbook
 from workbook import bulkload, engine_compat
+from workbook.dataset_parts import shape_spec
 from workbook.offline import offline_server
-from workbook.shapes import SHAPE_NAMES, shape_spec
+from workbook.shapes import SHAPE_NAMES
 
 DATASETS = ("store", "followers", "parts")
 

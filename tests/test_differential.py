@@ -18,7 +18,7 @@ from workbook.differential import (
     generate_cases,
     run_case,
 )
-from workbook.explaining.model import model_find
+from workbook.explain_model import model_find
 from workbook.planner import explain_find
 
 from .conftest import real_uri

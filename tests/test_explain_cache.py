@@ -11,8 +11,8 @@ from pymongo import MongoClient
 from pymongo.database import Database
 
 import workbook
-from workbook.explaining import native
-from workbook.explaining.cache import ModelCache, WriteCounter
+from workbook import offline_explain as native
+from workbook.explain_cache import ModelCache, WriteCounter
 from workbook.offline import offline_server
 
 # --- pure -------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from typing import Any
 
 from bson import Decimal128, ObjectId
 
-from workbook import engine_compat
+from workbook import engine_compat, snapshot
 from workbook.errors import BulkLoadFallback
 from workbook.facts import MAX_NESTING_DEPTH
 
@@ -42,12 +42,6 @@ _SCHEMA_KEYWORDS = frozenset(
 """``$jsonSchema`` keywords the fast pre-check understands; any other sends every document to the engine."""
 
 Check = Callable[[Any], bool]
-
-
-BUILT: dict[int, tuple[object, list[tuple[Any, Any]], dict[str, tuple[object, Any]]]] = {}
-"""The plain forms (rows, index buckets) of collections just built, by their contents' identity: the
-snapshot file is written from these instead of walking the persistent maps again (speed). Emptied
-by :func:`workbook.loading.load` once its snapshot is taken."""
 
 
 INSTALLED: dict[tuple[str, str], object] = {}
@@ -270,8 +264,6 @@ def build(
     them (read from the empty collection). Raises the engine's errors: validation (121), bad
     ``_id`` (53), duplicate key (11000), nesting depth, index shape.
     """
-    from workbook import snapshot
-
     for record in records:
         if not engine_compat.plain_index(record):
             raise NotBulkLoadable(f"index {record.name} is not a plain ascending/descending index")
@@ -297,7 +289,7 @@ def build(
         rows.append((key, encode(document)))
     collection = snapshot._rebuild_collection(rows)
     indexes, plain = _build_indexes(engine, db_name, coll_name, rows, records)
-    BUILT[id(collection._values)] = (
+    snapshot.BUILT[id(collection._values)] = (
         collection._values,  # held, so the id stays this map's
         rows,
         {name: (index._buckets, plain[name]) for name, index in indexes.items()},
@@ -309,7 +301,6 @@ def _build_indexes(
     engine: Any, db_name: str, coll_name: str, rows: list[tuple[Any, Any]], records: Sequence[Any]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Each index's map over ``rows`` (storage key, payload), with the engine's keys and unique checks."""
-    from workbook import snapshot
     from workbook.offline_limits import parallel_arrays_error
 
     if not records:
@@ -504,8 +495,8 @@ def install(db_name: str, coll_name: str, documents: Sequence[Mapping[str, Any]]
     The collection (validator, indexes) must exist and be empty; the work runs on the calling
     thread, only the final swap on the engine's, under the collection's lock.
     """
-    from workbook.explaining.native import hook_for
     from workbook.offline import WRITE_LISTENERS, offline_server
+    from workbook.offline_explain import hook_for
 
     server = offline_server()
     engine = server.engine

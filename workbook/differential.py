@@ -266,8 +266,8 @@ def diffcheck(uri: str | None = None, *, seed: int = 0, cases: int = 50, extende
     """Run ``cases`` generated finds through a real server's explain and through the model."""
     import workbook
     from workbook.connection import resolve_uri
+    from workbook.explain_model import model_find
     from workbook.explaining import explain
-    from workbook.explaining.model import model_find
 
     if resolve_uri(uri) is None:
         raise DiffcheckNeedsServerError(

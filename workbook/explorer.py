@@ -20,13 +20,14 @@ import plotly.graph_objects as go
 from IPython.display import display
 
 from workbook import charts
+from workbook.dataset_parts import workload
 from workbook.errors import WorkbookError
 from workbook.loaded import Loadable, LoadedShape, loaded_shapes
 from workbook.measure import explained_reads, run_workload, summarize_runs
 from workbook.monitor import capture
 from workbook.shapes import SHAPE_NAMES
 from workbook.sizes import size_table
-from workbook.workloads import Pools, workload
+from workbook.workloads import Pools
 
 
 class ShapeExplorer(widgets.VBox):

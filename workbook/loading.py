@@ -10,11 +10,12 @@ from pymongo.database import Database
 from tqdm.auto import tqdm
 
 from workbook import gc_pause, scales, snapshot
+from workbook.dataset_parts import shape_spec
 from workbook.errors import ArgumentTypeError, LoadInterruptedError
 from workbook.facts import MAX_BSON_SIZE, bson_size
 from workbook.loaded import CollectionLoad, Lease, LoadedShape, LoadReport, Rejected, begin_load
 from workbook.namespace import require_own_database, shape_database_name
-from workbook.shapes import SHAPE_NAMES, shape_spec
+from workbook.shapes import SHAPE_NAMES
 from workbook.shapes.spec import CollectionSpec
 
 if TYPE_CHECKING:
@@ -129,14 +130,12 @@ def _load_for_real(
         lease.give_up()
         raise
     if info.kind == "offline":
-        from workbook.bulkload import BUILT
-
         scales.record_load(dataset.name, shape, dataset.scale, report.seconds)  # the next estimate's source
 
         try:
             snapshot.remember(dataset, shape, report)  # speed: the next identical load restores this state
         finally:
-            BUILT.clear()
+            snapshot.BUILT.clear()
     return LoadedShape(db, report)
 
 

@@ -164,7 +164,7 @@ class OfflineServer:
         batch = [{"_id": ObjectId(), **d} if "_id" not in d else dict(d) for d in documents]
         if not batch:
             return 0
-        from workbook.explaining.native import hook_for  # explain hook: a write no command shows
+        from workbook.offline_explain import hook_for  # explain hook: a write no command shows
 
         writes = hook_for(self.engine).writes
         writes.bump(db_name, coll_name)

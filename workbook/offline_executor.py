@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from mongoeco.errors import BulkWriteError, OperationFailure
 
 from workbook import engine_compat, offline_transactions, offline_validators, offline_views
-from workbook.explaining.native import hook_for
 from workbook.facts import MAX_BSON_SIZE
 from workbook.offline_commands import (
     BAD_VALUE,
@@ -49,6 +48,7 @@ from workbook.offline_commands import (
     transaction_key,
     writes_out,
 )
+from workbook.offline_explain import hook_for
 from workbook.offline_limits import TOO_LARGE_ON_INSERT, bson_size
 from workbook.offline_reads import ReadLayer
 
@@ -116,7 +116,7 @@ class WorkbenchExecutor(_ExecutorBase):
         )
 
     _aborted: set[tuple[str, Any]]
-    _explain: Any  # workbook.explaining.native.ExplainHook, installed by _WorkbenchProxy
+    _explain: Any  # workbook.offline_explain.ExplainHook, installed by _WorkbenchProxy
     _reads: Any  # workbook.offline_reads.ReadLayer, installed by _WorkbenchProxy
 
     async def execute_prepared(self, context: Any) -> dict[str, Any]:

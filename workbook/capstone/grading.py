@@ -1,6 +1,6 @@
 """Grading a loaded blog shape on live facts, each asked of the database, never of a stored answer.
 
-1. Every hot operation (run at least :data:`~workbook.capstone.workload.HOT_PER_SECOND` times a
+1. Every hot operation (run at least :data:`~workbook.blog.workload.HOT_PER_SECOND` times a
    second) takes one round trip (pymongo's command monitoring counts them) and no read in it scans
    a whole collection (explain of every command it sent: the server's, or the model offline).
 2. Every array is bounded: each top-level array field found in the data has a ``maxItems`` of at
@@ -92,7 +92,7 @@ RULES = ("one round trip", "no collection scan", "arrays bounded", "documents fa
 
 def grade(loaded: Any, *, calls: int = CALLS_PER_OPERATION, seed: int = 7) -> Grade:
     """Grade what ``workbook.load("blog", shape)`` returned on the capstone's live facts."""
-    from workbook.capstone.workload import hot_operations
+    from workbook.blog.workload import hot_operations
     from workbook.loaded import loaded_shapes
 
     check_count("calls", calls, most=MAX_CALLS, unit="seeded calls per hot operation")

@@ -53,7 +53,7 @@ def _explain(documents: list[dict[str, Any]], spec: Any, **query: Any) -> tuple[
 
 def page_cost(dataset: Any, shape: str, page: int = 0, page_size: int = PAGE_SIZE) -> dict[str, Any]:
     """The most-followed user's followers page ``page`` in ``shape``: keys and documents examined, bytes returned."""
-    from workbook.shapes import shape_spec
+    from workbook.dataset_parts import shape_spec
 
     spec = shape_spec("followers", shape)
     built = spec.build(dataset)

@@ -31,8 +31,8 @@ from pymongo.database import Database
 
 from workbook.engine_compat import to_pymongo
 from workbook.engine_reads import local_storage
-from workbook.schema_doctor.context import DocumentStat, FieldStat
 from workbook.schema_doctor.readonly import Budget
+from workbook.schema_doctor.stats import DocumentStat, FieldStat
 
 READ_ALL_LIMIT = 200_000
 """Collections up to this many documents are read whole from the offline engine's memory (about 4 s at most)."""

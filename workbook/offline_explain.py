@@ -19,8 +19,8 @@ from typing import Any
 from workbook import engine_compat, planner
 from workbook.engine_reads import public_records
 from workbook.errors import ExplainError, UnknownHintError, UnsupportedByModelError
-from workbook.explaining.cache import ModelCache, WriteCounter
-from workbook.explaining.model import collections_read, explain_command
+from workbook.explain_cache import ModelCache, WriteCounter
+from workbook.explain_model import collections_read, explain_command
 
 NOT_MODELLED_CODE = 115  # CommandNotSupported: the model does not cover this query
 BAD_VALUE_CODE = 2  # BadValue: what MongoDB answers for a hint naming no index
