@@ -15,7 +15,7 @@ from bson.binary import UuidRepresentation
 from bson.codec_options import CodecOptions
 from pymongo.errors import BulkWriteError, OperationFailure, WriteError
 
-from workbook import offline, offline_commands
+from workbook import facts, offline
 from workbook.offline import MAX_BSON_SIZE, WORK_COUNTERS, bson_size
 
 EVERY_BSON_TYPE = {
@@ -111,7 +111,7 @@ def test_write_errors_always_carry_a_code():
     from workbook.offline_executor import fill_write_error_codes
 
     fill_write_error_codes(reply)
-    assert [e["code"] for e in reply["writeErrors"]] == [offline_commands.BAD_VALUE, 11000]
+    assert [e["code"] for e in reply["writeErrors"]] == [facts.BAD_VALUE, 11000]
 
 
 def test_bulk_write_error_reports_codes(odb):

@@ -20,15 +20,13 @@ from pymongo.read_concern import ReadConcern
 from pymongo.write_concern import WriteConcern
 
 from workbook.errors import OperationRejectedError, WorkbookError
+from workbook.facts import WRITE_CONFLICT as WRITE_CONFLICT  # notebook 08 reads atomicity.WRITE_CONFLICT
 from workbook.monitor import capture
 
 Document = dict[str, Any]
 
 TRANSACTION_LIFETIME_SECONDS = 60
 """MongoDB's default ``transactionLifetimeLimitSeconds``: a transaction still open after it is aborted."""
-
-WRITE_CONFLICT = 112
-"""The server's error code for a write that collided with another transaction's (WriteConflict)."""
 
 
 @dataclass

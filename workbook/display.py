@@ -15,8 +15,7 @@ from typing import Any
 
 from pymongo.errors import BulkWriteError, WriteError
 
-VALIDATION_FAILED = 121
-"""MongoDB's error code for "Document failed validation"."""
+from workbook.facts import VALIDATION_FAILED
 
 WIDTH = 88
 """Banner lines are wrapped to this many characters, between words."""

@@ -30,13 +30,11 @@ from typing import Any, TypeVar
 from urllib.parse import quote_plus
 
 from workbook import engine_compat, offline_commands
-from workbook.facts import MAX_BSON_SIZE
+from workbook.facts import BAD_VALUE, MAX_BSON_SIZE, UNAUTHORIZED
 from workbook.lazy_imports import defer_iri_grammar
 from workbook.offline_commands import (
-    BAD_VALUE,
     COMMAND_HOOKS,
     MECHANISMS,
-    UNAUTHORIZED,
     USER,
     WRITE_LISTENERS,
     register_command,

@@ -25,10 +25,8 @@ from mongoeco.core.collation import normalize_collation, string_equality_key  # 
 from mongoeco.errors import OperationFailure, WriteError  # noqa: E402
 
 from workbook import engine_compat, offline_transactions, offline_writes  # noqa: E402
-from workbook.facts import MAX_BSON_SIZE  # noqa: E402
+from workbook.facts import MAX_BSON_SIZE, TOO_LARGE_AFTER_UPDATE, TOO_LARGE_ON_INSERT  # noqa: E402
 from workbook.offline_limits import (  # noqa: E402
-    TOO_LARGE_AFTER_UPDATE,
-    TOO_LARGE_ON_INSERT,
     WORK_COUNTERS,
     bson_size,
     depth_error,

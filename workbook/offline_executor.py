@@ -17,29 +17,33 @@ from typing import TYPE_CHECKING, Any
 from mongoeco.errors import BulkWriteError, OperationFailure
 
 from workbook import engine_compat, offline_transactions, offline_validators, offline_views
-from workbook.facts import MAX_BSON_SIZE
-from workbook.offline_commands import (
+from workbook.facts import (
     BAD_VALUE,
-    COLL_MOD_OPTIONS,
-    COMMAND_HOOKS,
     DOLLAR_PREFIXED_FIELD,
-    INDEX_OPTIONS,
     INVALID_OPTIONS,
-    MECHANISMS,
+    MAX_BSON_SIZE,
     NAMESPACE_EXISTS,
     NAMESPACE_NOT_FOUND,
     NO_SUCH_TRANSACTION,
+    TOO_LARGE_ON_INSERT,
+    TYPE_MISMATCH,
+    UNAUTHORIZED,
+    VIEW_WRITE_REFUSED,
+    WRITE_CONFLICT,
+)
+from workbook.offline_commands import (
+    COLL_MOD_OPTIONS,
+    COMMAND_HOOKS,
+    INDEX_OPTIONS,
+    MECHANISMS,
     OFF_SURFACE,
     OPEN_COMMAND_KINDS,
     TRANSIENT,
-    TYPE_MISMATCH,
-    UNAUTHORIZED,
     USER,
     VALIDATION_ACTIONS,
     VALIDATION_LEVELS,
     VIEW_COMMANDS,
     WRITE_COMMANDS,
-    WRITE_CONFLICT,
     WRITE_LISTENERS,
     across_databases,
     dollar_in_id,
@@ -49,7 +53,7 @@ from workbook.offline_commands import (
     writes_out,
 )
 from workbook.offline_explain import hook_for
-from workbook.offline_limits import TOO_LARGE_ON_INSERT, bson_size
+from workbook.offline_limits import bson_size
 from workbook.offline_reads import ReadLayer
 
 if TYPE_CHECKING:
@@ -111,9 +115,7 @@ class WorkbenchExecutor(_ExecutorBase):
             return offline_views.find_as_aggregate(body, *view)
         if command == "aggregate":
             return offline_views.aggregate_on_view(body, *view)
-        raise OperationFailure(
-            f"Namespace {db_name}.{target} is a view, not a collection", code=offline_views.VIEW_WRITE_REFUSED
-        )
+        raise OperationFailure(f"Namespace {db_name}.{target} is a view, not a collection", code=VIEW_WRITE_REFUSED)
 
     _aborted: set[tuple[str, Any]]
     _explain: Any  # workbook.offline_explain.ExplainHook, installed by _WorkbenchProxy

@@ -25,13 +25,16 @@ from typing import Any
 import bson
 
 from workbook import engine_compat
-from workbook.facts import MAX_COMPOUND_INDEX_FIELDS, MAX_INDEXES_PER_COLLECTION, MAX_NESTING_DEPTH
+from workbook.facts import (
+    CANNOT_CREATE_INDEX,
+    MAX_COMPOUND_INDEX_FIELDS,
+    MAX_INDEXES_PER_COLLECTION,
+    MAX_NESTING_DEPTH,
+    OVERFLOW,
+    PARALLEL_ARRAYS,
+    TOO_MANY_COMPOUND_KEYS,
+)
 from workbook.facts import bson_size as _plain_bson_size
-
-TOO_LARGE_ON_INSERT = 10334
-"""MongoDB's code for inserting a document over 16 MiB (BSONObjectTooLarge)."""
-TOO_LARGE_AFTER_UPDATE = 17419
-"""MongoDB's code for an update whose resulting document is over 16 MiB."""
 
 WORK_COUNTERS: dict[str, int] = {"insert_calls": 0, "id_documents_examined": 0}
 """Work done by the engine for inserts: a guard test tells linear from quadratic inserts with it."""
@@ -45,12 +48,6 @@ def bson_size(document: Mapping[str, Any]) -> int:
         # Engine-side documents hold mongoeco's own scalar types (BsonInt64, Decimal128, DBRef...):
         # convert them to pymongo's, then let pymongo's encoder count.
         return len(bson.encode(engine_compat.to_pymongo(dict(document))))
-
-
-OVERFLOW = 15
-CANNOT_CREATE_INDEX = 67
-TOO_MANY_COMPOUND_KEYS = 13103
-PARALLEL_ARRAYS = 171
 
 
 def nesting_depth(document: Any) -> int:
