@@ -158,10 +158,10 @@ def test_a_model_rebuilt_after_writes_counts_like_one_built_from_nothing(db: Dat
 
 
 def test_a_rebuild_reuses_the_keys_of_unchanged_documents() -> None:
-    from workbook.planner.keys import IndexSpec, build_index
+    from workbook.planner.keys import IndexDefinition, build_index
 
     documents = [{"_id": i, "a": [i, i + 1]} for i in range(100)]
-    spec = IndexSpec.from_info({"name": "a_1", "key": {"a": 1}, "v": 2}, None)
+    spec = IndexDefinition.from_info({"name": "a_1", "key": {"a": 1}, "v": 2}, None)
     first = build_index(spec, documents)
     changed = [*documents[:50], {"_id": 50, "a": 7}, *documents[51:], {"_id": 100, "a": 0}]
     second = build_index(spec, changed, first.memo)

@@ -319,11 +319,11 @@ def test_an_order_of_nothing_is_refused_and_stores_nothing(store_shapes):
 
 
 def test_every_operation_of_every_dataset_checks_its_arguments():
-    from workbook.dataset_parts import PARTS
+    from workbook.dataset_parts import REGISTERED
     from workbook.datasets.registry import DATASETS
 
     for dataset in DATASETS:
-        for shape, cls in PARTS[dataset].operations().items():
+        for shape, cls in REGISTERED[dataset].operations().items():
             for name in cls.NAMES:
                 assert hasattr(getattr(cls, name), "__wrapped__"), f"{dataset} {shape} {name} is not checked"
 

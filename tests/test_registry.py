@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbook.dataset_parts import PARTS, dataset_parts
+from workbook.dataset_parts import REGISTERED, dataset_parts
 from workbook.datasets.registry import CAPSTONE_DATASETS, DATASETS, dataset_spec
 from workbook.errors import UnknownChoiceError
 from workbook.shapes import SHAPE_NAMES
@@ -28,7 +28,7 @@ def test_unknown_datasets_list_the_registered_ones() -> None:
 
 
 def test_every_dataset_has_its_parts_registered_and_nothing_else() -> None:
-    assert set(PARTS) == {*DATASETS, *CAPSTONE_DATASETS}
+    assert set(REGISTERED) == {*DATASETS, *CAPSTONE_DATASETS}
 
 
 def test_unknown_datasets_have_no_parts() -> None:

@@ -108,7 +108,7 @@ def _blog_workload() -> Workload:
     return blog_workload()
 
 
-PARTS: dict[str, DatasetParts] = {
+REGISTERED: dict[str, DatasetParts] = {
     "followers": DatasetParts(_followers_shapes, _followers_operations, _followers_workload),
     "parts": DatasetParts(_parts_shapes, _parts_operations, _parts_workload),
     "store": DatasetParts(_store_shapes, _store_operations, _store_workload),
@@ -119,7 +119,7 @@ PARTS: dict[str, DatasetParts] = {
 
 def dataset_parts(dataset: str) -> DatasetParts:
     """Everything built on the dataset called ``dataset`` (errors list the valid names)."""
-    return PARTS[check_name(dataset)]
+    return REGISTERED[check_name(dataset)]
 
 
 def shape_spec(dataset: str, shape: str) -> ShapeSpec:
@@ -146,6 +146,6 @@ def operations(dataset: str, shape: str, db: Database) -> Operations:
 
 def workload(dataset: str) -> Workload:
     """The workload of ``dataset``: its operations with their rates and argument pickers."""
-    if not isinstance(dataset, str) or dataset not in PARTS:
-        raise UnknownChoiceError("workload", dataset, sorted(PARTS))
-    return PARTS[dataset].workload()
+    if not isinstance(dataset, str) or dataset not in REGISTERED:
+        raise UnknownChoiceError("workload", dataset, sorted(REGISTERED))
+    return REGISTERED[dataset].workload()

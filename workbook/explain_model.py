@@ -46,7 +46,7 @@ def check_verbosity(verbosity: Any) -> str:
     return str(verbosity)
 
 
-def explain_command(
+def model_explain(
     models: Mapping[str, planner.Collection], database: str, command: Mapping[str, Any], verbosity: str
 ) -> dict[str, Any]:
     """The model's explain of ``command`` (find, aggregate, update, delete) at ``verbosity``, labelled as modelled."""
@@ -92,4 +92,4 @@ def model_find(collection: Collection, **arguments: Any) -> dict[str, Any]:
     """The model's explain of ``collection.find(**arguments)`` on the collection's current data (any server)."""
     command = planner.FindArgs.of(**arguments).command(collection.name)
     models = {collection.name: model_of(collection)}
-    return explain_command(models, collection.database.name, command, "executionStats")
+    return model_explain(models, collection.database.name, command, "executionStats")

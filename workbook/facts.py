@@ -46,6 +46,9 @@ MAX_BLOCKING_SORT_BYTES = 100 * 1024 * 1024
 (``internalQueryMaxBlockingSortMemoryUsageBytes``, explain's ``memLimit``); beyond it the server fails
 with :data:`QUERY_EXCEEDED_MEMORY_LIMIT` unless ``allowDiskUse`` is on (the default since 6.0)."""
 
+TRANSIENT_TRANSACTION_ERROR = "TransientTransactionError"
+"""The error label that tells drivers (``with_transaction``) to retry the whole transaction."""
+
 # MongoDB's error codes (src/mongo/base/error_codes.yml), by the name the server gives them.
 BAD_VALUE = 2
 """A value of the right type that is not allowed (``BadValue``)."""

@@ -39,7 +39,7 @@ from workbook.offline_commands import (
     WRITE_LISTENERS,
     register_command,
 )
-from workbook.offline_limits import WORK_COUNTERS, bson_size
+from workbook.offline_limits import WORK_COUNTERS, engine_bson_size
 
 __all__ = [
     "BAD_VALUE",
@@ -49,7 +49,7 @@ __all__ = [
     "WORK_COUNTERS",
     "WRITE_LISTENERS",
     "OfflineServer",
-    "bson_size",
+    "engine_bson_size",
     "offline_server",
     "register_command",
 ]

@@ -18,9 +18,6 @@ from workbook.facts import (
 if TYPE_CHECKING:
     from workbook.offline import OfflineServer
 
-TRANSIENT = "TransientTransactionError"
-"""The label that tells drivers (``with_transaction``) to retry the whole transaction."""
-
 
 def transaction_key(body: Mapping[str, Any]) -> tuple[str, Any] | None:
     """``(session id, txnNumber)`` of a command sent inside a transaction, else None."""

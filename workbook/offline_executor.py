@@ -26,6 +26,7 @@ from workbook.facts import (
     NAMESPACE_NOT_FOUND,
     NO_SUCH_TRANSACTION,
     TOO_LARGE_ON_INSERT,
+    TRANSIENT_TRANSACTION_ERROR,
     TYPE_MISMATCH,
     UNAUTHORIZED,
     VIEW_WRITE_REFUSED,
@@ -38,7 +39,6 @@ from workbook.offline_commands import (
     MECHANISMS,
     OFF_SURFACE,
     OPEN_COMMAND_KINDS,
-    TRANSIENT,
     USER,
     VALIDATION_ACTIONS,
     VALIDATION_LEVELS,
@@ -53,7 +53,7 @@ from workbook.offline_commands import (
     writes_out,
 )
 from workbook.offline_explain import hook_for
-from workbook.offline_limits import bson_size
+from workbook.offline_limits import engine_bson_size
 from workbook.offline_reads import ReadLayer
 
 if TYPE_CHECKING:
@@ -140,7 +140,7 @@ class WorkbenchExecutor(_ExecutorBase):
                 f"Transaction {getattr(transaction[1], 'value', transaction[1])} has been aborted "
                 "(an earlier operation in it failed)",
                 code=NO_SUCH_TRANSACTION,
-                error_labels=(TRANSIENT,),
+                error_labels=(TRANSIENT_TRANSACTION_ERROR,),
             )
         try:
             answer = self._answer(context, command, db_name, local)
@@ -154,7 +154,7 @@ class WorkbenchExecutor(_ExecutorBase):
                 raise OperationFailure(
                     f"WriteConflict: {error} (another write committed after this transaction started)",
                     code=WRITE_CONFLICT,
-                    error_labels=(TRANSIENT,),
+                    error_labels=(TRANSIENT_TRANSACTION_ERROR,),
                 ) from error
             if transaction is not None and command not in ("commitTransaction", "abortTransaction"):
                 self._abort(context, transaction)
@@ -258,7 +258,7 @@ class WorkbenchExecutor(_ExecutorBase):
         rebuilding a set of every numeric _id per document (O(n^2) for numeric ids)."""
         body = context.command_document
         documents = list(body.get("documents") or [])
-        too_large = any(bson_size(document) > MAX_BSON_SIZE for document in documents)
+        too_large = any(engine_bson_size(document) > MAX_BSON_SIZE for document in documents)
         if not documents or not isinstance(body.get("insert"), str) or too_large:
             # mongoeco's own one-by-one path reports a too-large document as that document's
             # write error (code 10334), as MongoDB does; the batch path would fail the command.
@@ -481,7 +481,7 @@ def check_result_sizes(reply: Mapping[str, Any]) -> None:
     """Fail as MongoDB does when an aggregation produces a document over the limit (e.g. a huge $group)."""
     cursor = reply.get("cursor") or {}
     for document in cursor.get("firstBatch") or cursor.get("nextBatch") or []:
-        size = bson_size(document)
+        size = engine_bson_size(document)
         if size > MAX_RESULT_SIZE:
             raise OperationFailure(
                 f"BSONObjectTooLarge: an aggregation result document is {size} bytes; "

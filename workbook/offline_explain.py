@@ -20,7 +20,7 @@ from workbook import engine_compat, planner
 from workbook.engine_reads import public_records
 from workbook.errors import ExplainError, UnknownHintError, UnsupportedByModelError
 from workbook.explain_cache import ModelCache, WriteCounter
-from workbook.explain_model import collections_read, explain_command
+from workbook.explain_model import collections_read, model_explain
 
 NOT_MODELLED_CODE = 115  # CommandNotSupported: the model does not cover this query
 BAD_VALUE_CODE = 2  # BadValue: what MongoDB answers for a hint naming no index
@@ -77,7 +77,7 @@ class ExplainHook:
             names = collections_read(command)
             models = {name: await self.model(database, name) for name in names}
             loop = asyncio.get_running_loop()
-            work = functools.partial(explain_command, models, database, command, verbosity)
+            work = functools.partial(model_explain, models, database, command, verbosity)
             reply = await loop.run_in_executor(None, work)  # the planner runs off the server's event loop
         except ExplainError as error:
             raise _server_error(error) from None

@@ -40,8 +40,9 @@ WORK_COUNTERS: dict[str, int] = {"insert_calls": 0, "id_documents_examined": 0}
 """Work done by the engine for inserts: a guard test tells linear from quadratic inserts with it."""
 
 
-def bson_size(document: Mapping[str, Any]) -> int:
-    """Size in bytes of ``document`` encoded as BSON, as ``$bsonSize`` reports it."""
+def engine_bson_size(document: Mapping[str, Any]) -> int:
+    """Size in bytes of ``document`` encoded as BSON, as ``$bsonSize`` reports it, engine-side values included
+    (:func:`workbook.facts.bson_size` takes pymongo values only)."""
     try:
         return _plain_bson_size(document)
     except (bson.errors.InvalidDocument, TypeError, ValueError):
@@ -50,10 +51,10 @@ def bson_size(document: Mapping[str, Any]) -> int:
         return len(bson.encode(engine_compat.to_pymongo(dict(document))))
 
 
-def nesting_depth(document: Any) -> int:
+def document_depth(document: Any) -> int:
     """Levels of documents and arrays in ``document``, the document itself being level 1.
 
-    >>> nesting_depth({"a": 1}), nesting_depth({"a": {"b": [1]}})
+    >>> document_depth({"a": 1}), document_depth({"a": {"b": [1]}})
     (1, 3)
     """
     deepest, stack = 0, [(document, 1)]
@@ -67,7 +68,7 @@ def nesting_depth(document: Any) -> int:
 
 def depth_error(document: Mapping[str, Any]) -> tuple[int, str] | None:
     """MongoDB's (code, message) for a document nested deeper than 100 levels, else None."""
-    if nesting_depth(document) > MAX_NESTING_DEPTH:
+    if document_depth(document) > MAX_NESTING_DEPTH:
         return OVERFLOW, f"cannot insert document because it exceeds {MAX_NESTING_DEPTH} levels of nesting"
     return None
 

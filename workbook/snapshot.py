@@ -147,7 +147,7 @@ def _memory_copy(state: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def capture(db_name: str, collections: list[str]) -> dict[str, dict[str, Any]] | None:
+def capture_state(db_name: str, collections: list[str]) -> dict[str, dict[str, Any]] | None:
     """The engine state of ``collections`` in ``db_name`` (None if some state cannot be snapshotted)."""
     from workbook.offline import offline_server
 
@@ -767,7 +767,7 @@ def remember(dataset: Dataset, shape: str, report: LoadReport) -> None:
 
     db = client_for(None)[report.database]
     measured = {c.collection: offline_size_state(db, c.collection) for c in report.collections}
-    collections = capture(report.database, [c.collection for c in report.collections])
+    collections = capture_state(report.database, [c.collection for c in report.collections])
     if collections is None:
         return
     for name, state in collections.items():

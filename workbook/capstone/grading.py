@@ -112,8 +112,8 @@ def grade(loaded: Any, *, calls: int = CALLS_PER_OPERATION, seed: int = 7) -> Gr
 
 
 def _operation_facts(shape: Any, name: str, calls: int, seed: int) -> list[Fact]:
+    from workbook.calls import measure_call
     from workbook.explaining.work import explained_reads
-    from workbook.monitor import capture
     from workbook.workloads import Pools
 
     spec, pools = shape.workload.operation(name), Pools(shape.db)
@@ -122,10 +122,9 @@ def _operation_facts(shape: Any, name: str, calls: int, seed: int) -> list[Fact]
     unexplained: list[str] = []
     for call in range(calls):
         args, kwargs = spec.arguments(pools, random.Random(f"{seed}:grade:{name}:{call}"))
-        with capture() as work:
-            shape.ops.run(name, *args, **kwargs)
+        work = measure_call(None, shape.ops.run, name, *args, **kwargs)  # explained below, read by read
         trips.append(work.round_trips)
-        for collection, summary in explained_reads(shape.db, work.commands):
+        for collection, summary in explained_reads(shape.db, work.sent):
             if isinstance(summary, Exception):
                 unexplained.append(f"{collection}: {summary}")
             elif "COLLSCAN" in summary["stages"] or any(

@@ -124,7 +124,7 @@ def _element(name: str, value_bytes: int) -> int:
     return 2 + len(name.encode("utf-8")) + value_bytes
 
 
-def summarize(document: dict[str, Any]) -> DocumentStat:
+def document_stat(document: dict[str, Any]) -> DocumentStat:
     """The per-field summary the server-side pipeline makes of one document, computed in Python."""
     fields = []
     nested = []
@@ -187,7 +187,7 @@ def read(
             budget.check()
         if chosen is not None and position not in chosen:
             continue
-        documents.append(summarize(_borrow(engine, stored)))
+        documents.append(document_stat(_borrow(engine, stored)))
     result = MemoryRead(count, tuple(documents), whole)
     if whole and version is not None:
         _CACHE[key] = (version, result)

@@ -2,7 +2,7 @@
 
 A workload reaches the doctor as a list of :class:`HotOperation` (a name, a rate, and a call that
 reads). Learners' own applications pass such a list; for the course's datasets
-:func:`hot_operations` builds it from ``workbook.workload`` and the shape's operations class.
+:func:`course_hot_operations` builds it from ``workbook.workload`` and the shape's operations class.
 When the API around "dataset X in shape Y in this database" changes, only this module moves.
 """
 
@@ -29,7 +29,7 @@ class HotOperation:
     kind: Literal["read", "write"] = "read"
 
 
-def hot_operations(
+def course_hot_operations(
     target: Any, db: ReadOnlyDatabase, workload: Any, shape: str | None, calls: int
 ) -> list[HotOperation]:
     """The workload's read operations, most frequent first, with arguments drawn before anything is observed.
