@@ -9,7 +9,7 @@ import pytest
 
 import workbook
 from workbook.__main__ import main as cli
-from workbook.differential import (
+from workbook.dev.differential import (
     Case,
     DiffcheckNeedsServerError,
     DiffReport,
@@ -115,7 +115,7 @@ def test_report_table_lists_each_difference() -> None:
     model = explain_of(case)
     server = copy.deepcopy(model)
     server["executionStats"]["totalDocsExamined"] = 999
-    from workbook.differential import CaseResult
+    from workbook.dev.differential import CaseResult
 
     result = CaseResult(case, differences=compare(server, model))
     table = DiffReport("MongoDB 8.0.4", 0, [result]).table()

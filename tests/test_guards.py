@@ -70,7 +70,7 @@ def test_operations_refuse_a_foreign_database(engine, tiny_store, target):
 
 
 def test_the_differential_check_refuses_a_foreign_database(target):
-    from workbook.differential import generate_cases, run_case
+    from workbook.dev.differential import generate_cases, run_case
 
     def never(*args, **kwargs):
         raise AssertionError("explained a foreign collection")

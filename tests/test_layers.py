@@ -149,3 +149,24 @@ def test_no_module_is_named_after_the_function_it_exports() -> None:
     submodules = {name.split(".")[1] for name in MODULES if name.count(".") >= 1}
     colliding = {name for name in workbook.__all__ if name in submodules}
     assert not colliding, f"rename the module or the function: {sorted(colliding)}"
+
+
+MAINTAINER_TOOLS = "workbook.dev"
+MAY_CALL_MAINTAINER_TOOLS = {
+    "workbook.__main__": "the command line dispatches bench, diffcheck and conformance",
+    "workbook.scales": "a load estimate reads this machine's last bench results (dev.bench.default_json_path)",
+}
+
+
+def test_the_learners_api_does_not_import_the_maintainer_tools() -> None:
+    """``workbook.dev`` (bench, diffcheck, conformance) stays apart: only the command line reaches into it."""
+    users = {
+        module
+        for module in MODULES
+        if not module.startswith(MAINTAINER_TOOLS)
+        and any(m.startswith(MAINTAINER_TOOLS) for m in imports(module, module_level_only=False))
+    }
+    assert users <= set(MAY_CALL_MAINTAINER_TOOLS), sorted(users - set(MAY_CALL_MAINTAINER_TOOLS))
+    assert users == set(MAY_CALL_MAINTAINER_TOOLS), "drop from MAY_CALL_MAINTAINER_TOOLS: " + str(
+        sorted(set(MAY_CALL_MAINTAINER_TOOLS) - users)
+    )

@@ -69,7 +69,7 @@ def record_load(dataset: str, shape: str, scale: str, seconds: float) -> None:
 
 def _benchmarked_small_seconds(dataset: str, shape: str) -> float | None:
     """This machine's last benchmarked first load at ``small`` (``workbook bench``), else None."""
-    from workbook.bench import default_json_path
+    from workbook.dev.bench import default_json_path
 
     path = default_json_path()
     if path is not None and path.is_file():
