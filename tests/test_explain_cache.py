@@ -100,13 +100,13 @@ def test_bulk_loads_straight_into_the_engine_are_seen(db: Database) -> None:
 
 def test_the_model_is_reused_while_nothing_changes(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     builds: list[int] = []
-    real = native.planner.Collection
+    real = native.planner.CollectionModel
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         builds.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(native.planner, "Collection", counting)
+    monkeypatch.setattr(native.planner, "CollectionModel", counting)
     for _ in range(3):
         workbook.explain(db.items, {"a": {"$gt": 1}})
     assert len(builds) == 1
@@ -128,7 +128,7 @@ QUERIES: list[dict[str, Any]] = [
 
 def _fresh_summary(database: Database, query: dict[str, Any]) -> dict[str, Any]:
     """What a model built from nothing (a client's find) says about ``query``."""
-    model = workbook.planner.Collection(list(database.items.find()), list(database.items.list_indexes()))
+    model = workbook.planner.CollectionModel(list(database.items.find()), list(database.items.list_indexes()))
     args = workbook.planner.FindArgs.of(**query)
     explain = workbook.planner.explain_find_args(model, f"{database.name}.items", args)
     stats = explain["executionStats"]

@@ -41,7 +41,7 @@ _SCHEMA_KEYWORDS = frozenset(
 )  # fmt: skip
 """``$jsonSchema`` keywords the fast pre-check understands; any other sends every document to the engine."""
 
-Check = Callable[[Any], bool]
+ValueCheck = Callable[[Any], bool]
 
 
 INSTALLED: dict[tuple[str, str], object] = {}
@@ -147,16 +147,16 @@ def _expression(schema: Any, var: str, names: _Source) -> str | None:
     return "(" + " and ".join(checks) + ")" if checks else "True"
 
 
-def _compile(schema: Any) -> Check | None:
+def _compile(schema: Any) -> ValueCheck | None:
     """A function True only for documents sure to satisfy ``schema`` (None if it uses other keywords)."""
     expression = _expression(schema, "document", _Source())
     if expression is None:
         return None
-    check: Check = eval(f"lambda document: {expression}", dict(_NAMESPACE))  # noqa: S307 - our own generated code
+    check: ValueCheck = eval(f"lambda document: {expression}", dict(_NAMESPACE))  # noqa: S307 - our own generated code
     return check
 
 
-def fast_validator(options: Mapping[str, Any] | None) -> Check | None:
+def fast_validator(options: Mapping[str, Any] | None) -> ValueCheck | None:
     """The fast pre-check for a collection's options: only a plain ``$jsonSchema`` validator; else None."""
     if not options or set(options) != {"validator"}:
         return None
@@ -258,7 +258,7 @@ def build(
     options: Mapping[str, Any] | None,
     records: Sequence[Any],
 ) -> tuple[Any, dict[str, Any]]:
-    """Check and encode ``documents``; return the engine's collection and index maps holding them.
+    """ValueCheck and encode ``documents``; return the engine's collection and index maps holding them.
 
     ``options`` and ``records`` are the collection's options and index records as the engine holds
     them (read from the empty collection). Raises the engine's errors: validation (121), bad
@@ -487,8 +487,8 @@ def _prune(value: Any, paths: Sequence[tuple[str, ...]], marker: str, found: lis
     return kept
 
 
-def install(db_name: str, coll_name: str, documents: Sequence[Mapping[str, Any]]) -> int:
-    """Check, encode and install ``documents`` into the empty collection ``db_name.coll_name``; the count.
+def install_documents(db_name: str, coll_name: str, documents: Sequence[Mapping[str, Any]]) -> int:
+    """ValueCheck, encode and install ``documents`` into the empty collection ``db_name.coll_name``; the count.
 
     The installed contents' version (what :mod:`workbook.sizes` keys on) is left in :data:`INSTALLED`.
 

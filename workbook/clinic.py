@@ -15,9 +15,9 @@ from typing import Any
 from pymongo.collection import Collection
 from pymongo.database import Database
 
+from workbook.lessons.search import CASE_INSENSITIVE
 from workbook.namespace import require_own_database
 
-CASE_INSENSITIVE = {"locale": "en", "strength": 2}
 """The collation that compares letters without their case (strength 2: base letters and accents)."""
 
 EXTRA_PRODUCT_INDEXES: tuple[tuple[str, list[tuple[str, int]]], ...] = (

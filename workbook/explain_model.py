@@ -47,7 +47,7 @@ def check_verbosity(verbosity: Any) -> str:
 
 
 def model_explain(
-    models: Mapping[str, planner.Collection], database: str, command: Mapping[str, Any], verbosity: str
+    models: Mapping[str, planner.CollectionModel], database: str, command: Mapping[str, Any], verbosity: str
 ) -> dict[str, Any]:
     """The model's explain of ``command`` (find, aggregate, update, delete) at ``verbosity``, labelled as modelled."""
     name = next(iter(command), None)
@@ -82,10 +82,10 @@ def model_explain(
     return explain
 
 
-def model_of(collection: Collection) -> planner.Collection:
+def model_of(collection: Collection) -> planner.CollectionModel:
     """The planner's model of a pymongo collection on any server: its documents, indexes and collation."""
     options = collection.options()
-    return planner.Collection(list(collection.find()), list(collection.list_indexes()), options.get("collation"))
+    return planner.CollectionModel(list(collection.find()), list(collection.list_indexes()), options.get("collation"))
 
 
 def model_find(collection: Collection, **arguments: Any) -> dict[str, Any]:

@@ -158,7 +158,7 @@ def _restore(db: Database, found: snapshot.Snapshot, engine: str, started: float
         if previous and (previous.get("dataset"), previous.get("shape")) != (report.dataset, report.shape):
             report.replaced = f"{previous.get('dataset')}/{previous.get('shape')}"
         _drop_other_shapes(db, report.dataset, report.shape, previous)
-        snapshot.install(db.name, found.collections)
+        snapshot.install_collections(db.name, found.collections)
         report.collections = [CollectionLoad(**c) for c in fields["collections"]]
         report.rejected = [Rejected(**r) for r in fields["rejected"]]
         report.seconds = time.perf_counter() - started
@@ -328,7 +328,7 @@ def _insert(db: Database, collection: str, batch: list[dict[str, Any]], kind: st
     if not batch:
         return 0
     if kind == "bulk":
-        return bulkload.install(db.name, collection, batch)
+        return bulkload.install_documents(db.name, collection, batch)
     if kind == "offline":
         return offline_server().bulk_insert(db.name, collection, batch)  # counted as a write by the server
     return len(db[collection].insert_many(batch, ordered=False).inserted_ids)

@@ -52,9 +52,9 @@ class ExplainHook:
         self._engine = engine
         self._client: Any = None
         self.writes = WriteCounter()
-        self.models: ModelCache[planner.Collection] = ModelCache()
+        self.models: ModelCache[planner.CollectionModel] = ModelCache()
         self._pending: dict[int, tuple[str, dict[str, Any]]] = {}
-        self._records: dict[_ModelKey, tuple[planner.Collection, list[Any]]] = {}
+        self._records: dict[_ModelKey, tuple[planner.CollectionModel, list[Any]]] = {}
 
     # --- the dispatch hook --------------------------------------------------------------------
     def intercept(self, inner: Any, body: dict[str, Any], options: dict[str, Any]) -> Any | None:
@@ -97,7 +97,7 @@ class ExplainHook:
             self._client = AsyncMongoClient(self._engine)
         return self._client[database][name]
 
-    async def model(self, database: str, name: str) -> planner.Collection:
+    async def model(self, database: str, name: str) -> planner.CollectionModel:
         """The current model of ``database.name`` (cached until any client writes to it)."""
         collection = self._collection(database, name)
         exists = name in await self._client[database].list_collection_names()
@@ -111,7 +111,7 @@ class ExplainHook:
         # Read on the server's event loop, so no write interleaves; an unchanged document is the same
         # object in the next version, and the model reuses the index keys it made for it.
         documents, records = public_records(self._engine, database, name) if exists else ([], [])
-        model = planner.Collection(documents, indexes, options.get("collation"), previous=self.models.latest(key))
+        model = planner.CollectionModel(documents, indexes, options.get("collation"), previous=self.models.latest(key))
         if self.writes.stamp(database, name) == stamp[0]:  # no write began meanwhile
             self.models.put(key, stamp, model)
         self._records[key] = (model, records)
@@ -119,7 +119,7 @@ class ExplainHook:
         self._records = {k: held for k, held in self._records.items() if self.models.latest(k) is held[0] or k == key}
         return model
 
-    def records(self, database: str, name: str, model: planner.Collection) -> list[Any] | None:
+    def records(self, database: str, name: str, model: planner.CollectionModel) -> list[Any] | None:
         """The engine's stored records behind ``model.documents`` (same order), while ``model`` is current."""
         held = self._records.get((database, name))
         return held[1] if held is not None and held[0] is model else None

@@ -26,7 +26,7 @@ from workbook.operations.parts import PartsOperations
 from workbook.shapes.parts import DUPLICATION_POLICY, PART_FACTS
 from workbook.shapes.spec import Document
 
-READS = {
+PART_READS = {
     "embedded": ("one read",),
     "referenced": ("$lookup", "application join"),
     "hybrid": ("names from the copies", "$lookup"),
@@ -75,8 +75,8 @@ def _parts_ops(loaded: LoadedShape) -> PartsOperations:
 
 
 def read_parts(loaded: LoadedShape, product_id: str, how: str) -> Any:
-    """Read a product's parts one of the ways its shape allows (see :data:`READS`)."""
-    ways = READS[loaded.shape]
+    """Read a product's parts one of the ways its shape allows (see :data:`PART_READS`)."""
+    ways = PART_READS[loaded.shape]
     if how not in ways:
         raise UnknownChoiceError(f"way to read parts in the {loaded.shape} shape", how, ways)
     if how == "application join":
@@ -106,7 +106,7 @@ def compare_reads(shapes: Loadable, product_id: str, *, repeat: int = 5) -> pd.D
     """Every way each shape reads one product's parts, measured side by side (one row per way)."""
     rows = []
     for loaded in loaded_shapes(shapes):
-        for how in READS[loaded.shape]:
+        for how in PART_READS[loaded.shape]:
             measured = _read_row(loaded, partial(read_parts, loaded, product_id, how), repeat=repeat)
             rows.append({"shape": loaded.shape, "read": how, **measured})
     frame = pd.DataFrame(rows).set_index(["shape", "read"])

@@ -174,7 +174,7 @@ def capture_state(db_name: str, collections: list[str]) -> dict[str, dict[str, A
     return offline_server().run(grab())
 
 
-def install(db_name: str, collections: dict[str, dict[str, Any]]) -> None:
+def install_collections(db_name: str, collections: dict[str, dict[str, Any]]) -> None:
     """Replace ``collections`` in ``db_name`` with snapshot states (on the engine's own thread)."""
     from workbook.offline import offline_server
     from workbook.offline_explain import hook_for

@@ -29,7 +29,7 @@ course's schema doctor (issue 14), following MongoDB's "Avoid Unbounded Arrays" 
 NEAR_LIMIT_BYTES = MAX_BSON_SIZE // 2
 """A document at half of the 16 MiB limit has room for only one more doubling: 8 MiB."""
 
-CALLS_PER_OPERATION = 5
+GRADED_CALLS = 5
 """Seeded calls of each hot operation the grade runs (the same arguments for every shape)."""
 
 
@@ -90,7 +90,7 @@ RULES = ("one round trip", "no collection scan", "arrays bounded", "documents fa
 """The rules, in the order the grade reports them."""
 
 
-def grade(loaded: Any, *, calls: int = CALLS_PER_OPERATION, seed: int = 7) -> Grade:
+def grade(loaded: Any, *, calls: int = GRADED_CALLS, seed: int = 7) -> Grade:
     """Grade what ``workbook.load("blog", shape)`` returned on the capstone's live facts."""
     from workbook.blog.workload import hot_operations
     from workbook.loaded import loaded_shapes

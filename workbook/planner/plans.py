@@ -47,7 +47,7 @@ PLAN_EVALUATION_MAX_RESULTS = 101  # internalQueryPlanEvaluationMaxResults
 BONUS_EPSILON = 1e-4  # kBonusEpsilon in plan_ranker.h
 
 
-class Collection:
+class CollectionModel:
     """The documents and visible indexes of one collection, with index keys built on demand.
 
     ``previous`` is an earlier model of the same collection: an index whose definition is
@@ -61,7 +61,7 @@ class Collection:
         indexes: Sequence[Mapping[str, Any]],
         collation: Mapping[str, Any] | None = None,
         *,
-        previous: Collection | None = None,
+        previous: CollectionModel | None = None,
     ) -> None:
         self.documents = documents if isinstance(documents, list) else list(documents)
         """The documents in record order (a list given is kept, not copied: never change it afterwards)."""
@@ -440,7 +440,7 @@ def _can_cover(access: Access, query: FindQuery) -> bool:
     return _provides(access, needed)
 
 
-def build_tree(collection: Collection, query: FindQuery, access: Access | None, direction: int) -> Candidate:
+def build_tree(collection: CollectionModel, query: FindQuery, access: Access | None, direction: int) -> Candidate:
     """The stage tree analyzeDataAccess builds over an index scan (or a collection scan)."""
     documents, collate = collection.documents, query.collate
     scan: IndexScan | None = None
@@ -464,7 +464,7 @@ def build_tree(collection: Collection, query: FindQuery, access: Access | None, 
 
 
 def finish_tree(
-    collection: Collection,
+    collection: CollectionModel,
     query: FindQuery,
     root: Stage,
     *,
@@ -540,7 +540,7 @@ def explode_for_sort(access: Access, query: FindQuery) -> Stage | None:
 # --- OR plans (index union) --------------------------------------------------------------------
 
 
-def _branch_access(collection: Collection, branch: FindQuery) -> Access | None:
+def _branch_access(collection: CollectionModel, branch: FindQuery) -> Access | None:
     """The index one $or branch would use, chosen as the subplanner chooses (a trial among its
     indexed plans); None when some branch has no usable index (the whole query then scans)."""
     candidates = []
@@ -559,7 +559,7 @@ def _branch_access(collection: Collection, branch: FindQuery) -> Access | None:
     return candidates[0].access
 
 
-def or_candidate(collection: Collection, query: FindQuery) -> Candidate | None:
+def or_candidate(collection: CollectionModel, query: FindQuery) -> Candidate | None:
     """OR over one index scan per branch of the query's $or, the other predicates fetched and
     filtered above it (QueryPlannerAccess::buildIndexedOr); None when a branch cannot use an index."""
     ors = [p for p in query.predicates if p.op == "$or"]
@@ -596,7 +596,7 @@ def or_candidate(collection: Collection, query: FindQuery) -> Candidate | None:
 # --- enumeration -------------------------------------------------------------------------------
 
 
-def _hinted(collection: Collection, hint: Any) -> IndexDefinition | None:
+def _hinted(collection: CollectionModel, hint: Any) -> IndexDefinition | None:
     """The hinted index; None for ``{$natural: 1}`` (a collection scan)."""
     if isinstance(hint, Mapping) and list(hint) == ["$natural"]:
         return None
@@ -614,7 +614,7 @@ def _natural_direction(hint: Mapping[str, Any]) -> int:
     return 1 if value > 0 else -1
 
 
-def _id_hack_value(collection: Collection, query: FindQuery) -> Any:
+def _id_hack_value(collection: CollectionModel, query: FindQuery) -> Any:
     # isIdHackEligibleQuery: no hint or skip, and the collection's own collation (its _id index's)
     if query.hint is not None or query.skip or query.collation_id != normalize(collection.collation):
         return None
@@ -632,7 +632,7 @@ def _id_hack_value(collection: Collection, query: FindQuery) -> Any:
     return pred.value
 
 
-def enumerate_candidates(collection: Collection, query: FindQuery) -> list[Candidate]:
+def enumerate_candidates(collection: CollectionModel, query: FindQuery) -> list[Candidate]:
     """Every plan the planner would race, in the order it generates them."""
     if query.hint is not None:
         hinted = _hinted(collection, query.hint)
@@ -678,7 +678,7 @@ def enumerate_candidates(collection: Collection, query: FindQuery) -> list[Candi
 # --- multi-planner -----------------------------------------------------------------------------
 
 
-def trial_limits(collection: Collection, query: FindQuery) -> tuple[int, int]:
+def trial_limits(collection: CollectionModel, query: FindQuery) -> tuple[int, int]:
     """(works per plan, results that end the trial): MultiPlanStage::getTrialPeriod*."""
     works = max(PLAN_EVALUATION_WORKS, int(PLAN_EVALUATION_COLL_FRACTION * len(collection.documents)))
     results = PLAN_EVALUATION_MAX_RESULTS
@@ -789,7 +789,7 @@ def _trial_stats(candidate: Candidate) -> dict[str, Any]:
     }
 
 
-def choose_and_run(collection: Collection, query: FindQuery) -> PlanChoice:
+def choose_and_run(collection: CollectionModel, query: FindQuery) -> PlanChoice:
     """Enumerate, race if needed, and run the winner."""
     candidates = enumerate_candidates(collection, query)
     if len(candidates) == 1:
@@ -802,7 +802,7 @@ def choose_and_run(collection: Collection, query: FindQuery) -> PlanChoice:
     return PlanChoice(winner, ordered[1:], run_to_end(winner), trials)
 
 
-def check_supported(collection: Collection, query: FindQuery) -> None:
+def check_supported(collection: CollectionModel, query: FindQuery) -> None:
     """Refuse hints on index kinds the model does not build (text, 2dsphere, hashed...)."""
     if query.hint is None:
         return

@@ -197,7 +197,7 @@ class Context:
         if collection not in self._memory_reads:
             from workbook.schema_doctor import memory
 
-            self._memory_reads[collection] = memory.read(
+            self._memory_reads[collection] = memory.read_collection(
                 self.source, collection, self.sample_size, self.full_scan, self.budget, self.say
             )
         return self._memory_reads[collection]

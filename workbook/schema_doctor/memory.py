@@ -149,7 +149,7 @@ def document_stat(document: dict[str, Any]) -> DocumentStat:
     return DocumentStat(identifier, total, tuple(fields), tuple(nested))
 
 
-def read(
+def read_collection(
     db: Database[Any],
     collection: str,
     sample_size: int,
@@ -209,6 +209,6 @@ def _borrow(engine: Any, stored: Any) -> dict[str, Any]:
         return dict(engine._decode_storage_document(stored))
 
 
-def forget() -> None:
+def forget_reads() -> None:
     """Drop every cached summary (tests)."""
     _CACHE.clear()
