@@ -41,6 +41,11 @@ SERVER_START_TIMEOUT = 60.0
 """Seconds to wait for the JupyterLab server to answer on its API."""
 
 
+def load_factor() -> float:
+    """How much slower than idle this machine is now: the load average per core, at least 1 (re-read each call)."""
+    return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+
+
 def skip_reason() -> str | None:
     """Why the browser tests cannot run here, or None if they can."""
     if not CHROMIUM.exists():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbook import atomicity
+from workbook import atomicity, facts
 from workbook.errors import OperationRejectedError, WorkbookError
 
 
@@ -40,7 +40,7 @@ def test_update_many_needs_an_empty_shelf_in_range(db):
 def test_with_transaction_retries_a_write_conflict_and_loses_no_update(db):
     report = atomicity.increment_with_conflict(db.counters)
     assert report.attempts == 2 and report.retries == 1
-    assert report.errors == [(atomicity.WRITE_CONFLICT, ["TransientTransactionError"])]
+    assert report.errors == [(facts.WRITE_CONFLICT, ["TransientTransactionError"])]
     assert report.counter == 2  # the outside write and the transaction's both count
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from workbook import bench
 from workbook.__main__ import main as cli
+from workbook.dev import bench
 
 
 def test_a_figure_holds_its_goal_or_says_it_missed():

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from workbook.bench import _rss_bytes
+from workbook.dev.bench import _rss_bytes
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")

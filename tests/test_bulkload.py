@@ -16,8 +16,9 @@ from pymongo.errors import OperationFailure as PyMongoOperationFailure
 
 import workbook
 from workbook import bulkload, engine_compat
+from workbook.dataset_parts import shape_spec
 from workbook.offline import offline_server
-from workbook.shapes import SHAPE_NAMES, shape_spec
+from workbook.shapes import SHAPE_NAMES
 
 DATASETS = ("store", "followers", "parts")
 
@@ -89,8 +90,10 @@ def test_bulk_installed_state_equals_inserting_through_the_wire(no_snapshots: No
 
 def test_the_load_used_the_bulk_loader(no_snapshots: None, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
-    original = bulkload.install
-    monkeypatch.setattr(bulkload, "install", lambda db, name, docs: calls.append(name) or original(db, name, docs))
+    original = bulkload.install_documents
+    monkeypatch.setattr(
+        bulkload, "install_documents", lambda db, name, docs: calls.append(name) or original(db, name, docs)
+    )
     db = _db("u")
     try:
         workbook.load(workbook.generate("store", "tiny", 7), "referenced", db, progress=False)
@@ -101,7 +104,7 @@ def test_the_load_used_the_bulk_loader(no_snapshots: None, monkeypatch: pytest.M
 
 def test_switched_off_it_inserts_in_batches(no_snapshots: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WORKBOOK_BULKLOAD", "0")
-    monkeypatch.setattr(bulkload, "install", lambda *a: pytest.fail("the bulk loader is switched off"))
+    monkeypatch.setattr(bulkload, "install_documents", lambda *a: pytest.fail("the bulk loader is switched off"))
     db = _db("o")
     try:
         loaded = workbook.load(workbook.generate("parts", "tiny", 7), "embedded", db, progress=False)
@@ -127,7 +130,7 @@ def _error(db: Database, documents: list[dict[str, Any]]) -> tuple[Any, Any]:
 
     codes = []
     with pytest.raises(MongoEcoError) as bulk:
-        bulkload.install(db.name, "things", documents)
+        bulkload.install_documents(db.name, "things", documents)
     codes.append(bulk.value.code)
     assert db.things.count_documents({}) == 0, "a refused bulk load leaves the collection empty"
     with pytest.raises(PyMongoOperationFailure) as wire:

@@ -9,8 +9,7 @@ import pytest
 from bson import Binary
 
 import workbook
-from workbook.capstone import Collection, Index, Shape, grade, json_schema, register, unregister
-from workbook.capstone.reference import (
+from workbook.blog.reference import (
     COMMENTS,
     LIKES,
     USERS,
@@ -22,6 +21,7 @@ from workbook.capstone.reference import (
     page_answer,
     post_schema,
 )
+from workbook.capstone import Collection, Index, Shape, grade, json_schema, register, unregister
 from workbook.errors import UnknownChoiceError, WorkbookError
 
 COMMENT = {"bsonType": "object"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from workbook import conformance
+from workbook.dev import conformance
 
 REPORT = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest">

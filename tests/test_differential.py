@@ -9,16 +9,16 @@ import pytest
 
 import workbook
 from workbook.__main__ import main as cli
-from workbook.differential import (
+from workbook.dev.differential import (
     Case,
     DiffcheckNeedsServerError,
     DiffReport,
-    compare,
     diffcheck,
+    explain_differences,
     generate_cases,
     run_case,
 )
-from workbook.explaining.model import model_find
+from workbook.explain_model import model_find
 from workbook.planner import explain_find
 
 from .conftest import real_uri
@@ -62,7 +62,7 @@ def test_every_generated_case_is_within_the_model() -> None:
 
 def test_identical_explains_have_no_differences() -> None:
     explain = explain_of(generate_cases(0, 1)[0])
-    assert compare(explain, copy.deepcopy(explain)) == []
+    assert explain_differences(explain, copy.deepcopy(explain)) == []
 
 
 def test_differences_are_reported_by_name() -> None:
@@ -74,7 +74,7 @@ def test_differences_are_reported_by_name() -> None:
     server["executionStats"]["totalKeysExamined"] += 1
     scan = server["queryPlanner"]["winningPlan"]["inputStage"]
     scan["indexName"] = "a_other"
-    differences = {d.what: (d.server, d.model) for d in compare(server, model)}
+    differences = {d.what: (d.server, d.model) for d in explain_differences(server, model)}
     assert differences == {"index": ("a_other", "a_1"), "totalKeysExamined": (4, 3)}
 
 
@@ -83,7 +83,7 @@ def test_stage_shape_difference_is_reported() -> None:
     model = explain_of(case)
     server = copy.deepcopy(model)
     server["queryPlanner"]["winningPlan"] = {"stage": "LIMIT", "inputStage": server["queryPlanner"]["winningPlan"]}
-    (difference,) = compare(server, model)
+    (difference,) = explain_differences(server, model)
     assert (difference.what, difference.server, difference.model) == ("stages", "LIMIT > COLLSCAN", "COLLSCAN")
 
 
@@ -93,7 +93,7 @@ def test_express_stage_of_mongodb_8_counts_as_idhack() -> None:
     assert model["queryPlanner"]["winningPlan"]["stage"] == "IDHACK"
     server = copy.deepcopy(model)
     server["queryPlanner"]["winningPlan"] = {"stage": "EXPRESS_IXSCAN", "indexName": "_id_", "keyPattern": "{ _id: 1 }"}
-    assert compare(server, model) == []
+    assert explain_differences(server, model) == []
 
 
 def test_run_case_loads_compares_and_drops(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -115,9 +115,9 @@ def test_report_table_lists_each_difference() -> None:
     model = explain_of(case)
     server = copy.deepcopy(model)
     server["executionStats"]["totalDocsExamined"] = 999
-    from workbook.differential import CaseResult
+    from workbook.dev.differential import CaseResult
 
-    result = CaseResult(case, differences=compare(server, model))
+    result = CaseResult(case, differences=explain_differences(server, model))
     table = DiffReport("MongoDB 8.0.4", 0, [result]).table()
     assert "totalDocsExamined" in table and "999" in table and "1 of 1 cases differ" in table
 

@@ -127,8 +127,8 @@ def test_each_listed_name_says_why(name):
 
 def test_a_server_whose_explain_hook_does_not_answer_refuses_to_start(monkeypatch):
     from workbook.errors import OfflineEngineBrokenError
-    from workbook.explaining.native import ExplainHook
     from workbook.offline import OfflineServer
+    from workbook.offline_explain import ExplainHook
 
     monkeypatch.setattr(ExplainHook, "intercept", lambda self, inner, body, options: None)  # as if the hook fell off
     with pytest.raises(OfflineEngineBrokenError, match="explain came back unmodelled") as raised:

@@ -160,8 +160,8 @@ def test_a_load_through_another_process_offline_default_goes_through_the_wire(
     elsewhere = type("Elsewhere", (), {"host": server.host, "port": server.port + 1, "engine": server.engine})()
     monkeypatch.setattr(offline_commands, "RUNNING", [elsewhere])  # as if db's server ran in another process
     refused = lambda *args, **kwargs: pytest.fail("this process's engine was written to directly")  # noqa: E731
-    monkeypatch.setattr(bulkload, "install", refused)
-    monkeypatch.setattr(snapshot, "install", refused)
+    monkeypatch.setattr(bulkload, "install_documents", refused)
+    monkeypatch.setattr(snapshot, "install_collections", refused)
     monkeypatch.setattr(server, "bulk_insert", refused)
     loaded = workbook.load("followers", "referenced", scale="tiny", progress=False)
     monkeypatch.undo()

@@ -11,8 +11,8 @@ from pymongo import MongoClient
 from pymongo.database import Database
 
 import workbook
-from workbook.explaining import native
-from workbook.explaining.cache import ModelCache, WriteCounter
+from workbook import offline_explain as native
+from workbook.explain_cache import ModelCache, WriteCounter
 from workbook.offline import offline_server
 
 # --- pure -------------------------------------------------------------------------------------
@@ -100,13 +100,13 @@ def test_bulk_loads_straight_into_the_engine_are_seen(db: Database) -> None:
 
 def test_the_model_is_reused_while_nothing_changes(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     builds: list[int] = []
-    real = native.planner.Collection
+    real = native.planner.CollectionModel
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         builds.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(native.planner, "Collection", counting)
+    monkeypatch.setattr(native.planner, "CollectionModel", counting)
     for _ in range(3):
         workbook.explain(db.items, {"a": {"$gt": 1}})
     assert len(builds) == 1
@@ -128,7 +128,7 @@ QUERIES: list[dict[str, Any]] = [
 
 def _fresh_summary(database: Database, query: dict[str, Any]) -> dict[str, Any]:
     """What a model built from nothing (a client's find) says about ``query``."""
-    model = workbook.planner.Collection(list(database.items.find()), list(database.items.list_indexes()))
+    model = workbook.planner.CollectionModel(list(database.items.find()), list(database.items.list_indexes()))
     args = workbook.planner.FindArgs.of(**query)
     explain = workbook.planner.explain_find_args(model, f"{database.name}.items", args)
     stats = explain["executionStats"]
@@ -158,10 +158,10 @@ def test_a_model_rebuilt_after_writes_counts_like_one_built_from_nothing(db: Dat
 
 
 def test_a_rebuild_reuses_the_keys_of_unchanged_documents() -> None:
-    from workbook.planner.keys import IndexSpec, build_index
+    from workbook.planner.keys import IndexDefinition, build_index
 
     documents = [{"_id": i, "a": [i, i + 1]} for i in range(100)]
-    spec = IndexSpec.from_info({"name": "a_1", "key": {"a": 1}, "v": 2}, None)
+    spec = IndexDefinition.from_info({"name": "a_1", "key": {"a": 1}, "v": 2}, None)
     first = build_index(spec, documents)
     changed = [*documents[:50], {"_id": 50, "a": 7}, *documents[51:], {"_id": 100, "a": 0}]
     second = build_index(spec, changed, first.memo)

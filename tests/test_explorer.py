@@ -65,9 +65,9 @@ def test_given_runs_are_used_not_remeasured(loaded):
 
 
 def test_every_dataset_can_be_picked_and_shows_its_own_operations(loaded):
+    from workbook.dataset_parts import workload
     from workbook.explorer import ShapeExplorer
     from workbook.shapes import SHAPE_NAMES
-    from workbook.workloads import workload
 
     others = [
         workbook.load(name, shape, scale="tiny", progress=False)

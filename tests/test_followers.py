@@ -10,8 +10,8 @@ from pymongo.errors import DuplicateKeyError, WriteError
 
 import workbook
 from tests.shape_support import loaded_in_every_shape, same_in_every_shape
+from workbook.dataset_parts import shape_spec
 from workbook.errors import OperationRejectedError, UnknownChoiceError
-from workbook.shapes import shape_spec
 from workbook.shapes.followers import (
     OUTLIER_THRESHOLD,
     RECENT_FOLLOWERS,

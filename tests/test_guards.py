@@ -52,7 +52,7 @@ def target(engine):
 
 
 def test_operations_refuse_a_foreign_database(engine, tiny_store, target):
-    from workbook.operations import operations
+    from workbook.dataset_parts import operations
     from workbook.operations.store import StoreHybrid
 
     foreign = target.client[FOREIGN_DB]
@@ -70,7 +70,7 @@ def test_operations_refuse_a_foreign_database(engine, tiny_store, target):
 
 
 def test_the_differential_check_refuses_a_foreign_database(target):
-    from workbook.differential import generate_cases, run_case
+    from workbook.dev.differential import generate_cases, run_case
 
     def never(*args, **kwargs):
         raise AssertionError("explained a foreign collection")
@@ -319,12 +319,13 @@ def test_an_order_of_nothing_is_refused_and_stores_nothing(store_shapes):
 
 
 def test_every_operation_of_every_dataset_checks_its_arguments():
+    from workbook.dataset_parts import REGISTERED
     from workbook.datasets.registry import DATASETS
 
-    for spec in DATASETS.values():
-        for shape, cls in spec.operations().items():
+    for dataset in DATASETS:
+        for shape, cls in REGISTERED[dataset].operations().items():
             for name in cls.NAMES:
-                assert hasattr(getattr(cls, name), "__wrapped__"), f"{spec.name} {shape} {name} is not checked"
+                assert hasattr(getattr(cls, name), "__wrapped__"), f"{dataset} {shape} {name} is not checked"
 
 
 def test_followers_and_parts_ids_must_be_strings(tiny_store, target):

@@ -19,7 +19,7 @@ import pytest
 from bson import Binary, Decimal128, MaxKey, MinKey, Regex, Timestamp
 
 from workbook.errors import UnsupportedByModelError
-from workbook.planner import Collection, FindArgs, explain_find_args, find_documents
+from workbook.planner import CollectionModel, FindArgs, explain_find_args, find_documents
 from workbook.planner.values import UNDEFINED
 
 ID = {"v": 2, "key": {"_id": 1}, "name": "_id_"}
@@ -30,7 +30,7 @@ def index(key: dict[str, Any], **options: Any) -> dict[str, Any]:
 
 
 def find(docs: Sequence[Any], indexes: list[dict[str, Any]], **args: Any) -> tuple[dict[str, Any], list[Any]]:
-    collection = Collection(docs, [ID, *indexes], args.pop("collection_collation", None))
+    collection = CollectionModel(docs, [ID, *indexes], args.pop("collection_collation", None))
     return find_documents(collection, "test.c", FindArgs.of(**args))
 
 
@@ -59,7 +59,7 @@ def winning(explain: dict[str, Any]) -> list[str]:
 
 def test_find_documents_returns_the_plans_documents_in_order() -> None:
     docs = [{"_id": i, "a": a, "b": i} for i, a in enumerate((3, 1, 2, 1))]
-    collection = Collection(docs, [ID, index({"a": 1, "b": 1})])
+    collection = CollectionModel(docs, [ID, index({"a": 1, "b": 1})])
     args = FindArgs.of({"a": {"$lte": 2}}, {"_id": 0, "a": 1, "b": 1}, [("a", -1), ("b", -1)], limit=2)
     explain, found = find_documents(collection, "test.c", args)
     assert found == [{"a": 2, "b": 2}, {"a": 1, "b": 3}]
@@ -72,7 +72,7 @@ def test_find_documents_returns_the_plans_documents_in_order() -> None:
 
 def test_find_documents_refuses_what_the_model_does_not_cover() -> None:
     with pytest.raises(UnsupportedByModelError, match=r"\$where"):
-        find_documents(Collection([], [ID]), "test.c", FindArgs.of({"$where": "true"}))
+        find_documents(CollectionModel([], [ID]), "test.c", FindArgs.of({"$where": "true"}))
 
 
 # --- jstests/core/query/nan.js ---------------------------------------------------------------------

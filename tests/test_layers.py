@@ -22,10 +22,14 @@ def _is_type_checking(node: ast.If) -> bool:
     return isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
 
 
-def imports(module: str, *, module_level_only: bool) -> set[str]:
-    """Workbook modules ``module`` imports (each package on the way counts: importing a.b.c runs a.b)."""
+def imports(module: str, *, module_level_only: bool, source: str | None = None) -> set[str]:
+    """Workbook modules ``module`` imports (each package on the way counts: importing a.b.c runs a.b).
+
+    ``module_level_only=False`` also reads imports inside functions and classes; imports under
+    ``if TYPE_CHECKING:`` never count. ``source`` replaces the module's file (for the self-test).
+    """
     path = MODULES[module]
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = ast.parse(path.read_text(encoding="utf-8") if source is None else source)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
 
@@ -59,26 +63,55 @@ def imports(module: str, *, module_level_only: bool) -> set[str]:
     return targets
 
 
-def test_no_import_cycles_at_module_level() -> None:
-    graph = {module: imports(module, module_level_only=True) for module in MODULES}
+def _first_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle in ``graph`` (module -> modules it imports), or None if there is none."""
     state: dict[str, int] = {}
     stack: list[str] = []
 
-    def walk(node: str) -> None:
+    def walk(node: str) -> list[str] | None:
         state[node] = 1
         stack.append(node)
         for target in sorted(graph[node]):
             if state.get(target) == 1:
-                cycle = stack[stack.index(target) :] + [target]
-                pytest.fail("import cycle: " + " -> ".join(cycle))
-            if target not in state:
-                walk(target)
+                return stack[stack.index(target) :] + [target]
+            if target not in state and (found := walk(target)):
+                return found
         stack.pop()
         state[node] = 2
+        return None
 
     for module in sorted(graph):
-        if module not in state:
-            walk(module)
+        if module not in state and (found := walk(module)):
+            return found
+    return None
+
+
+def test_no_import_cycles_at_module_level() -> None:
+    cycle = _first_cycle({module: imports(module, module_level_only=True) for module in MODULES})
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_no_import_cycles_at_call_time() -> None:
+    """An import inside a function is an edge too: a cycle moved into a function is still a cycle.
+
+    Remove one by moving the shared piece into a lower module, not by hiding the import.
+    """
+    cycle = _first_cycle({module: imports(module, module_level_only=False) for module in MODULES})
+    assert cycle is None, "import cycle (counting imports inside functions): " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_finder_sees_imports_inside_functions() -> None:
+    """The checks above can fail: a call-time import back is a cycle, a TYPE_CHECKING one is not."""
+    graph = {"a": {"b"}, "b": {"a"}, "c": set()}
+    assert _first_cycle(graph) == ["a", "b", "a"]
+    assert _first_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from workbook import daily\n"
+        "def f():\n    from workbook import charts\n"
+    )
+    assert imports("workbook.sizes", module_level_only=False, source=source) == {"workbook.charts"}
+    assert imports("workbook.sizes", module_level_only=True, source=source) == set()
 
 
 DATABASE_LAYER = ("pymongo", "workbook.operations", "workbook.connection", "workbook.offline", "workbook.loading")
@@ -116,3 +149,24 @@ def test_no_module_is_named_after_the_function_it_exports() -> None:
     submodules = {name.split(".")[1] for name in MODULES if name.count(".") >= 1}
     colliding = {name for name in workbook.__all__ if name in submodules}
     assert not colliding, f"rename the module or the function: {sorted(colliding)}"
+
+
+MAINTAINER_TOOLS = "workbook.dev"
+MAY_CALL_MAINTAINER_TOOLS = {
+    "workbook.__main__": "the command line dispatches bench, diffcheck and conformance",
+    "workbook.scales": "a load estimate reads this machine's last bench results (dev.bench.default_json_path)",
+}
+
+
+def test_the_learners_api_does_not_import_the_maintainer_tools() -> None:
+    """``workbook.dev`` (bench, diffcheck, conformance) stays apart: only the command line reaches into it."""
+    users = {
+        module
+        for module in MODULES
+        if not module.startswith(MAINTAINER_TOOLS)
+        and any(m.startswith(MAINTAINER_TOOLS) for m in imports(module, module_level_only=False))
+    }
+    assert users <= set(MAY_CALL_MAINTAINER_TOOLS), sorted(users - set(MAY_CALL_MAINTAINER_TOOLS))
+    assert users == set(MAY_CALL_MAINTAINER_TOOLS), "drop from MAY_CALL_MAINTAINER_TOOLS: " + str(
+        sorted(set(MAY_CALL_MAINTAINER_TOOLS) - users)
+    )

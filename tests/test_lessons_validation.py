@@ -6,6 +6,7 @@ import pytest
 from pymongo.errors import OperationFailure
 
 import workbook
+from workbook import facts
 from workbook.errors import ArgumentTypeError, UnknownChoiceError
 from workbook.lessons import validation
 
@@ -81,7 +82,7 @@ def test_validation_reasons_name_the_field_and_rule_of_a_server_reply() -> None:
 def test_try_write_returns_the_reasons_of_a_live_rejection(db) -> None:  # type: ignore[no-untyped-def]
     db.create_collection("things", validator=SCHEMA)
     refused = validation.try_write("no price", lambda: db.things.insert_one({"name": "x"}))
-    assert not refused.accepted and refused.code == validation.VALIDATION_FAILED and refused.rejected_by_validator
+    assert not refused.accepted and refused.code == facts.VALIDATION_FAILED and refused.rejected_by_validator
     assert any("price" in reason for reason in refused.reasons)
     assert "REJECTED (code 121" in repr(refused) and "rejected, code 121" in refused._repr_html_()
     too_many = validation.try_write(

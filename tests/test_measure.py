@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 import workbook
+from workbook.dataset_parts import workload
 from workbook.errors import UnknownChoiceError, WorkbookError
 from workbook.measure import COLUMNS, run_workload, summarize_runs
 from workbook.operations.base import Operations
-from workbook.workloads import workload
 
 
 @pytest.fixture(scope="module")

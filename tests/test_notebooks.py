@@ -156,7 +156,7 @@ LOADING_SENTENCES = {
 
 @pytest.mark.parametrize("name", sorted(LOADING_SENTENCES))
 def test_loading_times_are_quoted_from_the_benchmarks_recorded_run(name: str):
-    from workbook import bench
+    from workbook.dev import bench
 
     text = "\n".join(source(c) for c in cells(NOTEBOOKS / name) if c["cell_type"] == "markdown")
     assert bench.load_sentence(LOADING_SENTENCES[name]) in text, (

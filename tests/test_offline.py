@@ -9,7 +9,7 @@ from mongoeco.engines.memory import MemoryEngine
 from mongoeco.errors import WriteError
 from pymongo.errors import DuplicateKeyError
 
-from workbook.offline import MAX_BSON_SIZE, bson_size, offline_server
+from workbook.offline import MAX_BSON_SIZE, engine_bson_size, offline_server
 
 
 def test_patched_engine_methods_still_exist_with_expected_parameters():
@@ -48,7 +48,7 @@ def test_bson_size_matches_bsonsize_operator(db):
     document = {"_id": "d", "name": "Ada", "tags": ["a", "b"], "n": 1.5}
     db.docs.insert_one(document)
     reported = next(db.docs.aggregate([{"$project": {"s": {"$bsonSize": "$$ROOT"}}}]))["s"]
-    assert bson_size(document) == reported
+    assert engine_bson_size(document) == reported
 
 
 def test_unique_index_build_detects_duplicates_and_keeps_enforcing(offline_db):

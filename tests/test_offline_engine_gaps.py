@@ -15,8 +15,8 @@ from bson.binary import UuidRepresentation
 from bson.codec_options import CodecOptions
 from pymongo.errors import BulkWriteError, OperationFailure, WriteError
 
-from workbook import offline, offline_commands
-from workbook.offline import MAX_BSON_SIZE, WORK_COUNTERS, bson_size
+from workbook import facts, offline
+from workbook.offline import MAX_BSON_SIZE, WORK_COUNTERS, engine_bson_size
 
 EVERY_BSON_TYPE = {
     "double": 1.5,
@@ -73,7 +73,7 @@ def test_bson_size_of_engine_values_matches_bsonsize(odb):
     document = {"_id": 1, "price": Decimal128("9.99"), "n": Int64(2**40), "ref": DBRef("c", 1), "lo": MinKey()}
     odb.d.insert_one(document)
     reported = next(odb.d.aggregate([{"$project": {"s": {"$bsonSize": "$$ROOT"}}}]))["s"]
-    assert bson_size(document) == reported
+    assert engine_bson_size(document) == reported
 
 
 def test_small_int64_keeps_its_type(odb):
@@ -111,7 +111,7 @@ def test_write_errors_always_carry_a_code():
     from workbook.offline_executor import fill_write_error_codes
 
     fill_write_error_codes(reply)
-    assert [e["code"] for e in reply["writeErrors"]] == [offline_commands.BAD_VALUE, 11000]
+    assert [e["code"] for e in reply["writeErrors"]] == [facts.BAD_VALUE, 11000]
 
 
 def test_bulk_write_error_reports_codes(odb):

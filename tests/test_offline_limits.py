@@ -9,9 +9,9 @@ from workbook.patterns import limits
 
 
 def test_nesting_depth_counts_the_document_itself_as_level_one():
-    assert offline_limits.nesting_depth({}) == 1
-    assert offline_limits.nesting_depth({"a": [{"b": 1}]}) == 3
-    assert offline_limits.nesting_depth(limits.nested(100)) == 100
+    assert offline_limits.document_depth({}) == 1
+    assert offline_limits.document_depth({"a": [{"b": 1}]}) == 3
+    assert offline_limits.document_depth(limits.nested(100)) == 100
 
 
 def test_depth_error_only_past_one_hundred_levels():

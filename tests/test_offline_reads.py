@@ -214,8 +214,8 @@ def test_a_whole_collection_read_needs_no_model() -> None:
 
 @pytest.mark.parametrize("engine", ["offline"], indirect=True)
 def test_stored_records_are_kept_only_for_cached_models(db: Database) -> None:
-    from workbook.explaining.native import hook_for
     from workbook.offline import offline_server
+    from workbook.offline_explain import hook_for
 
     hook = hook_for(offline_server().engine)
     for i in range(40):  # more collections than the model cache holds (16)

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 import workbook
+from workbook.calls import measure_call
 from workbook.patterns import document_size, product_page
-from workbook.patterns.work import measure_call
 from workbook.shapes import SHAPE_NAMES
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from workbook.planner import Collection
+from workbook.planner import CollectionModel
 from workbook.planner.keys import Delta, build_index
 
 INDEXES = [
@@ -25,7 +25,7 @@ def _document(rng: random.Random, i: int) -> dict[str, Any]:
     return doc
 
 
-def _entries(collection: Collection, name: str) -> list[tuple[Any, ...]]:
+def _entries(collection: CollectionModel, name: str) -> list[tuple[Any, ...]]:
     spec = next(s for s in collection.specs if s.name == name)
     data = collection.index(spec)
     return [(e.keys, e.values, e.rid) for e in data.entries]
@@ -35,7 +35,7 @@ def _entries(collection: Collection, name: str) -> list[tuple[Any, ...]]:
 def test_an_updated_index_equals_one_built_from_nothing(seed: int) -> None:
     rng = random.Random(seed)
     documents = [_document(rng, i) for i in range(300)]
-    model = Collection(documents, INDEXES)
+    model = CollectionModel(documents, INDEXES)
     for spec in model.specs:
         model.index(spec)
     next_id = 300
@@ -53,9 +53,9 @@ def test_an_updated_index_equals_one_built_from_nothing(seed: int) -> None:
             for _ in range(rng.randrange(1, 4)):
                 position = rng.randrange(len(documents))
                 documents[position] = {**_document(rng, 0), "_id": documents[position]["_id"]}
-        updated = Collection(documents, INDEXES, previous=model)
+        updated = CollectionModel(documents, INDEXES, previous=model)
         assert updated._delta is not None, action  # the update path really ran
-        fresh = Collection(documents, INDEXES)
+        fresh = CollectionModel(documents, INDEXES)
         for info in INDEXES:
             assert _entries(updated, info["name"]) == _entries(fresh, info["name"]), (action, info["name"])
         model = updated
@@ -70,6 +70,6 @@ def test_a_large_change_is_rebuilt_not_updated() -> None:
 
 def test_build_index_keeps_ties_in_record_order() -> None:
     docs = [{"_id": i, "a": 1} for i in range(5)]
-    model = Collection(docs, [{"name": "a_1", "key": {"a": -1}}])
+    model = CollectionModel(docs, [{"name": "a_1", "key": {"a": -1}}])
     data = build_index(model.specs[0], docs)
     assert [e.rid for e in data.entries] == [0, 1, 2, 3, 4]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from workbook.planner import explain_find, summarize
-from workbook.planner.keys import IndexSpec, build_index
+from workbook.planner.keys import IndexDefinition, build_index
 
 ID = {"v": 2, "key": {"_id": 1}, "name": "_id_"}
 
@@ -24,7 +24,7 @@ def plan_scan(e: dict) -> dict:
 def test_multikey_keys_one_per_element():
     """https://www.mongodb.com/docs/manual/core/indexes/index-types/index-multikey/: a multikey index
     holds a key for each array element."""
-    data = build_index(IndexSpec.from_info({"key": {"ratings": 1}, "name": "ratings_1"}), SURVEY)
+    data = build_index(IndexDefinition.from_info({"key": {"ratings": 1}, "name": "ratings_1"}), SURVEY)
     assert [e.values[0] for e in data.entries] == [2, 3, 4, 9]
     assert data.is_multikey and data.multikey_paths == {"ratings": ["ratings"]}
 

@@ -7,7 +7,7 @@ and the one returning results for the least work wins; the others become rejecte
 from __future__ import annotations
 
 from workbook.planner import explain_find
-from workbook.planner.plans import Collection, base_score, enumerate_candidates, run_trial, trial_limits
+from workbook.planner.plans import CollectionModel, base_score, enumerate_candidates, run_trial, trial_limits
 from workbook.planner.query import FindArgs, make_query
 
 ID = {"v": 2, "key": {"_id": 1}, "name": "_id_"}
@@ -44,15 +44,15 @@ def test_single_candidate_skips_the_trial():
 
 def test_trial_length_follows_collection_size_and_limit():
     """MultiPlanStage: works = max(10000, 0.3 * numRecords); results = min(limit, 101)."""
-    small = Collection(DOCS, [ID])
+    small = CollectionModel(DOCS, [ID])
     assert trial_limits(small, make_query(FindArgs())) == (10000, 101)
-    big = Collection([{"_id": i} for i in range(50000)], [ID])
+    big = CollectionModel([{"_id": i} for i in range(50000)], [ID])
     assert trial_limits(big, make_query(FindArgs(limit=5))) == (15000, 5)
 
 
 def test_score_rewards_productivity_and_eof():
     """PlanScorer::calculateScore: 1 + advanced/works + bonuses (+1 when the plan hit EOF)."""
-    col = Collection(DOCS, [ID, idx("b_1", {"b": 1}), idx("a_1", {"a": 1})])
+    col = CollectionModel(DOCS, [ID, idx("b_1", {"b": 1}), idx("a_1", {"a": 1})])
     candidates = enumerate_candidates(col, make_query(FindArgs({"a": 7, "b": 1})))
     run_trial(candidates, 10000, 101)
     by_index = {c.scan.index.spec.name: c for c in candidates if c.scan}

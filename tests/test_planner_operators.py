@@ -166,11 +166,11 @@ def test_sort_key_meta_projection_returns_the_sort_values(engine_db: Database) -
 
 
 def test_sort_key_values_are_what_the_sort_used() -> None:
-    from workbook.planner.plans import Collection, choose_and_run
+    from workbook.planner.plans import CollectionModel, choose_and_run
     from workbook.planner.query import FindArgs, make_query
 
     query = make_query(FindArgs({"a": {"$lt": 2}}, {"k": {"$meta": "sortKey"}, "a": 1}, {"pts": -1, "_id": 1}, 4))
-    outcome = choose_and_run(Collection(DOCS, INDEXES), query)
+    outcome = choose_and_run(CollectionModel(DOCS, INDEXES), query)
     keys = [m.doc["k"] for m in outcome.results if m.doc is not None]
     assert keys == sorted(keys, key=lambda k: (-k[0], k[1]))
     assert all(k[0] == max(DOCS[k[1]]["pts"]) for k in keys)  # descending: an array sorts by its largest
@@ -183,12 +183,12 @@ MERGE_INDEXES = [ID, index("a", "c"), index("b", "c")]
 
 
 def _run(filter: dict[str, Any], sort: dict[str, int], limit: int | None = None) -> tuple[dict[str, Any], list[Any]]:
-    from workbook.planner.plans import Collection, choose_and_run
+    from workbook.planner.plans import CollectionModel, choose_and_run
     from workbook.planner.query import FindArgs, make_query
 
     e = explain_find(MERGE_DOCS, MERGE_INDEXES, namespace="t.c", filter=filter, sort=sort, limit=limit)
     outcome = choose_and_run(
-        Collection(MERGE_DOCS, MERGE_INDEXES), make_query(FindArgs(filter, sort=sort, limit=limit))
+        CollectionModel(MERGE_DOCS, MERGE_INDEXES), make_query(FindArgs(filter, sort=sort, limit=limit))
     )
     return e, [m.doc for m in outcome.results]
 

@@ -142,7 +142,7 @@ def test_check_button_never_silently_does_nothing(bank, monkeypatch):
     def crashing(*_args):
         raise ArithmeticError("a grader bug")
 
-    monkeypatch.setattr(widgets_module, "grade", crashing)
+    monkeypatch.setattr(widgets_module, "grade_answer", crashing)
     w = QuestionWidget(bank["fx-choice"], record=lambda _r: None)
     w.answer.value = "b"
     w.check_button.click()

@@ -10,7 +10,7 @@ import pytest
 from tests.quiz_fixture import ANSWERS, build_fixture, write_answers
 from workbook.quiz.authoring import build_bank
 from workbook.quiz.bank import all_questions
-from workbook.quiz.grading import AnswerError, grade
+from workbook.quiz.grading import AnswerError, grade_answer
 from workbook.quiz.lines import QuizFileError
 
 YAML_QUESTION = "  - id: {id}\n    type: numeric\n    title: t\n    prompt: p\n    unit: ms\n    answer: {answer}\n"
@@ -146,7 +146,7 @@ def test_the_command_reports_the_problem_and_writes_nothing(out, tmp_path, capsy
 def test_numeric_answers_out_of_range_get_a_clear_error(answer, tmp_path):
     question = build_fixture(tmp_path)["fx-num"]
     with pytest.raises(AnswerError, match="takes a number in range") as caught:
-        grade(question, answer)
+        grade_answer(question, answer)
     assert len(str(caught.value)) < 400  # a 5,000-digit paste is not echoed back
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from tests.quiz_fixture import build_fixture
 from workbook.quiz import design
-from workbook.quiz.grading import grade
+from workbook.quiz.grading import grade_answer
 
 LISTING = {
     "collection": "products",
@@ -25,13 +25,13 @@ def products(db):
 
 def test_index_task_fails_on_a_scan_and_passes_with_an_index(products, tmp_path):
     question = build_fixture(tmp_path)["fx-design"]
-    before = grade(question, None, products)
+    before = grade_answer(question, None, products)
     assert not before.correct and "COLLSCAN" in before.feedback and before.facts["docsExamined"] == 30
     products.products.create_index([("category._id", 1)])
-    filtered_only = grade(question, None, products)  # narrows the search, but sorts in memory: not ESR
+    filtered_only = grade_answer(question, None, products)  # narrows the search, but sorts in memory: not ESR
     assert not filtered_only.correct and filtered_only.facts["inMemorySort"] and "ESR" in filtered_only.feedback
     products.products.create_index([("category._id", 1), ("price", 1), ("_id", 1)])
-    after = grade(question, None, products)
+    after = grade_answer(question, None, products)
     assert after.correct and after.facts["docsExamined"] <= after.facts["nReturned"] == 3
     assert not after.facts["inMemorySort"]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from workbook.quiz import hashing
 from workbook.quiz.bank import all_questions
-from workbook.quiz.grading import grade
+from workbook.quiz.grading import grade_answer
 from workbook.quiz.order import _targets, right_option, shown_options
 from workbook.quiz.widgets import QuestionWidget
 
@@ -92,7 +92,7 @@ def test_per_option_feedback_follows_its_option():
         for text, option_id in w.answer.options:
             w.answer.value = option_id
             w.check_button.click()
-            by_text = grade(question, text)
+            by_text = grade_answer(question, text)
             assert by_text.answer == option_id
             assert w.result is not None and w.result.feedback == by_text.feedback
             assert w.result.correct == (option_id == right_option(question))

@@ -27,7 +27,7 @@ def test_large_is_refused_on_the_offline_default_with_the_fix_and_before_any_wor
 def empty_cache(tmp_path, monkeypatch):
     """No measured loads and no benchmark results: only the built-in figures."""
     monkeypatch.setenv("WORKBOOK_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr("workbook.bench.default_json_path", lambda: None)
+    monkeypatch.setattr("workbook.dev.bench.default_json_path", lambda: None)
     return tmp_path
 
 
@@ -38,6 +38,7 @@ def test_medium_with_nothing_measured_says_its_estimate_is_a_guess(empty_cache, 
     assert "488,000 documents" in said and f"about {scales._duration(expected)} the first time" in said
     assert "a guess: nothing measured on this machine yet" in said
     assert expected == pytest.approx(10 * scales.estimate_seconds("parts", "embedded", "small"))
+    assert expected == pytest.approx(488_000 / scales.GUESS_DOCUMENTS_PER_SECOND)  # one rate, no per-shape table
 
 
 def test_medium_is_estimated_from_this_machines_own_loads(empty_cache, capsys):

@@ -30,8 +30,8 @@ def server_summaries(db: Database, collection: str) -> dict[Any, Any]:
 
 def memory_summaries(db: Database, collection: str) -> dict[Any, Any]:
     """The same, read from the offline engine's memory."""
-    memory.forget()
-    read = memory.read(db, collection, 1000, False, Budget(60), lambda _: None)
+    memory.forget_reads()
+    read = memory.read_collection(db, collection, 1000, False, Budget(60), lambda _: None)
     assert read is not None and read.whole_collection
     return {repr(d.id): d for d in read.documents}
 
@@ -94,8 +94,8 @@ def test_past_the_limit_a_seeded_sample_is_read_the_same_every_time(
 ) -> None:
     monkeypatch.setattr(memory, "READ_ALL_LIMIT", 100)
     offline_db.events.insert_many([{"_id": i, "n": i} for i in range(400)])
-    first = memory.read(offline_db, "events", 50, False, Budget(60), lambda _: None)
-    again = memory.read(offline_db, "events", 50, False, Budget(60), lambda _: None)
+    first = memory.read_collection(offline_db, "events", 50, False, Budget(60), lambda _: None)
+    again = memory.read_collection(offline_db, "events", 50, False, Budget(60), lambda _: None)
     assert first is not None and again is not None and not first.whole_collection
     assert first.count == 400 and len(first.documents) == 50
     assert [d.id for d in first.documents] == [d.id for d in again.documents]
@@ -133,11 +133,11 @@ def test_a_server_is_not_read_from_memory(monkeypatch: pytest.MonkeyPatch, offli
     from workbook import offline, offline_commands
 
     offline_db.anything.insert_one({"_id": 1})
-    assert memory.read(offline_db, "anything", 10, False, Budget(60)) is not None
+    assert memory.read_collection(offline_db, "anything", 10, False, Budget(60)) is not None
     server = offline.offline_server()
     elsewhere = type("Elsewhere", (), {"host": server.host, "port": server.port + 1, "engine": server.engine})()
     monkeypatch.setattr(offline_commands, "RUNNING", [elsewhere])  # the client talks to a server not run here
-    assert memory.read(offline_db, "anything", 10, False, Budget(60)) is None
+    assert memory.read_collection(offline_db, "anything", 10, False, Budget(60)) is None
 
 
 def test_the_time_budget_stops_a_long_read(offline_db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -145,10 +145,10 @@ def test_the_time_budget_stops_a_long_read(offline_db: Database, monkeypatch: py
 
     monkeypatch.setattr(memory, "_CHECK_EVERY", 1)
     offline_db.big.insert_many([{"_id": i} for i in range(10)])
-    memory.forget()
+    memory.forget_reads()
     spent = Budget(1e-9)
     with pytest.raises(OutOfTime):
-        memory.read(offline_db, "big", 5, False, spent)
+        memory.read_collection(offline_db, "big", 5, False, spent)
 
 
 def test_where_the_offline_pipeline_differs_the_memory_read_says_what_mongodb_says(offline_db: Database) -> None:

@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 from bson import Decimal128, Int64, MaxKey, MinKey, Regex
 
-from workbook.planner import Collection, FindArgs, find_documents
+from workbook.planner import CollectionModel, FindArgs, find_documents
 
 SEED = int(os.environ.get("WORKBOOK_FUZZ_SEED", "20261201"))
 N_DOCS = 40
@@ -437,7 +437,7 @@ def equal_docs(x: Any, y: Any) -> bool:
 RNG = random.Random(SEED)
 DOCS = [document(RNG, i) for i in range(N_DOCS)]
 QUERIES = [query(RNG) for _ in range(N_QUERIES)]
-COLLECTION = Collection(DOCS, [ID, *INDEXES])
+COLLECTION = CollectionModel(DOCS, [ID, *INDEXES])
 
 
 def run(**args: Any) -> list[Any]:
@@ -471,7 +471,7 @@ def test_sparse_and_partial_indexes_never_change_the_answer(offset: int) -> None
     rng = random.Random(SEED + offset)
     docs = [document(rng, i) for i in range(N_DOCS)]
     queries = [query(rng) for _ in range(N_QUERIES)]
-    collection = Collection(docs, RESTRICTED_INDEXES)
+    collection = CollectionModel(docs, RESTRICTED_INDEXES)
     used = set()
     for filter_ in queries:
         explain, got = find_documents(collection, "fuzz.c", FindArgs.of(filter_))
@@ -550,7 +550,7 @@ def test_the_fuzz_exercises_every_kind_of_answer() -> None:
 def disagreements() -> list[dict[str, Any]]:
     """The seeded filters whose COLLSCAN result differs from the oracle's."""
     out = []
-    scan_only = Collection(DOCS, [ID])
+    scan_only = CollectionModel(DOCS, [ID])
     for filter_ in QUERIES:
         got = [d["_id"] for d in find_documents(scan_only, "fuzz.c", FindArgs.of(filter_))[1]]
         if got != [d["_id"] for d in DOCS if oracle_match(d, filter_)]:

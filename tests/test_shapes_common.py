@@ -8,7 +8,8 @@ import pytest
 
 import workbook
 from tests.conftest import fingerprint
-from workbook.shapes import SHAPE_NAMES, shape_spec
+from workbook.dataset_parts import shape_spec
+from workbook.shapes import SHAPE_NAMES
 
 DATASETS = ["store", "followers", "parts"]
 

@@ -9,10 +9,10 @@ import pytest
 
 import workbook
 from workbook import charts
+from workbook.dataset_parts import workload
 from workbook.facts import MAX_BSON_SIZE, bson_size
 from workbook.measure import run_workload
 from workbook.sizes import document_size_frame, document_sizes, growth_projection, largest_documents, size_table
-from workbook.workloads import workload
 
 
 @pytest.fixture(scope="module")

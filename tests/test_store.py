@@ -12,8 +12,8 @@ from pymongo.errors import WriteError
 import workbook
 from tests.conftest import fingerprint
 from tests.shape_support import loaded_in_every_shape, same_in_every_shape
+from workbook.dataset_parts import shape_spec
 from workbook.errors import OperationRejectedError, UnknownChoiceError
-from workbook.shapes import shape_spec
 from workbook.shapes.store import RECENT_REVIEWS, build_embedded, build_hybrid, build_referenced
 
 NOW = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from workbook.connection import engine_info as engine_info
     from workbook.connection import redact_uri as redact_uri
     from workbook.connection import reset as reset
+    from workbook.dataset_parts import shape_spec as shape_spec
+    from workbook.dataset_parts import workload as workload
     from workbook.datasets import Dataset as Dataset
     from workbook.datasets import generate as generate
     from workbook.errors import ArgumentTypeError as ArgumentTypeError
@@ -52,9 +54,7 @@ if TYPE_CHECKING:
     from workbook.schema_doctor import doctor as doctor
     from workbook.schema_doctor.fields import schema_view as schema_view
     from workbook.shapes import SHAPE_NAMES as SHAPE_NAMES
-    from workbook.shapes import shape_spec as shape_spec
     from workbook.sizes import size_table as size_table
-    from workbook.workloads import workload as workload
 
 __version__ = "0.1.0"
 
@@ -68,14 +68,14 @@ _EXPORTS = {
     "generate": "workbook.datasets",
     "Dataset": "workbook.datasets",
     "SHAPE_NAMES": "workbook.shapes",
-    "shape_spec": "workbook.shapes",
+    "shape_spec": "workbook.dataset_parts",
     "load": "workbook.loading",
     "course_scale": "workbook.loading",
     "LoadedShape": "workbook.loaded",
     "LoadReport": "workbook.loaded",
     "find_loaded": "workbook.loaded",
     "ops": "workbook.loaded",
-    "workload": "workbook.workloads",
+    "workload": "workbook.dataset_parts",
     "run_workload": "workbook.measure",
     "summarize_runs": "workbook.measure",
     "size_table": "workbook.sizes",

@@ -55,12 +55,12 @@ def main(argv: list[str] | None = None) -> int:
 
             return check(args.uri)
         if args.command == "diffcheck":
-            from workbook.differential import main as diffcheck_main
+            from workbook.dev.differential import main as diffcheck_main
 
             return diffcheck_main(args.uri, seed=args.seed, cases=args.cases, extended=args.extended)
         if args.command == "conformance":
-            from workbook.conformance import FILES
-            from workbook.conformance import main as conformance_main
+            from workbook.dev.conformance import FILES
+            from workbook.dev.conformance import main as conformance_main
 
             return conformance_main(args.files or FILES, save=args.record)
         if args.command == "doctor":
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_course_command(args.command, args.uri)
         if args.command == "bench":
-            from workbook.bench import main as bench_main
+            from workbook.dev.bench import main as bench_main
 
             return bench_main(full=args.full, json_path=args.json, readme=args.readme)
         if args.command in QUIZ_COMMANDS:

@@ -24,9 +24,9 @@ import pandas as pd
 from pymongo import ASCENDING, DESCENDING
 from pymongo.database import Database
 
+from workbook.calls import measure_call
 from workbook.errors import ArgumentTypeError, WorkbookError
 from workbook.gc_pause import paused
-from workbook.monitor import capture
 from workbook.shapes.spec import Document
 
 PICKABLE = "paid"
@@ -82,8 +82,6 @@ class OrderApplications:
 
     def measure(self) -> pd.DataFrame:
         """Each application's read on each shape: round trips, documents examined and returned, bytes."""
-        from workbook.explaining.work import work_examined
-
         newest = self.db.orders.find_one(sort=[("createdAt", -1)])
         if newest is None:
             raise WorkbookError(f"{self.db.name}.orders is empty.", fix="Run load_applications(store) again.")
@@ -100,13 +98,11 @@ class OrderApplications:
             if call is None:
                 row["note"] = "cannot answer: the lines hold no customer, prices or totals"
             else:
-                with capture() as work:
-                    answer = call()
-                examined = work_examined(self.db, work.commands)
+                work = measure_call(self.db, call)
                 row.update(
                     round_trips=work.round_trips,
-                    docs_examined=examined["docs_examined"],
-                    results=len(answer),
+                    docs_examined=work.docs_examined,
+                    results=len(work.result),
                     bytes_returned=work.bytes_returned,
                     note="",
                 )

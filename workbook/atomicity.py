@@ -19,30 +19,14 @@ from pymongo.errors import OperationFailure, PyMongoError
 from pymongo.read_concern import ReadConcern
 from pymongo.write_concern import WriteConcern
 
+from workbook.calls import Work, measure_call
 from workbook.errors import OperationRejectedError, WorkbookError
-from workbook.monitor import capture
+from workbook.facts import WRITE_CONFLICT as WRITE_CONFLICT  # notebook 08 reads atomicity.WRITE_CONFLICT
 
 Document = dict[str, Any]
 
 TRANSACTION_LIFETIME_SECONDS = 60
 """MongoDB's default ``transactionLifetimeLimitSeconds``: a transaction still open after it is aborted."""
-
-WRITE_CONFLICT = 112
-"""The server's error code for a write that collided with another transaction's (WriteConflict)."""
-
-
-@dataclass
-class Work:
-    """What one experiment sent to the server and got back."""
-
-    round_trips: int
-    commands: list[str]
-    result: Any = None
-
-    @property
-    def transactions(self) -> int:
-        """How many transactions were committed."""
-        return self.commands.count("commitTransaction")
 
 
 def compare_work(runs: dict[str, Work]) -> pd.DataFrame:
@@ -61,9 +45,7 @@ def compare_work(runs: dict[str, Work]) -> pd.DataFrame:
 
 def measured(action: Callable[[], Any]) -> Work:
     """Run ``action`` and count its round trips and the commands it sent."""
-    with capture() as work:
-        result = action()
-    return Work(work.round_trips, [command["name"] for command in work.commands], result)
+    return measure_call(None, action)
 
 
 # --- one document: stock and the order together -------------------------------------------------------

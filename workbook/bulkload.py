@@ -28,7 +28,7 @@ from typing import Any
 
 from bson import Decimal128, ObjectId
 
-from workbook import engine_compat
+from workbook import engine_compat, snapshot
 from workbook.errors import BulkLoadFallback
 from workbook.facts import MAX_NESTING_DEPTH
 
@@ -41,13 +41,7 @@ _SCHEMA_KEYWORDS = frozenset(
 )  # fmt: skip
 """``$jsonSchema`` keywords the fast pre-check understands; any other sends every document to the engine."""
 
-Check = Callable[[Any], bool]
-
-
-BUILT: dict[int, tuple[object, list[tuple[Any, Any]], dict[str, tuple[object, Any]]]] = {}
-"""The plain forms (rows, index buckets) of collections just built, by their contents' identity: the
-snapshot file is written from these instead of walking the persistent maps again (speed). Emptied
-by :func:`workbook.loading.load` once its snapshot is taken."""
+ValueCheck = Callable[[Any], bool]
 
 
 INSTALLED: dict[tuple[str, str], object] = {}
@@ -153,16 +147,16 @@ def _expression(schema: Any, var: str, names: _Source) -> str | None:
     return "(" + " and ".join(checks) + ")" if checks else "True"
 
 
-def _compile(schema: Any) -> Check | None:
+def _compile(schema: Any) -> ValueCheck | None:
     """A function True only for documents sure to satisfy ``schema`` (None if it uses other keywords)."""
     expression = _expression(schema, "document", _Source())
     if expression is None:
         return None
-    check: Check = eval(f"lambda document: {expression}", dict(_NAMESPACE))  # noqa: S307 - our own generated code
+    check: ValueCheck = eval(f"lambda document: {expression}", dict(_NAMESPACE))  # noqa: S307 - our own generated code
     return check
 
 
-def fast_validator(options: Mapping[str, Any] | None) -> Check | None:
+def fast_validator(options: Mapping[str, Any] | None) -> ValueCheck | None:
     """The fast pre-check for a collection's options: only a plain ``$jsonSchema`` validator; else None."""
     if not options or set(options) != {"validator"}:
         return None
@@ -264,14 +258,12 @@ def build(
     options: Mapping[str, Any] | None,
     records: Sequence[Any],
 ) -> tuple[Any, dict[str, Any]]:
-    """Check and encode ``documents``; return the engine's collection and index maps holding them.
+    """ValueCheck and encode ``documents``; return the engine's collection and index maps holding them.
 
     ``options`` and ``records`` are the collection's options and index records as the engine holds
     them (read from the empty collection). Raises the engine's errors: validation (121), bad
     ``_id`` (53), duplicate key (11000), nesting depth, index shape.
     """
-    from workbook import snapshot
-
     for record in records:
         if not engine_compat.plain_index(record):
             raise NotBulkLoadable(f"index {record.name} is not a plain ascending/descending index")
@@ -297,7 +289,7 @@ def build(
         rows.append((key, encode(document)))
     collection = snapshot._rebuild_collection(rows)
     indexes, plain = _build_indexes(engine, db_name, coll_name, rows, records)
-    BUILT[id(collection._values)] = (
+    snapshot.BUILT[id(collection._values)] = (
         collection._values,  # held, so the id stays this map's
         rows,
         {name: (index._buckets, plain[name]) for name, index in indexes.items()},
@@ -309,7 +301,6 @@ def _build_indexes(
     engine: Any, db_name: str, coll_name: str, rows: list[tuple[Any, Any]], records: Sequence[Any]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Each index's map over ``rows`` (storage key, payload), with the engine's keys and unique checks."""
-    from workbook import snapshot
     from workbook.offline_limits import parallel_arrays_error
 
     if not records:
@@ -496,16 +487,16 @@ def _prune(value: Any, paths: Sequence[tuple[str, ...]], marker: str, found: lis
     return kept
 
 
-def install(db_name: str, coll_name: str, documents: Sequence[Mapping[str, Any]]) -> int:
-    """Check, encode and install ``documents`` into the empty collection ``db_name.coll_name``; the count.
+def install_documents(db_name: str, coll_name: str, documents: Sequence[Mapping[str, Any]]) -> int:
+    """ValueCheck, encode and install ``documents`` into the empty collection ``db_name.coll_name``; the count.
 
     The installed contents' version (what :mod:`workbook.sizes` keys on) is left in :data:`INSTALLED`.
 
     The collection (validator, indexes) must exist and be empty; the work runs on the calling
     thread, only the final swap on the engine's, under the collection's lock.
     """
-    from workbook.explaining.native import hook_for
     from workbook.offline import WRITE_LISTENERS, offline_server
+    from workbook.offline_explain import hook_for
 
     server = offline_server()
     engine = server.engine

@@ -14,6 +14,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
+from workbook import workload_cost
 from workbook.bounds import check_frame
 from workbook.facts import MAX_BSON_SIZE
 from workbook.shapes import SHAPE_NAMES
@@ -175,16 +176,14 @@ def workload_cost_chart(
 ) -> go.Figure:
     """What the whole workload costs each shape per second, one bar per shape stacked by operation
     (rate x work per call), ranked cheapest first. ``metric`` is ``"cost"`` (the weighted work of
-    :func:`workbook.daily.call_cost`) or one count of :data:`workbook.daily.WORK`."""
-    from workbook import daily
-
+    :func:`workbook.workload_cost.call_cost`) or one count of :data:`workbook.workload_cost.WORK`."""
     check_frame("runs", runs, ("shape", "operation"), made_by="workbook.run_workload(...)")
-    if metric == daily.COST:
-        per_second = daily.cost_per_second(runs, workload, rates=rates, weights=weights)
+    if metric == workload_cost.COST:
+        per_second = workload_cost.cost_per_second(runs, workload, rates=rates, weights=weights)
         label = "work units"
-        how = "work units: " + daily.weights_text(weights)
+        how = "work units: " + workload_cost.weights_text(weights)
     else:
-        bill = daily.daily_work(runs, workload, metric, rates=rates)
+        bill = workload_cost.daily_work(runs, workload, metric, rates=rates)
         per_second = cast("pd.DataFrame", bill["per day"]) / 86400
         label = WORK_METRICS.get(metric, metric.replace("_", " "))
         how = f"mean {label} per call x the operation's rate"

@@ -15,9 +15,9 @@ from typing import Any
 from pymongo.collection import Collection
 from pymongo.database import Database
 
+from workbook.lessons.search import CASE_INSENSITIVE
 from workbook.namespace import require_own_database
 
-CASE_INSENSITIVE = {"locale": "en", "strength": 2}
 """The collation that compares letters without their case (strength 2: base letters and accents)."""
 
 EXTRA_PRODUCT_INDEXES: tuple[tuple[str, list[tuple[str, int]]], ...] = (
@@ -41,9 +41,13 @@ def over_index(products: Collection) -> list[str]:
     return [products.create_index(keys, name=name) for name, keys in EXTRA_PRODUCT_INDEXES]
 
 
-def redundant_indexes(report: Any) -> list[str]:
+def redundant_index_names(report: Any) -> list[str]:
     """Names of the indexes a doctor report found to be a prefix of another index, sorted."""
     return sorted(str(f.evidence["index"]) for f in report.of("unnecessary_indexes") if f.evidence.get("covered_by"))
+
+
+redundant_indexes = redundant_index_names
+"""The old name, kept while notebook 11 calls ``clinic.redundant_indexes(report)``."""
 
 
 def drop_indexes(collection: Collection, names: list[str]) -> list[str]:

@@ -15,8 +15,7 @@ from typing import Any
 
 from pymongo.errors import BulkWriteError, WriteError
 
-VALIDATION_FAILED = 121
-"""MongoDB's error code for "Document failed validation"."""
+from workbook.facts import VALIDATION_FAILED
 
 WIDTH = 88
 """Banner lines are wrapped to this many characters, between words."""
@@ -88,10 +87,10 @@ def _rules(details: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, str]
     yield ".".join(path) or "(document)", text
 
 
-def validation_reasons(error: WriteError | BulkWriteError | Mapping[str, Any]) -> list[str]:
+def broken_rules(error: WriteError | BulkWriteError | Mapping[str, Any]) -> list[str]:
     """Each rule a rejected document broke, as "field: reason" (duplicates collapsed, in order).
 
-    >>> validation_reasons({"errInfo": {"details": {"schemaRulesNotSatisfied": [{"operatorName": "properties",
+    >>> broken_rules({"errInfo": {"details": {"schemaRulesNotSatisfied": [{"operatorName": "properties",
     ...     "propertiesNotSatisfied": [{"propertyName": "name", "details": [{"operatorName": "minLength",
     ...     "specifiedAs": {"minLength": 1}, "reason": "specified string length was not satisfied"}]}]}]}}})
     ['name: specified string length was not satisfied (minLength 1)']
@@ -119,7 +118,7 @@ def rejection_text(error: WriteError | BulkWriteError) -> str:
     if isinstance(error, BulkWriteError):
         details = details.get("writeErrors", [{}])[0]
     document = details.get("errInfo", {}).get("failingDocumentId")
-    reasons = validation_reasons(error) or ["(the server gave no details)"]
+    reasons = broken_rules(error) or ["(the server gave no details)"]
     shown = reasons[:5] + ([f"... and {len(reasons) - 5} more"] if len(reasons) > 5 else [])
     lines = [f"Rejected by the collection's validator (code 121) for document {document!r}:"]
     lines += [f"  • {reason}" for reason in shown]

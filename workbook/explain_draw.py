@@ -45,7 +45,7 @@ MIN_WIDTH = 480
 
 
 @dataclass
-class Stage:
+class DrawnStage:
     """One stage of the winning plan as drawn: its name, detail lines, counts and inputs."""
 
     name: str
@@ -53,7 +53,7 @@ class Stage:
     counts: list[str]
     kind: str
     raw: dict[str, Any]
-    children: list[Stage] = field(default_factory=list)
+    children: list[DrawnStage] = field(default_factory=list)
     x: float = 0.0
     level: int = 0
 
@@ -62,7 +62,7 @@ class Stage:
         """All text lines in the box: name first."""
         return [self.name, *self.details, *self.counts]
 
-    def walk(self) -> Iterator[Stage]:
+    def walk(self) -> Iterator[DrawnStage]:
         """This stage and every stage below it, root first."""
         yield self
         for child in self.children:
@@ -73,13 +73,13 @@ class Stage:
 class PlanLayout:
     """Positioned stages (x in slots, level 0 = root at the top) and the title."""
 
-    root: Stage | None
+    root: DrawnStage | None
     title: str
     slots: int
     levels: int
 
     @property
-    def stages(self) -> list[Stage]:
+    def stages(self) -> list[DrawnStage]:
         """Every stage, root first."""
         return list(self.root.walk()) if self.root else []
 
@@ -115,7 +115,7 @@ def _kind(name: str) -> str:
     return "pipeline" if name.startswith("$") else "other"
 
 
-def _classic_stage(stage: Mapping[str, Any], with_counts: bool) -> Stage:
+def _classic_stage(stage: Mapping[str, Any], with_counts: bool) -> DrawnStage:
     name = str(stage.get("stage", "?"))
     details: list[str] = []
     if stage.get("indexName") or name in _INDEXED:
@@ -140,7 +140,7 @@ def _classic_stage(stage: Mapping[str, Any], with_counts: bool) -> Stage:
         if examined:
             counts.append(" · ".join(examined))
     raw = {k: v for k, v in stage.items() if k not in (*CHILD_FIELDS, "inputStages")}
-    node = Stage(name, details, counts, _kind(name), raw)
+    node = DrawnStage(name, details, counts, _kind(name), raw)
     node.children = [_classic_stage(child, with_counts) for child in children(stage)]
     return node
 
@@ -150,7 +150,7 @@ def _is_classic(tree: Any) -> TypeGuard[Mapping[str, Any]]:
     return isinstance(tree, Mapping) and str(tree.get("stage", "")).isupper()
 
 
-def _find_tree(query_planner: Mapping[str, Any], stats: Mapping[str, Any]) -> Stage | None:
+def _find_tree(query_planner: Mapping[str, Any], stats: Mapping[str, Any]) -> DrawnStage | None:
     stages = stats.get("executionStages")
     if isinstance(stages, Mapping) and _is_classic(stages):
         return _classic_stage(stages, with_counts=True)
@@ -166,7 +166,7 @@ def _find_tree(query_planner: Mapping[str, Any], stats: Mapping[str, Any]) -> St
     return root
 
 
-def _pipeline_stage(stage: Mapping[str, Any], below: Stage | None) -> Stage:
+def _pipeline_stage(stage: Mapping[str, Any], below: DrawnStage | None) -> DrawnStage:
     name = next((k for k in stage if k.startswith("$")), "?")
     spec = stage.get(name)
     details: list[str] = []
@@ -187,11 +187,11 @@ def _pipeline_stage(stage: Mapping[str, Any], below: Stage | None) -> Stage:
         counts.append(
             f"keysExamined {stage.get('totalKeysExamined', 0)} · docsExamined {stage.get('totalDocsExamined', 0)}"
         )
-    return Stage(name, details, counts, "pipeline", dict(stage), [below] if below else [])
+    return DrawnStage(name, details, counts, "pipeline", dict(stage), [below] if below else [])
 
 
-def plan_tree(explain: Mapping[str, Any]) -> Stage | None:
-    """The winning plan of a find or aggregate explain as a Stage tree (root = last stage)."""
+def plan_tree(explain: Mapping[str, Any]) -> DrawnStage | None:
+    """The winning plan of a find or aggregate explain as a DrawnStage tree (root = last stage)."""
     query_planner, stats, later = find_layer(explain)
     node = _find_tree(query_planner, stats)
     for stage in later:
@@ -199,7 +199,7 @@ def plan_tree(explain: Mapping[str, Any]) -> Stage | None:
     return node
 
 
-def _place(stage: Stage, level: int, next_slot: list[int]) -> None:
+def _place(stage: DrawnStage, level: int, next_slot: list[int]) -> None:
     """Leaves take consecutive slots left to right; a parent sits centred over its inputs."""
     stage.level = level
     if not stage.children:
@@ -328,7 +328,7 @@ def plan_svg(explain: Mapping[str, Any]) -> str:
     box_w, box_h = BOX_WIDTH * X_PIXELS, geometry.box_px
     x_offset = (geometry.width_px - layout.slots * X_PIXELS) / 2 + 10
 
-    def centre(stage: Stage) -> tuple[float, float]:
+    def centre(stage: DrawnStage) -> tuple[float, float]:
         return (stage.x + 0.5) * X_PIXELS + x_offset, (stage.level + 0.5) * geometry.level_px + 30
 
     parts = [

@@ -20,13 +20,14 @@ import plotly.graph_objects as go
 from IPython.display import display
 
 from workbook import charts
+from workbook.calls import measure_call
+from workbook.dataset_parts import workload
 from workbook.errors import WorkbookError
 from workbook.loaded import Loadable, LoadedShape, loaded_shapes
 from workbook.measure import explained_reads, run_workload, summarize_runs
-from workbook.monitor import capture
 from workbook.shapes import SHAPE_NAMES
 from workbook.sizes import size_table
-from workbook.workloads import Pools, workload
+from workbook.workloads import Pools
 
 
 class ShapeExplorer(widgets.VBox):
@@ -199,10 +200,9 @@ class ShapeExplorer(widgets.VBox):
         if spec.kind == "write":
             return "a write: see its round trips and the work of the query that finds its target"
         args, kwargs = spec.arguments(Pools(loaded.db), random.Random(f"explorer:{operation}"))
-        with capture() as work:
-            loaded.ops.run(operation, *args, **kwargs)
+        work = measure_call(None, loaded.ops.run, operation, *args, **kwargs)  # explained below, read by read
         plans = []
-        for collection, summary in explained_reads(loaded.db, work.commands):
+        for collection, summary in explained_reads(loaded.db, work.sent):
             if isinstance(summary, Exception):
                 reason = summary.message if isinstance(summary, WorkbookError) else str(summary)
                 plans.append(f"{collection}: not modelled ({reason})")

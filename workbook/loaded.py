@@ -222,7 +222,7 @@ class LoadedShape:
     @property
     def spec(self) -> ShapeSpec:
         """The shape as declared: collections, indexes, validators."""
-        from workbook.shapes import shape_spec
+        from workbook.dataset_parts import shape_spec
 
         return shape_spec(self.dataset, self.shape)
 
@@ -242,14 +242,14 @@ class LoadedShape:
     @cached_property
     def ops(self) -> Operations:
         """The dataset's operations in this shape, on this database."""
-        from workbook.operations import operations
+        from workbook.dataset_parts import operations
 
         return operations(self.dataset, self.shape, self.db)
 
     @property
     def workload(self) -> Workload:
         """The dataset's workload table."""
-        from workbook.workloads import workload
+        from workbook.dataset_parts import workload
 
         return workload(self.dataset)
 

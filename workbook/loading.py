@@ -10,11 +10,12 @@ from pymongo.database import Database
 from tqdm.auto import tqdm
 
 from workbook import gc_pause, scales, snapshot
+from workbook.dataset_parts import shape_spec
 from workbook.errors import ArgumentTypeError, LoadInterruptedError
 from workbook.facts import MAX_BSON_SIZE, bson_size
 from workbook.loaded import CollectionLoad, Lease, LoadedShape, LoadReport, Rejected, begin_load
 from workbook.namespace import require_own_database, shape_database_name
-from workbook.shapes import SHAPE_NAMES, shape_spec
+from workbook.shapes import SHAPE_NAMES
 from workbook.shapes.spec import CollectionSpec
 
 if TYPE_CHECKING:
@@ -129,14 +130,12 @@ def _load_for_real(
         lease.give_up()
         raise
     if info.kind == "offline":
-        from workbook.bulkload import BUILT
-
         scales.record_load(dataset.name, shape, dataset.scale, report.seconds)  # the next estimate's source
 
         try:
             snapshot.remember(dataset, shape, report)  # speed: the next identical load restores this state
         finally:
-            BUILT.clear()
+            snapshot.BUILT.clear()
     return LoadedShape(db, report)
 
 
@@ -159,7 +158,7 @@ def _restore(db: Database, found: snapshot.Snapshot, engine: str, started: float
         if previous and (previous.get("dataset"), previous.get("shape")) != (report.dataset, report.shape):
             report.replaced = f"{previous.get('dataset')}/{previous.get('shape')}"
         _drop_other_shapes(db, report.dataset, report.shape, previous)
-        snapshot.install(db.name, found.collections)
+        snapshot.install_collections(db.name, found.collections)
         report.collections = [CollectionLoad(**c) for c in fields["collections"]]
         report.rejected = [Rejected(**r) for r in fields["rejected"]]
         report.seconds = time.perf_counter() - started
@@ -329,7 +328,7 @@ def _insert(db: Database, collection: str, batch: list[dict[str, Any]], kind: st
     if not batch:
         return 0
     if kind == "bulk":
-        return bulkload.install(db.name, collection, batch)
+        return bulkload.install_documents(db.name, collection, batch)
     if kind == "offline":
         return offline_server().bulk_insert(db.name, collection, batch)  # counted as a write by the server
     return len(db[collection].insert_many(batch, ordered=False).inserted_ids)

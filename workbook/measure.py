@@ -8,9 +8,7 @@ of every command the call sent: the server's on MongoDB, the workbench's model o
 
 from __future__ import annotations
 
-import math
 import random
-import time
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -20,11 +18,11 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from workbook.bounds import MAX_REPEAT, check_count
+from workbook.calls import measure_call
 from workbook.errors import ArgumentTypeError, OperationRejectedError, WorkbookError
 from workbook.explaining.work import explained_reads as explained_reads  # re-exported for the explorer
 from workbook.explaining.work import work_examined
 from workbook.loaded import Loadable, loaded_shapes
-from workbook.monitor import capture
 from workbook.workloads import Pools
 
 COLUMNS = [
@@ -123,24 +121,25 @@ def _timed_call(
     ops: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Call one operation, timing it with a monotonic clock; its row and the commands it sent."""
-    ok = True
-    with capture() as work:
-        started = time.perf_counter_ns()
+
+    def attempt() -> bool:
         try:
             ops.run(name, *args, **kwargs)
         except OperationRejectedError:  # e.g. out of stock: still a measured call
-            ok = False
-        elapsed = time.perf_counter_ns() - started
+            return False
+        return True
+
+    work = measure_call(None, attempt)  # explained later, for the first explain_runs calls only
     row = {
-        "latency_ms": elapsed / 1e6,
+        "latency_ms": work.latency_ms,
         "docs_returned": work.docs_returned,
-        "docs_examined": math.nan,
-        "keys_examined": math.nan,
+        "docs_examined": work.docs_examined,
+        "keys_examined": work.keys_examined,
         "bytes_returned": work.bytes_returned,
         "round_trips": work.round_trips,
-        "ok": ok,
+        "ok": work.result,
     }
-    return row, work.commands
+    return row, work.sent
 
 
 def summarize_runs(frame: pd.DataFrame) -> pd.DataFrame:

@@ -30,18 +30,16 @@ from typing import Any, TypeVar
 from urllib.parse import quote_plus
 
 from workbook import engine_compat, offline_commands
-from workbook.facts import MAX_BSON_SIZE
+from workbook.facts import BAD_VALUE, MAX_BSON_SIZE, UNAUTHORIZED
 from workbook.lazy_imports import defer_iri_grammar
 from workbook.offline_commands import (
-    BAD_VALUE,
     COMMAND_HOOKS,
     MECHANISMS,
-    UNAUTHORIZED,
     USER,
     WRITE_LISTENERS,
     register_command,
 )
-from workbook.offline_limits import WORK_COUNTERS, bson_size
+from workbook.offline_limits import WORK_COUNTERS, engine_bson_size
 
 __all__ = [
     "BAD_VALUE",
@@ -51,7 +49,7 @@ __all__ = [
     "WORK_COUNTERS",
     "WRITE_LISTENERS",
     "OfflineServer",
-    "bson_size",
+    "engine_bson_size",
     "offline_server",
     "register_command",
 ]
@@ -164,7 +162,7 @@ class OfflineServer:
         batch = [{"_id": ObjectId(), **d} if "_id" not in d else dict(d) for d in documents]
         if not batch:
             return 0
-        from workbook.explaining.native import hook_for  # explain hook: a write no command shows
+        from workbook.offline_explain import hook_for  # explain hook: a write no command shows
 
         writes = hook_for(self.engine).writes
         writes.bump(db_name, coll_name)

@@ -11,20 +11,12 @@ import random
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from workbook.facts import FIRST_BATCH_DOCUMENTS
+from workbook.facts import (
+    FIRST_BATCH_DOCUMENTS,
+)
 
 if TYPE_CHECKING:
     from workbook.offline import OfflineServer
-
-DEFAULT_FIRST_BATCH = FIRST_BATCH_DOCUMENTS
-"""MongoDB returns at most 101 documents in a cursor's first batch unless told otherwise."""
-
-BAD_VALUE, TYPE_MISMATCH, INVALID_OPTIONS, NAMESPACE_NOT_FOUND, UNAUTHORIZED = 2, 14, 72, 26, 13
-WRITE_CONFLICT, NO_SUCH_TRANSACTION = 112, 251
-"""MongoDB error codes the executor answers with."""
-
-TRANSIENT = "TransientTransactionError"
-"""The label that tells drivers (``with_transaction``) to retry the whole transaction."""
 
 
 def transaction_key(body: Mapping[str, Any]) -> tuple[str, Any] | None:
@@ -90,9 +82,9 @@ def rewrite(command: str, body: dict[str, Any]) -> dict[str, Any]:
     if command == "buildinfo":  # pymongo's server_info() sends the lowercase spelling
         body = {"buildInfo" if k == "buildinfo" else k: v for k, v in body.items()}
     if command == "find" and "batchSize" not in body:
-        body = {**body, "batchSize": DEFAULT_FIRST_BATCH}
+        body = {**body, "batchSize": FIRST_BATCH_DOCUMENTS}
     if command == "aggregate" and "batchSize" not in body.get("cursor", {}) and not writes_out(body):
-        body = {**body, "cursor": {**body.get("cursor", {}), "batchSize": DEFAULT_FIRST_BATCH}}
+        body = {**body, "cursor": {**body.get("cursor", {}), "batchSize": FIRST_BATCH_DOCUMENTS}}
     if command == "create":  # drivers may send a capped size as a double (MongoDB accepts 4096.0)
         for key in ("size", "max"):
             if isinstance(body.get(key), float) and body[key].is_integer():
@@ -199,8 +191,6 @@ VALIDATION_ACTIONS = ("error", "warn")
 
 INDEX_OPTIONS = frozenset({"name", "unique", "sparse", "hidden", "expireAfterSeconds", "collation"})
 """Index options copied when a collection moves to another database."""
-NAMESPACE_EXISTS = 48
-DOLLAR_PREFIXED_FIELD = 52
 
 
 def dollar_in_id(document: Any) -> bool:

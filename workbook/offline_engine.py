@@ -25,13 +25,11 @@ from mongoeco.core.collation import normalize_collation, string_equality_key  # 
 from mongoeco.errors import OperationFailure, WriteError  # noqa: E402
 
 from workbook import engine_compat, offline_transactions, offline_writes  # noqa: E402
-from workbook.facts import MAX_BSON_SIZE  # noqa: E402
+from workbook.facts import MAX_BSON_SIZE, TOO_LARGE_AFTER_UPDATE, TOO_LARGE_ON_INSERT  # noqa: E402
 from workbook.offline_limits import (  # noqa: E402
-    TOO_LARGE_AFTER_UPDATE,
-    TOO_LARGE_ON_INSERT,
     WORK_COUNTERS,
-    bson_size,
     depth_error,
+    engine_bson_size,
     new_index_error,
     parallel_arrays_error,
 )
@@ -178,7 +176,7 @@ class WorkbenchEngine(*_fast_writes, _change_log, _memory_engine):  # type: igno
 
     def _encode_storage_document(self, document: Any) -> Any:
         _check_depth(document)  # workbook.offline_limits: nesting depth 100
-        size = bson_size(document)
+        size = engine_bson_size(document)
         if size > MAX_BSON_SIZE:
             # Raised inside the engine's rollback scope: the stored document and its index
             # entries stay as they were, as on MongoDB.

@@ -17,30 +17,33 @@ from typing import TYPE_CHECKING, Any
 from mongoeco.errors import BulkWriteError, OperationFailure
 
 from workbook import engine_compat, offline_transactions, offline_validators, offline_views
-from workbook.explaining.native import hook_for
-from workbook.facts import MAX_BSON_SIZE
-from workbook.offline_commands import (
+from workbook.facts import (
     BAD_VALUE,
-    COLL_MOD_OPTIONS,
-    COMMAND_HOOKS,
     DOLLAR_PREFIXED_FIELD,
-    INDEX_OPTIONS,
     INVALID_OPTIONS,
-    MECHANISMS,
+    MAX_BSON_SIZE,
     NAMESPACE_EXISTS,
     NAMESPACE_NOT_FOUND,
     NO_SUCH_TRANSACTION,
-    OFF_SURFACE,
-    OPEN_COMMAND_KINDS,
-    TRANSIENT,
+    TOO_LARGE_ON_INSERT,
+    TRANSIENT_TRANSACTION_ERROR,
     TYPE_MISMATCH,
     UNAUTHORIZED,
+    VIEW_WRITE_REFUSED,
+    WRITE_CONFLICT,
+)
+from workbook.offline_commands import (
+    COLL_MOD_OPTIONS,
+    COMMAND_HOOKS,
+    INDEX_OPTIONS,
+    MECHANISMS,
+    OFF_SURFACE,
+    OPEN_COMMAND_KINDS,
     USER,
     VALIDATION_ACTIONS,
     VALIDATION_LEVELS,
     VIEW_COMMANDS,
     WRITE_COMMANDS,
-    WRITE_CONFLICT,
     WRITE_LISTENERS,
     across_databases,
     dollar_in_id,
@@ -49,7 +52,8 @@ from workbook.offline_commands import (
     transaction_key,
     writes_out,
 )
-from workbook.offline_limits import TOO_LARGE_ON_INSERT, bson_size
+from workbook.offline_explain import hook_for
+from workbook.offline_limits import engine_bson_size
 from workbook.offline_reads import ReadLayer
 
 if TYPE_CHECKING:
@@ -111,12 +115,10 @@ class WorkbenchExecutor(_ExecutorBase):
             return offline_views.find_as_aggregate(body, *view)
         if command == "aggregate":
             return offline_views.aggregate_on_view(body, *view)
-        raise OperationFailure(
-            f"Namespace {db_name}.{target} is a view, not a collection", code=offline_views.VIEW_WRITE_REFUSED
-        )
+        raise OperationFailure(f"Namespace {db_name}.{target} is a view, not a collection", code=VIEW_WRITE_REFUSED)
 
     _aborted: set[tuple[str, Any]]
-    _explain: Any  # workbook.explaining.native.ExplainHook, installed by _WorkbenchProxy
+    _explain: Any  # workbook.offline_explain.ExplainHook, installed by _WorkbenchProxy
     _reads: Any  # workbook.offline_reads.ReadLayer, installed by _WorkbenchProxy
 
     async def execute_prepared(self, context: Any) -> dict[str, Any]:
@@ -138,7 +140,7 @@ class WorkbenchExecutor(_ExecutorBase):
                 f"Transaction {getattr(transaction[1], 'value', transaction[1])} has been aborted "
                 "(an earlier operation in it failed)",
                 code=NO_SUCH_TRANSACTION,
-                error_labels=(TRANSIENT,),
+                error_labels=(TRANSIENT_TRANSACTION_ERROR,),
             )
         try:
             answer = self._answer(context, command, db_name, local)
@@ -152,7 +154,7 @@ class WorkbenchExecutor(_ExecutorBase):
                 raise OperationFailure(
                     f"WriteConflict: {error} (another write committed after this transaction started)",
                     code=WRITE_CONFLICT,
-                    error_labels=(TRANSIENT,),
+                    error_labels=(TRANSIENT_TRANSACTION_ERROR,),
                 ) from error
             if transaction is not None and command not in ("commitTransaction", "abortTransaction"):
                 self._abort(context, transaction)
@@ -256,7 +258,7 @@ class WorkbenchExecutor(_ExecutorBase):
         rebuilding a set of every numeric _id per document (O(n^2) for numeric ids)."""
         body = context.command_document
         documents = list(body.get("documents") or [])
-        too_large = any(bson_size(document) > MAX_BSON_SIZE for document in documents)
+        too_large = any(engine_bson_size(document) > MAX_BSON_SIZE for document in documents)
         if not documents or not isinstance(body.get("insert"), str) or too_large:
             # mongoeco's own one-by-one path reports a too-large document as that document's
             # write error (code 10334), as MongoDB does; the batch path would fail the command.
@@ -479,7 +481,7 @@ def check_result_sizes(reply: Mapping[str, Any]) -> None:
     """Fail as MongoDB does when an aggregation produces a document over the limit (e.g. a huge $group)."""
     cursor = reply.get("cursor") or {}
     for document in cursor.get("firstBatch") or cursor.get("nextBatch") or []:
-        size = bson_size(document)
+        size = engine_bson_size(document)
         if size > MAX_RESULT_SIZE:
             raise OperationFailure(
                 f"BSONObjectTooLarge: an aggregation result document is {size} bytes; "

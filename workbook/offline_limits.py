@@ -25,20 +25,24 @@ from typing import Any
 import bson
 
 from workbook import engine_compat
-from workbook.facts import MAX_COMPOUND_INDEX_FIELDS, MAX_INDEXES_PER_COLLECTION, MAX_NESTING_DEPTH
+from workbook.facts import (
+    CANNOT_CREATE_INDEX,
+    MAX_COMPOUND_INDEX_FIELDS,
+    MAX_INDEXES_PER_COLLECTION,
+    MAX_NESTING_DEPTH,
+    OVERFLOW,
+    PARALLEL_ARRAYS,
+    TOO_MANY_COMPOUND_KEYS,
+)
 from workbook.facts import bson_size as _plain_bson_size
-
-TOO_LARGE_ON_INSERT = 10334
-"""MongoDB's code for inserting a document over 16 MiB (BSONObjectTooLarge)."""
-TOO_LARGE_AFTER_UPDATE = 17419
-"""MongoDB's code for an update whose resulting document is over 16 MiB."""
 
 WORK_COUNTERS: dict[str, int] = {"insert_calls": 0, "id_documents_examined": 0}
 """Work done by the engine for inserts: a guard test tells linear from quadratic inserts with it."""
 
 
-def bson_size(document: Mapping[str, Any]) -> int:
-    """Size in bytes of ``document`` encoded as BSON, as ``$bsonSize`` reports it."""
+def engine_bson_size(document: Mapping[str, Any]) -> int:
+    """Size in bytes of ``document`` encoded as BSON, as ``$bsonSize`` reports it, engine-side values included
+    (:func:`workbook.facts.bson_size` takes pymongo values only)."""
     try:
         return _plain_bson_size(document)
     except (bson.errors.InvalidDocument, TypeError, ValueError):
@@ -47,16 +51,10 @@ def bson_size(document: Mapping[str, Any]) -> int:
         return len(bson.encode(engine_compat.to_pymongo(dict(document))))
 
 
-OVERFLOW = 15
-CANNOT_CREATE_INDEX = 67
-TOO_MANY_COMPOUND_KEYS = 13103
-PARALLEL_ARRAYS = 171
-
-
-def nesting_depth(document: Any) -> int:
+def document_depth(document: Any) -> int:
     """Levels of documents and arrays in ``document``, the document itself being level 1.
 
-    >>> nesting_depth({"a": 1}), nesting_depth({"a": {"b": [1]}})
+    >>> document_depth({"a": 1}), document_depth({"a": {"b": [1]}})
     (1, 3)
     """
     deepest, stack = 0, [(document, 1)]
@@ -70,7 +68,7 @@ def nesting_depth(document: Any) -> int:
 
 def depth_error(document: Mapping[str, Any]) -> tuple[int, str] | None:
     """MongoDB's (code, message) for a document nested deeper than 100 levels, else None."""
-    if nesting_depth(document) > MAX_NESTING_DEPTH:
+    if document_depth(document) > MAX_NESTING_DEPTH:
         return OVERFLOW, f"cannot insert document because it exceeds {MAX_NESTING_DEPTH} levels of nesting"
     return None
 

@@ -135,7 +135,7 @@ class ReadLayer:
 
     def __init__(self, engine: Any, explain: Any) -> None:
         self._engine = engine
-        self._explain = explain  # workbook.explaining.native.ExplainHook: the one model cache
+        self._explain = explain  # workbook.offline_explain.ExplainHook: the one model cache
         self.uses = IndexUses()
         _LAYERS[id(engine)] = self
         engine_compat.install_pushdown_reads(_covers, _pushdown)

@@ -29,9 +29,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from workbook.errors import DocumentHeld
+from workbook.facts import TRANSIENT_TRANSACTION_ERROR
 
 WRITE_CONFLICT, MAX_TIME_MS_EXPIRED, NO_SUCH_TRANSACTION = 112, 50, 251
-TRANSIENT = "TransientTransactionError"
 
 TRANSACTION_LIFETIME_LIMIT_SECONDS = 60.0
 """MongoDB's default ``transactionLifetimeLimitSeconds``: older transactions are aborted."""
@@ -77,7 +77,7 @@ def transient_error(message: str, code: int, code_name: str) -> Exception:
     """A command error with ``TransientTransactionError`` (mongoeco would otherwise report it as a writeError)."""
     from workbook import engine_compat
 
-    error: Exception = engine_compat.command_error(message, code, code_name, (TRANSIENT,))
+    error: Exception = engine_compat.command_error(message, code, code_name, (TRANSIENT_TRANSACTION_ERROR,))
     return error
 
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-BAD_VALUE = 2
-"""MongoDB's error code for a value of the right type that is not allowed (``BadValue``)."""
+from workbook.facts import BAD_VALUE
 
 TYPE_NAMES = (
     "double", "string", "object", "array", "binData", "undefined", "objectId", "bool", "date", "null",

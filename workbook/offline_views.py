@@ -7,9 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-VIEW_WRITE_REFUSED = 166
-"""MongoDB's CommandNotSupportedOnView."""
-
 MAX_VIEW_DEPTH = 20
 """MongoDB's limit on views defined on views."""
 

@@ -11,7 +11,6 @@ command sent: the server's on MongoDB, the workbench's model offline) and latenc
 from __future__ import annotations
 
 import statistics
-import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -19,15 +18,15 @@ from typing import Any
 
 import pandas as pd
 
+from workbook.calls import measure_call
 from workbook.engine_reads import stored_documents
 from workbook.errors import UnknownChoiceError, WorkbookError
 from workbook.loaded import Loadable, LoadedShape, loaded_shapes
-from workbook.monitor import capture
 from workbook.operations.parts import PartsOperations
 from workbook.shapes.parts import DUPLICATION_POLICY, PART_FACTS
 from workbook.shapes.spec import Document
 
-READS = {
+PART_READS = {
     "embedded": ("one read",),
     "referenced": ("$lookup", "application join"),
     "hybrid": ("names from the copies", "$lookup"),
@@ -76,8 +75,8 @@ def _parts_ops(loaded: LoadedShape) -> PartsOperations:
 
 
 def read_parts(loaded: LoadedShape, product_id: str, how: str) -> Any:
-    """Read a product's parts one of the ways its shape allows (see :data:`READS`)."""
-    ways = READS[loaded.shape]
+    """Read a product's parts one of the ways its shape allows (see :data:`PART_READS`)."""
+    ways = PART_READS[loaded.shape]
     if how not in ways:
         raise UnknownChoiceError(f"way to read parts in the {loaded.shape} shape", how, ways)
     if how == "application join":
@@ -87,24 +86,17 @@ def read_parts(loaded: LoadedShape, product_id: str, how: str) -> Any:
     return _parts_ops(loaded).product_detail(product_id)
 
 
-def measure_call(loaded: LoadedShape, call: Callable[[], Any], *, repeat: int = 5) -> dict[str, Any]:
-    """Round trips, reply bytes, keys and documents examined of one call, and its median latency."""
+def _read_row(loaded: LoadedShape, call: Callable[[], Any], *, repeat: int = 5) -> dict[str, Any]:
+    """Round trips, reply bytes, keys and documents examined of one call, and its median latency over ``repeat``."""
     from workbook.bounds import MAX_REPEAT, check_count
-    from workbook.explaining.work import work_examined
 
     check_count("repeat", repeat, most=MAX_REPEAT, unit="timed calls")
-    with capture() as work:
-        call()
-    latencies = []
-    for _ in range(repeat):
-        started = time.perf_counter_ns()
-        call()
-        latencies.append((time.perf_counter_ns() - started) / 1e6)
-    examined = work_examined(loaded.db, work.commands)
+    work = measure_call(loaded.db, call)
+    latencies = [measure_call(None, call).latency_ms for _ in range(repeat)]
     return {
         "round_trips": work.round_trips,
-        "docs_examined": examined["docs_examined"],
-        "keys_examined": examined["keys_examined"],
+        "docs_examined": work.docs_examined,
+        "keys_examined": work.keys_examined,
         "bytes_returned": work.bytes_returned,
         "latency_ms": statistics.median(latencies) if latencies else float("nan"),
     }
@@ -114,8 +106,8 @@ def compare_reads(shapes: Loadable, product_id: str, *, repeat: int = 5) -> pd.D
     """Every way each shape reads one product's parts, measured side by side (one row per way)."""
     rows = []
     for loaded in loaded_shapes(shapes):
-        for how in READS[loaded.shape]:
-            measured = measure_call(loaded, partial(read_parts, loaded, product_id, how), repeat=repeat)
+        for how in PART_READS[loaded.shape]:
+            measured = _read_row(loaded, partial(read_parts, loaded, product_id, how), repeat=repeat)
             rows.append({"shape": loaded.shape, "read": how, **measured})
     frame = pd.DataFrame(rows).set_index(["shape", "read"])
     return frame.astype({"round_trips": int, "docs_examined": "Int64", "keys_examined": "Int64", "bytes_returned": int})
@@ -169,13 +161,12 @@ def rename_cost(shapes: Loadable, part_id: str, new_name: str, *, restore: bool 
     for loaded in loaded_shapes(shapes):
         ops = _parts_ops(loaded)
         old = ops._current_name(part_id)
-        with capture() as work:
-            rewritten = ops.rename_part(part_id, new_name)
+        work = measure_call(None, ops.rename_part, part_id, new_name)
         rows.append(
             {
                 "shape": loaded.shape,
-                "documents_rewritten": rewritten,
-                "write_commands": sum(1 for c in work.commands if c["name"] in ("update", "insert")),
+                "documents_rewritten": work.result,
+                "write_commands": sum(1 for name in work.commands if name in ("update", "insert")),
                 "round_trips": work.round_trips,
             }
         )

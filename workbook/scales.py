@@ -4,8 +4,8 @@
 takes about a minute and 1.7 GB, and loading it would take most of an hour. On the offline
 default it is refused, with the way out (real MongoDB, or ``medium``), unless forced; ``medium``
 prints an estimate before it starts. Estimates come from this machine's own measured first loads
-(kept in the cache folder), else its last ``workbook bench``, else the figures below, which the
-estimate then calls a guess.
+(kept in the cache folder), else its last ``workbook bench``, else one rate measured elsewhere
+(:data:`GUESS_DOCUMENTS_PER_SECOND`), which the estimate then calls a guess.
 """
 
 from __future__ import annotations
@@ -17,18 +17,11 @@ from pathlib import Path
 
 from workbook.errors import ScaleRefusedError
 
-SMALL_LOAD_SECONDS: dict[tuple[str, str], float] = {
-    ("store", "embedded"): 9.5,
-    ("store", "referenced"): 8.2,
-    ("store", "hybrid"): 8.8,
-    ("followers", "embedded"): 2.5,
-    ("followers", "referenced"): 8.2,
-    ("followers", "hybrid"): 10.0,
-    ("parts", "embedded"): 19.5,
-    ("parts", "referenced"): 13.7,
-    ("parts", "hybrid"): 15.6,
-}
-"""First load of each shape at ``small`` on the offline default, 2 cores (workbook bench, 2026-12-01)."""
+GUESS_DOCUMENTS_PER_SECOND = 17_000
+"""Documents a first load on the offline default writes per second when nothing was measured on this
+machine: the slowest first load at ``small`` in the README's ``workbook bench`` table (parts/embedded,
+48,800 documents in 2.9 s, 2 cores, 2026-12-01), rounded down. One rate, scaled by each dataset's
+documents, instead of a figure per shape that goes stale whenever loading gets faster."""
 
 REFUSED = ("large",)
 """Scales the offline default refuses unless forced."""
@@ -76,7 +69,7 @@ def record_load(dataset: str, shape: str, scale: str, seconds: float) -> None:
 
 def _benchmarked_small_seconds(dataset: str, shape: str) -> float | None:
     """This machine's last benchmarked first load at ``small`` (``workbook bench``), else None."""
-    from workbook.bench import default_json_path
+    from workbook.dev.bench import default_json_path
 
     path = default_json_path()
     if path is not None and path.is_file():
@@ -112,7 +105,7 @@ def estimate(dataset: str, shape: str, scale: str) -> tuple[float, str]:
     benched = _benchmarked_small_seconds(dataset, shape)
     if benched is not None:
         return benched * ratio, f"scaled from this machine's last `workbook bench` at small (x{ratio:g} documents)"
-    guess = SMALL_LOAD_SECONDS.get((dataset, shape), 15.0) * ratio
+    guess = documents(dataset, scale) / GUESS_DOCUMENTS_PER_SECOND
     return guess, "a guess: nothing measured on this machine yet (from another 2-core machine, unloaded)"
 
 

@@ -52,6 +52,12 @@ if TYPE_CHECKING:
     from workbook.datasets import Dataset
     from workbook.loaded import LoadReport
 
+BUILT: dict[int, tuple[object, list[tuple[Any, Any]], dict[str, tuple[object, Any]]]] = {}
+"""The plain forms (rows, index buckets) of collections just built, by their contents' identity: the
+snapshot file is written from these instead of walking the persistent maps again (speed). Emptied
+by :func:`workbook.loading.load` once its snapshot is taken."""
+
+
 FORMAT = 2
 """Bump when the snapshot file layout changes."""
 
@@ -141,7 +147,7 @@ def _memory_copy(state: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def capture(db_name: str, collections: list[str]) -> dict[str, dict[str, Any]] | None:
+def capture_state(db_name: str, collections: list[str]) -> dict[str, dict[str, Any]] | None:
     """The engine state of ``collections`` in ``db_name`` (None if some state cannot be snapshotted)."""
     from workbook.offline import offline_server
 
@@ -168,10 +174,10 @@ def capture(db_name: str, collections: list[str]) -> dict[str, dict[str, Any]] |
     return offline_server().run(grab())
 
 
-def install(db_name: str, collections: dict[str, dict[str, Any]]) -> None:
+def install_collections(db_name: str, collections: dict[str, dict[str, Any]]) -> None:
     """Replace ``collections`` in ``db_name`` with snapshot states (on the engine's own thread)."""
-    from workbook.explaining.native import hook_for
     from workbook.offline import offline_server
+    from workbook.offline_explain import hook_for
 
     engine = offline_server().engine
 
@@ -330,8 +336,6 @@ def _rebuild_index(plain: tuple[int, list[tuple[Any, list[tuple[int, Any]]]]]) -
 
 
 def _to_plain(collections: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    from workbook.bulkload import BUILT
-
     def built(storage: Any) -> Any:
         found = BUILT.get(id(storage._values))
         return found if found is not None and found[0] is storage._values else None
@@ -763,7 +767,7 @@ def remember(dataset: Dataset, shape: str, report: LoadReport) -> None:
 
     db = client_for(None)[report.database]
     measured = {c.collection: offline_size_state(db, c.collection) for c in report.collections}
-    collections = capture(report.database, [c.collection for c in report.collections])
+    collections = capture_state(report.database, [c.collection for c in report.collections])
     if collections is None:
         return
     for name, state in collections.items():

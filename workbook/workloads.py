@@ -263,13 +263,3 @@ def parts_workload() -> Workload:
             OperationSpec("rename_part", "write", 2 * PER_DAY, "rename a part everywhere it is shown", rename),
         ),
     )
-
-
-def workload(dataset: str) -> Workload:
-    """The workload of ``dataset``, as registered in :mod:`workbook.datasets.registry`."""
-    from workbook.datasets.registry import CAPSTONE_DATASETS, DATASETS
-
-    known = {**DATASETS, **CAPSTONE_DATASETS}
-    if dataset not in known:
-        raise UnknownChoiceError("workload", dataset, sorted(known))
-    return known[dataset].workload()

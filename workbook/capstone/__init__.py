@@ -1,14 +1,14 @@
 """The capstone: write your own shape of the blog dataset, load it, measure it beside the references, grade it.
 
-``Shape``, ``Collection`` and ``Index`` declare it (see :mod:`workbook.capstone.authoring`),
+``Shape``, ``Collection`` and ``Index`` declare it (see :mod:`workbook.blog.authoring`),
 ``register`` makes ``workbook.load("blog", name)`` know it, ``grade`` checks it on live facts.
 """
 
-from workbook.capstone.authoring import Collection, Index, Shape
+from workbook.blog.authoring import Collection, Index, Shape
+from workbook.blog.operations import NEWEST_COMMENTS, PAGE_SIZE, BlogOperations
+from workbook.blog.registration import register, unregister
+from workbook.blog.workload import HOT_PER_SECOND, hot_operations
 from workbook.capstone.grading import ARRAY_LIMIT, NEAR_LIMIT_BYTES, Fact, Grade, grade
-from workbook.capstone.operations import NEWEST_COMMENTS, PAGE_SIZE, BlogOperations
-from workbook.capstone.registration import register, unregister
-from workbook.capstone.workload import HOT_PER_SECOND, hot_operations
 from workbook.shapes.spec import json_schema
 
 __all__ = [

@@ -1,6 +1,6 @@
 """Grading a loaded blog shape on live facts, each asked of the database, never of a stored answer.
 
-1. Every hot operation (run at least :data:`~workbook.capstone.workload.HOT_PER_SECOND` times a
+1. Every hot operation (run at least :data:`~workbook.blog.workload.HOT_PER_SECOND` times a
    second) takes one round trip (pymongo's command monitoring counts them) and no read in it scans
    a whole collection (explain of every command it sent: the server's, or the model offline).
 2. Every array is bounded: each top-level array field found in the data has a ``maxItems`` of at
@@ -29,7 +29,7 @@ course's schema doctor (issue 14), following MongoDB's "Avoid Unbounded Arrays" 
 NEAR_LIMIT_BYTES = MAX_BSON_SIZE // 2
 """A document at half of the 16 MiB limit has room for only one more doubling: 8 MiB."""
 
-CALLS_PER_OPERATION = 5
+GRADED_CALLS = 5
 """Seeded calls of each hot operation the grade runs (the same arguments for every shape)."""
 
 
@@ -90,9 +90,9 @@ RULES = ("one round trip", "no collection scan", "arrays bounded", "documents fa
 """The rules, in the order the grade reports them."""
 
 
-def grade(loaded: Any, *, calls: int = CALLS_PER_OPERATION, seed: int = 7) -> Grade:
+def grade(loaded: Any, *, calls: int = GRADED_CALLS, seed: int = 7) -> Grade:
     """Grade what ``workbook.load("blog", shape)`` returned on the capstone's live facts."""
-    from workbook.capstone.workload import hot_operations
+    from workbook.blog.workload import hot_operations
     from workbook.loaded import loaded_shapes
 
     check_count("calls", calls, most=MAX_CALLS, unit="seeded calls per hot operation")
@@ -112,8 +112,8 @@ def grade(loaded: Any, *, calls: int = CALLS_PER_OPERATION, seed: int = 7) -> Gr
 
 
 def _operation_facts(shape: Any, name: str, calls: int, seed: int) -> list[Fact]:
+    from workbook.calls import measure_call
     from workbook.explaining.work import explained_reads
-    from workbook.monitor import capture
     from workbook.workloads import Pools
 
     spec, pools = shape.workload.operation(name), Pools(shape.db)
@@ -122,10 +122,9 @@ def _operation_facts(shape: Any, name: str, calls: int, seed: int) -> list[Fact]
     unexplained: list[str] = []
     for call in range(calls):
         args, kwargs = spec.arguments(pools, random.Random(f"{seed}:grade:{name}:{call}"))
-        with capture() as work:
-            shape.ops.run(name, *args, **kwargs)
+        work = measure_call(None, shape.ops.run, name, *args, **kwargs)  # explained below, read by read
         trips.append(work.round_trips)
-        for collection, summary in explained_reads(shape.db, work.commands):
+        for collection, summary in explained_reads(shape.db, work.sent):
             if isinstance(summary, Exception):
                 unexplained.append(f"{collection}: {summary}")
             elif "COLLSCAN" in summary["stages"] or any(

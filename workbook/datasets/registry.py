@@ -1,15 +1,14 @@
-"""The one registry of datasets: each name with its generator, sizes, shapes, operations and workload.
+"""The one registry of datasets: each name with what it models, its sizes and its generator (pure).
 
-Generators and shapes are pure (no server); operations and workloads talk to a database. Both are
-registered here, side by side, and the database side is imported only when first asked for, so the
-pure layer never imports the database layer and nothing imports in a circle.
+What is built on a dataset (its shapes, operations and workload) is registered one layer up, in
+:mod:`workbook.dataset_parts`: those modules look datasets up here, so this module imports none of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from workbook.datasets.blog import SIZES as BLOG_SIZES
 from workbook.datasets.blog import generate_blog
@@ -22,11 +21,6 @@ from workbook.datasets.store import SIZES as STORE_SIZES
 from workbook.datasets.store import generate_store
 from workbook.errors import ArgumentTypeError, UnknownChoiceError
 
-if TYPE_CHECKING:
-    from workbook.operations.base import Operations
-    from workbook.shapes.spec import ShapeSpec
-    from workbook.workloads import Workload
-
 # Bump when a generator's output changes on purpose, so stale samples are easy to spot.
 GENERATOR_VERSION = 1
 SCALES = ("tiny", "small", "medium", "large")
@@ -34,72 +28,12 @@ SCALES = ("tiny", "small", "medium", "large")
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """A dataset: what it models, how big it is at each scale, and every part registered for it."""
+    """A dataset: what it models, how big it is at each scale, and its generator."""
 
     name: str
     description: str
     sizes: Mapping[str, Any]
     build: Callable[[Any, int], dict[str, list[dict[str, Any]]]]
-    shapes: Callable[[], dict[str, ShapeSpec]]
-    """Its three declared shapes (pure)."""
-    operations: Callable[[], dict[str, type[Operations]]]
-    """Shape name -> the class implementing its operations in that shape (database layer)."""
-    workload: Callable[[], Workload]
-    """Its operations' frequencies and argument pickers (database layer)."""
-
-
-def _store_shapes() -> dict[str, ShapeSpec]:
-    from workbook.shapes.store import shapes
-
-    return shapes()
-
-
-def _store_operations() -> dict[str, type[Operations]]:
-    from workbook.operations.store import OPERATIONS
-
-    return dict(OPERATIONS)
-
-
-def _store_workload() -> Workload:
-    from workbook.workloads import store_workload
-
-    return store_workload()
-
-
-def _followers_shapes() -> dict[str, ShapeSpec]:
-    from workbook.shapes.followers import shapes
-
-    return shapes()
-
-
-def _followers_operations() -> dict[str, type[Operations]]:
-    from workbook.operations.followers import OPERATIONS
-
-    return dict(OPERATIONS)
-
-
-def _followers_workload() -> Workload:
-    from workbook.workloads import followers_workload
-
-    return followers_workload()
-
-
-def _parts_shapes() -> dict[str, ShapeSpec]:
-    from workbook.shapes.parts import shapes
-
-    return shapes()
-
-
-def _parts_operations() -> dict[str, type[Operations]]:
-    from workbook.operations.parts import OPERATIONS
-
-    return dict(OPERATIONS)
-
-
-def _parts_workload() -> Workload:
-    from workbook.workloads import parts_workload
-
-    return parts_workload()
 
 
 DATASETS: dict[str, DatasetSpec] = {
@@ -108,47 +42,20 @@ DATASETS: dict[str, DatasetSpec] = {
         "Users and who follows whom; a few accounts are followed by a large share of users.",
         FOLLOWERS_SIZES,
         generate_followers,
-        _followers_shapes,
-        _followers_operations,
-        _followers_workload,
     ),
     "parts": DatasetSpec(
         "parts",
         "Parts, products built from shared parts, and the occasional part rename.",
         PARTS_SIZES,
         generate_parts,
-        _parts_shapes,
-        _parts_operations,
-        _parts_workload,
     ),
     "store": DatasetSpec(
         "store",
         "An online store: categories, products, reviews, customers and orders.",
         STORE_SIZES,
         generate_store,
-        _store_shapes,
-        _store_operations,
-        _store_workload,
     ),
 }
-
-
-def _blog_shapes() -> dict[str, ShapeSpec]:
-    from workbook.capstone.registration import shape_specs
-
-    return shape_specs()
-
-
-def _blog_operations() -> dict[str, type[Operations]]:
-    from workbook.capstone.registration import operation_classes
-
-    return operation_classes()
-
-
-def _blog_workload() -> Workload:
-    from workbook.capstone.workload import blog_workload
-
-    return blog_workload()
 
 
 CAPSTONE_DATASETS: dict[str, DatasetSpec] = {
@@ -157,9 +64,6 @@ CAPSTONE_DATASETS: dict[str, DatasetSpec] = {
         "A blog: users, posts, comments and likes; a few posts go viral. Shapes: three references and yours.",
         BLOG_SIZES,
         generate_blog,
-        _blog_shapes,
-        _blog_operations,
-        _blog_workload,
     ),
 }
 """Datasets registered like the built-ins but kept out of ``DATASETS`` (no committed samples, not in

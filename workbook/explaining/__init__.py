@@ -2,10 +2,12 @@
 
 - :mod:`~workbook.explaining.view`: :func:`explain`, :func:`explain_aggregate` and :class:`Explain`,
   the learner's view of the database's own explain reply;
-- :mod:`~workbook.explaining.native`: the offline server's native explain (the planner model);
-- :mod:`~workbook.explaining.model`: explain commands answered by the model on any data;
-- :mod:`~workbook.explaining.cache`: the model cache and the write counter that invalidates it;
 - :mod:`~workbook.explaining.work`: keys and documents examined by measured calls.
+
+The engine's side lives below this package, so the offline server never imports the learner's view
+(which imports :mod:`workbook.connection`, which starts that server): :mod:`workbook.offline_explain`
+(the offline server's native explain), :mod:`workbook.explain_model` (explain commands answered by
+the planner model on any data) and :mod:`workbook.explain_cache` (the model cache and its write counter).
 
 Reading an explain (stage names, the plan walk, SBE and ``$cursor`` unwrapping, the summary) is
 :mod:`workbook.planner.reading`.

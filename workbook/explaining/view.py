@@ -1,7 +1,7 @@
 """``explain()``: what the database did to answer a query, as the database itself reports it.
 
 On a MongoDB server that is the server's explain; on the offline default it is the offline server's
-native explain, which the workbench's planner model answers (:mod:`workbook.explaining.native`),
+native explain, which the workbench's planner model answers (:mod:`workbook.offline_explain`),
 labelled ``modelledBy``. Either way the reply (``executionStats`` verbosity) is read the same way:
 version differences are evened out (:func:`workbook.planner.reading.normalise_server_explain`: SBE's
 ``queryPlan`` nesting lifted, replica-set gossip removed), the original is kept on
@@ -21,7 +21,7 @@ from pymongo.errors import OperationFailure
 from workbook.connection import engine_info
 from workbook.errors import ExplainError, UnknownHintError
 from workbook.explain_draw import draw_plan, plan_svg
-from workbook.explaining.native import error_from_reply
+from workbook.offline_explain import error_from_reply
 from workbook.planner import FindArgs
 from workbook.planner.labels import MODELLED_LABEL
 from workbook.planner.reading import is_modelled, normalise_server_explain, summarize

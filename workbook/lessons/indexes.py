@@ -16,12 +16,7 @@ import pandas as pd
 from pymongo.collection import Collection
 
 from workbook.errors import ArgumentTypeError, WorkbookError
-from workbook.facts import bson_size
-
-BLOCKING_SORT_LIMIT_BYTES = 100 * 1024 * 1024
-"""Memory a blocking (in-memory) sort may use before it must spill to disk or fail: 100 MB
-(``internalQueryMaxBlockingSortMemoryUsageBytes``); beyond it the server fails with code 292
-(QueryExceededMemoryLimitNoDiskUseAllowed) unless ``allowDiskUse`` is on (the default since 6.0)."""
+from workbook.facts import MAX_BLOCKING_SORT_BYTES, bson_size
 
 Keys = Sequence[tuple[str, int]]
 
@@ -163,7 +158,7 @@ class SortMemory:
 
     documents: int
     bytes: int
-    limit: int = BLOCKING_SORT_LIMIT_BYTES
+    limit: int = MAX_BLOCKING_SORT_BYTES
 
     @property
     def share_of_limit(self) -> float:

@@ -18,9 +18,7 @@ from pymongo.collection import Collection
 from pymongo.errors import OperationFailure
 
 from workbook.errors import ArgumentTypeError
-
-VALIDATION_FAILED = 121
-"""The server's error code for a write its collection's validator refused (DocumentValidationFailure)."""
+from workbook.facts import VALIDATION_FAILED
 
 
 def _walk(node: Any, path: str) -> Iterator[str]:

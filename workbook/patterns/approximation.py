@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 from pymongo.database import Database
 
+from workbook.calls import measure_call
 from workbook.errors import ArgumentTypeError
-from workbook.monitor import capture
 from workbook.patterns.work import load_steps
 
 COLLECTION = "page_views"
@@ -76,10 +76,13 @@ def count_views(
     bar = load_steps(f"{events:,} views per counter", events * len(everies), progress)
     for every in everies:
         counter = ApproximateCounter(db, f"every-{every}", every)
-        with capture() as sent:
+
+        def views(counter: ApproximateCounter = counter) -> None:
             for _ in range(events):
                 counter.record()
                 bar.update()
+
+        sent = measure_call(None, views)
         stored = (db[COLLECTION].find_one({"_id": counter.key}) or {}).get("views", 0)
         rows.append(
             {

@@ -11,9 +11,9 @@ from bson import Binary
 from pymongo.collection import Collection
 from pymongo.database import Database
 
+from workbook.calls import measure_call
 from workbook.loaded import Loadable, LoadedShape, loaded_shapes
 from workbook.namespace import require_own_database
-from workbook.patterns.work import measure_call
 
 HOT_FIELDS = ("name", "price", "brand", "category", "stock")
 """What the store's hot reads (category listing, product header, place order) use of a product."""

@@ -25,12 +25,12 @@ import pandas as pd
 from pymongo import ASCENDING, DESCENDING, ReturnDocument
 from pymongo.database import Database
 
+from workbook.calls import Work, measure_call
 from workbook.errors import UnknownChoiceError, WorkbookError
 from workbook.gc_pause import paused
 from workbook.loaded import LoadedShape
 from workbook.operations.base import bson_time
 from workbook.operations.followers import PAGE_SIZE
-from workbook.patterns.work import Work, measure_call
 from workbook.shapes.followers import follower_entry, newest
 from workbook.shapes.spec import Document
 from workbook.sizes import largest_document_bytes

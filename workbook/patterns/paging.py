@@ -15,11 +15,11 @@ from typing import Any
 import pandas as pd
 from pymongo.collection import Collection
 
+from workbook.calls import measure_call
 from workbook.engine_reads import stored_documents
 from workbook.errors import WorkbookError
 from workbook.loaded import Loadable, LoadedShape, loaded_shapes
 from workbook.operations.followers import FOLLOWS_NEWEST_FIRST, PAGE_SIZE
-from workbook.patterns.work import measure_call
 
 BY_FOLLOWER = [("followerId", 1)]
 """The unique index's order within one followed user: follower ids, ascending."""

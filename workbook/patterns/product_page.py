@@ -15,11 +15,11 @@ from typing import Any
 import pandas as pd
 from pymongo.collection import Collection
 
+from workbook.calls import Work, measure_call
 from workbook.errors import WorkbookError
 from workbook.loaded import Loadable, LoadedShape, loaded_shapes
-from workbook.monitor import capture
 from workbook.operations.store import PAGE_SIZE
-from workbook.patterns.work import Work, measure_call, work_table
+from workbook.patterns.work import work_table
 
 LISTING_SORT = [("price", 1), ("_id", 1)]
 """The category listing's order: cheapest first, ``_id`` breaking ties (the ``category_price`` index)."""
@@ -54,10 +54,9 @@ def add_review_commands(
     loaded: LoadedShape, product_id: str, customer_id: str, rating: int, text: str, *, now: datetime | None = None
 ) -> pd.DataFrame:
     """Add a review and list the commands it sent: command, collection, and the update operators used."""
-    with capture() as sent:
-        loaded.ops.run("add_review", product_id, customer_id, rating, text, now=now)
+    work = measure_call(None, loaded.ops.run, "add_review", product_id, customer_id, rating, text, now=now)
     rows = []
-    for command in sent.commands:
+    for command in work.sent:
         name, body = command["name"], command["command"]
         updates = body.get("updates", []) if name == "update" else []
         operators = sorted({op for u in updates for op in u.get("u", {})})

@@ -20,10 +20,10 @@ import pandas as pd
 
 from workbook.facts import bson_size
 from workbook.operations.followers import FOLLOWS_NEWEST_FIRST, PAGE_SIZE
+from workbook.shapes import SHAPE_NAMES
 from workbook.shapes.followers import NEWEST_FIRST
 
-SCALES = ("tiny", "small", "medium")
-SHAPES = ("embedded", "referenced", "hybrid")
+MEASURED_SCALES = ("tiny", "small", "medium")
 COLUMNS = [
     "scale",
     "follows",
@@ -34,7 +34,7 @@ COLUMNS = [
     "docs_examined",
     "bytes_returned",
 ]
-CACHE = "followers_scaling.csv"
+CACHE_FILE = "followers_scaling.csv"
 
 
 def _index_infos(spec: Any) -> list[dict[str, Any]]:
@@ -53,7 +53,7 @@ def _explain(documents: list[dict[str, Any]], spec: Any, **query: Any) -> tuple[
 
 def page_cost(dataset: Any, shape: str, page: int = 0, page_size: int = PAGE_SIZE) -> dict[str, Any]:
     """The most-followed user's followers page ``page`` in ``shape``: keys and documents examined, bytes returned."""
-    from workbook.shapes import shape_spec
+    from workbook.dataset_parts import shape_spec
 
     spec = shape_spec("followers", shape)
     built = spec.build(dataset)
@@ -94,7 +94,7 @@ def page_cost(dataset: Any, shape: str, page: int = 0, page_size: int = PAGE_SIZ
     }
 
 
-def compute_scaling(scales: tuple[str, ...] = SCALES, seed: int = 7) -> pd.DataFrame:
+def compute_scaling(scales: tuple[str, ...] = MEASURED_SCALES, seed: int = 7) -> pd.DataFrame:
     """Compute the table (slow at medium: about a minute); ``work_by_scale`` reads the committed copy."""
     from workbook.datasets import generate
 
@@ -102,14 +102,14 @@ def compute_scaling(scales: tuple[str, ...] = SCALES, seed: int = 7) -> pd.DataF
     for scale in scales:
         dataset = generate("followers", scale=scale, seed=seed)
         follows = len(dataset.collections["follows"])
-        for shape in SHAPES:
+        for shape in SHAPE_NAMES:
             rows.append({"scale": scale, "follows": follows, "shape": shape, **page_cost(dataset, shape)})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def work_by_scale() -> pd.DataFrame:
     """The committed table: per scale and shape, the top user's first followers page (see the module docstring)."""
-    text = (resources.files("workbook.patterns") / "data" / CACHE).read_text(encoding="utf-8")
+    text = (resources.files("workbook.patterns") / "data" / CACHE_FILE).read_text(encoding="utf-8")
     return pd.read_csv(StringIO(text))
 
 
@@ -148,7 +148,7 @@ def scaling_chart(frame: pd.DataFrame, metrics: tuple[str, ...] = ("bytes_return
         log_x=True,
         log_y=True,
         color_discrete_map=SHAPE_COLORS,
-        category_orders={"shape": list(SHAPES)},
+        category_orders={"shape": list(SHAPE_NAMES)},
         labels={"follows": "follow edges in the dataset (log scale)", "value": "bytes (log scale)"},
         hover_data=["scale", "top_user_followers"],
     )

@@ -24,8 +24,8 @@ import pandas as pd
 from pymongo import ASCENDING
 from pymongo.database import Database
 
+from workbook.calls import measure_call
 from workbook.errors import UnknownChoiceError, WorkbookError
-from workbook.patterns.work import measure_call
 from workbook.shapes.spec import Document
 
 ROOT_ID = "cat-00"

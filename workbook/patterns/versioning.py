@@ -17,8 +17,8 @@ import pandas as pd
 from pymongo import ASCENDING, DESCENDING
 from pymongo.database import Database
 
+from workbook.calls import measure_call
 from workbook.errors import WorkbookError
-from workbook.patterns.work import measure_call
 from workbook.shapes.spec import Document
 
 CURRENT = "products"

@@ -1,57 +1,14 @@
-"""What one call cost: round trips, bytes and documents returned (command monitoring), and keys and
-documents examined (explain of every read the call sent). Engine-independent, unlike latency."""
+"""The patterns' tables of work: one row per measured call (:func:`workbook.calls.measure_call`), the
+explain rows beside a filter, and the progress bar over a pattern's load steps."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-from pymongo.database import Database
 
+from workbook.calls import Work
 from workbook.explaining import explain
-from workbook.explaining.work import work_examined
-from workbook.monitor import capture
-
-
-@dataclass
-class Work:
-    """The work behind one call, and what it returned."""
-
-    round_trips: int
-    bytes_returned: int
-    docs_returned: int
-    keys_examined: float
-    docs_examined: float
-    commands: list[str] = field(default_factory=list)
-    result: Any = None
-
-    def row(self) -> dict[str, Any]:
-        """The counts as a dict (no result): one row of a comparison table."""
-        return {
-            "round_trips": self.round_trips,
-            "docs_examined": self.docs_examined,
-            "keys_examined": self.keys_examined,
-            "docs_returned": self.docs_returned,
-            "bytes_returned": self.bytes_returned,
-        }
-
-
-def measure_call(db: Database, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Work:
-    """Run ``call(*args, **kwargs)`` once and count its work (explain runs after it, outside the count)."""
-    with capture() as sent:
-        result = call(*args, **kwargs)
-    examined = work_examined(db, sent.commands)
-    return Work(
-        sent.round_trips,
-        sent.bytes_returned,
-        sent.docs_returned,
-        examined["keys_examined"],
-        examined["docs_examined"],
-        [c["name"] for c in sent.commands],
-        result,
-    )
 
 
 def work_table(rows: dict[str, Work], index_name: str = "shape") -> pd.DataFrame:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from workbook.planner.aggregate import explain_aggregate
 from workbook.planner.explain import explain_find, explain_find_args, find_documents, find_records
 from workbook.planner.labels import MODELLED_BY, MODELLED_FIELD, MODELLED_LABEL
-from workbook.planner.plans import Collection
+from workbook.planner.plans import CollectionModel
 from workbook.planner.query import FindArgs
 from workbook.planner.reading import summarize
 
@@ -22,7 +22,7 @@ __all__ = [
     "MODELLED_BY",
     "MODELLED_FIELD",
     "MODELLED_LABEL",
-    "Collection",
+    "CollectionModel",
     "FindArgs",
     "explain_aggregate",
     "explain_find",

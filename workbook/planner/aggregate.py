@@ -15,7 +15,7 @@ from workbook.errors import ExplainError
 from workbook.planner.explain import run_find
 from workbook.planner.keys import path_keys
 from workbook.planner.labels import MODELLED_BY, MODELLED_FIELD
-from workbook.planner.plans import Collection
+from workbook.planner.plans import CollectionModel
 from workbook.planner.query import FindArgs, make_query, normalize_projection
 from workbook.planner.reading import COLLECTION_SCANS, index_name, walk
 from workbook.planner.unsupported import not_modelled
@@ -99,7 +99,7 @@ def _local_values(document: Mapping[str, Any], path: str) -> list[Any]:
 
 
 def explain_aggregate(
-    collections: Mapping[str, tuple[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]]] | Collection],
+    collections: Mapping[str, tuple[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]]] | CollectionModel],
     collection_name: str,
     pipeline: Sequence[Mapping[str, Any]],
     *,
@@ -107,10 +107,11 @@ def explain_aggregate(
     collation: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Model ``aggregate(pipeline).explain("executionStats")``; collections map name -> (docs, indexes)
-    or to a :class:`Collection` model built earlier."""
+    or to a :class:`CollectionModel` model built earlier."""
     started = time.perf_counter()
     models = {
-        name: source if isinstance(source, Collection) else Collection(*source) for name, source in collections.items()
+        name: source if isinstance(source, CollectionModel) else CollectionModel(*source)
+        for name, source in collections.items()
     }
     if collection_name not in models:
         raise ExplainError(
@@ -145,9 +146,9 @@ def explain_aggregate(
 
 
 def _run_lookup(
-    models: dict[str, Collection], database: str, spec: Mapping[str, Any], outputs: list[dict[str, Any]]
+    models: dict[str, CollectionModel], database: str, spec: Mapping[str, Any], outputs: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    foreign = models.get(spec["from"]) or Collection([], [])
+    foreign = models.get(spec["from"]) or CollectionModel([], [])
     namespace = f"{database}.{spec['from']}"
     docs_examined = keys_examined = collection_scans = 0
     indexes_used: list[str] = []

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from workbook.planner.labels import MODELLED_BY, MODELLED_FIELD
-from workbook.planner.plans import Collection, check_supported, choose_and_run
+from workbook.planner.plans import CollectionModel, check_supported, choose_and_run
 from workbook.planner.predicates import serialize_all
 from workbook.planner.query import FindArgs, FindQuery, make_query
 from workbook.planner.stages import Member
@@ -16,7 +16,7 @@ from workbook.planner.stages import Member
 VERBOSITIES = ("queryPlanner", "executionStats", "allPlansExecution")
 
 
-def run_find(collection: Collection, namespace: str, query: FindQuery) -> tuple[dict[str, Any], list[Member]]:
+def run_find(collection: CollectionModel, namespace: str, query: FindQuery) -> tuple[dict[str, Any], list[Member]]:
     """Plan and run a find on the model; the explain document and the returned members."""
     started = time.perf_counter()
     check_supported(collection, query)
@@ -54,12 +54,12 @@ def run_find(collection: Collection, namespace: str, query: FindQuery) -> tuple[
 
 
 def find_documents(
-    collection: Collection, namespace: str, args: FindArgs
+    collection: CollectionModel, namespace: str, args: FindArgs
 ) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
     """The explain of a find and the documents it returns, in order, as the model's chosen plan
     produced them (its projection applied by the plan's own PROJECTION stage).
 
-    >>> c = Collection([{"_id": 1, "a": 2}, {"_id": 2, "a": 1}], [{"key": {"_id": 1}, "name": "_id_"}])
+    >>> c = CollectionModel([{"_id": 1, "a": 2}, {"_id": 2, "a": 1}], [{"key": {"_id": 1}, "name": "_id_"}])
     >>> find_documents(c, "db.c", FindArgs.of({"a": {"$gte": 1}}, {"_id": 0}, [("a", 1)]))[1]
     [{'a': 1}, {'a': 2}]
     """
@@ -102,19 +102,19 @@ def explain_find(
     indexes: Sequence[Mapping[str, Any]],
     *,
     namespace: str,
-    model: Collection | None = None,
+    model: CollectionModel | None = None,
     **arguments: Any,
 ) -> dict[str, Any]:
     """Model ``find(...).explain()`` over these documents and ``list_indexes()``; ``arguments`` are
     :meth:`FindArgs.of`'s (filter, projection, sort, limit, skip, hint, collation).
 
-    ``model``, a :class:`Collection` built earlier from the same documents and indexes, saves
+    ``model``, a :class:`CollectionModel` built earlier from the same documents and indexes, saves
     rebuilding its index keys (``documents`` and ``indexes`` are then not read).
     """
-    return explain_find_args(model or Collection(documents, indexes), namespace, FindArgs.of(**arguments))
+    return explain_find_args(model or CollectionModel(documents, indexes), namespace, FindArgs.of(**arguments))
 
 
-def explain_find_args(collection: Collection, namespace: str, args: FindArgs) -> dict[str, Any]:
+def explain_find_args(collection: CollectionModel, namespace: str, args: FindArgs) -> dict[str, Any]:
     """Model the explain of a find given as :class:`FindArgs` on a collection model."""
     explain, _ = run_find(collection, namespace, make_query(args, collection.collation))
     database, _, name = namespace.partition(".")
@@ -122,7 +122,7 @@ def explain_find_args(collection: Collection, namespace: str, args: FindArgs) ->
     return explain
 
 
-def find_records(collection: Collection, namespace: str, args: FindArgs) -> tuple[dict[str, Any], list[int]]:
+def find_records(collection: CollectionModel, namespace: str, args: FindArgs) -> tuple[dict[str, Any], list[int]]:
     """Plan and run a find on the model: its explain and the positions, in ``collection.documents``, of the
     documents the winning plan returns, in the order it returns them (what the offline default replies)."""
     explain, members = run_find(collection, namespace, make_query(args, collection.collation))

@@ -16,7 +16,7 @@ from workbook.planner.values import MISSING, UNDEFINED, Collate, sort_key
 
 
 @dataclass(frozen=True)
-class IndexSpec:
+class IndexDefinition:
     """One entry of ``list_indexes()``, read the way the planner needs it."""
 
     name: str
@@ -31,7 +31,7 @@ class IndexSpec:
     """The key pattern as listed, special kinds ("hashed", "text", "2dsphere") included."""
 
     @classmethod
-    def from_info(cls, info: Mapping[str, Any], default_collation: Mapping[str, Any] | None = None) -> IndexSpec:
+    def from_info(cls, info: Mapping[str, Any], default_collation: Mapping[str, Any] | None = None) -> IndexDefinition:
         """Read a ``list_indexes()`` document; an index listed without a collation has the collection's."""
         key = info["key"]
         pairs = list(key.items()) if isinstance(key, Mapping) else [tuple(p) for p in key]
@@ -106,7 +106,7 @@ class Entry:
 class IndexData:
     """An index's sorted entries and what it learned about arrays while building them."""
 
-    spec: IndexSpec
+    spec: IndexDefinition
     entries: list[Entry]
     multikey_paths: dict[str, list[str]] = field(default_factory=dict)
     memo: KeyMemo = field(default_factory=dict, repr=False)
@@ -174,7 +174,9 @@ def path_keys(document: Mapping[str, Any], path: str) -> tuple[list[Any], set[st
     return [None if v is MISSING else v for v in values], arrays
 
 
-def build_index(spec: IndexSpec, documents: Sequence[Mapping[str, Any]], earlier: KeyMemo | None = None) -> IndexData:
+def build_index(
+    spec: IndexDefinition, documents: Sequence[Mapping[str, Any]], earlier: KeyMemo | None = None
+) -> IndexData:
     """Generate every key of the index over the documents and sort them in index order.
 
     ``earlier`` (read, never changed) holds the keys of documents an earlier build of the same
@@ -286,7 +288,7 @@ def update_index(earlier: IndexData, documents: Sequence[Mapping[str, Any]], del
 
 
 def _document_keys(
-    spec: IndexSpec, document: Mapping[str, Any], collate: Collate | None
+    spec: IndexDefinition, document: Mapping[str, Any], collate: Collate | None
 ) -> tuple[list[tuple[tuple[tuple, ...], tuple[Any, ...]]], list[set[str]]]:
     """The distinct (sort keys, values) one document gives the index, and the array prefixes per path."""
     none: list[set[str]] = [set() for _ in spec.paths]
@@ -316,7 +318,7 @@ def _field_key(position: int, entry: Entry) -> tuple[Any, ...]:
     return entry.keys[position]
 
 
-def _check_parallel_arrays(spec: IndexSpec, array_fields: list[set[str]]) -> None:
+def _check_parallel_arrays(spec: IndexDefinition, array_fields: list[set[str]]) -> None:
     with_arrays = [prefixes for prefixes in array_fields if prefixes]
     for first, second in itertools.combinations(with_arrays, 2):
         if not first & second:

@@ -18,7 +18,7 @@ from bson import MaxKey, MinKey
 from workbook.gc_pause import paused
 from workbook.planner.bounds import EXACT, INEXACT_COVERED, OIL, Interval, all_values, intersect, translate
 from workbook.planner.collation import normalize
-from workbook.planner.keys import Delta, IndexData, IndexSpec, KeyMemo, build_index, update_index
+from workbook.planner.keys import Delta, IndexData, IndexDefinition, KeyMemo, build_index, update_index
 from workbook.planner.predicates import Predicate, indexable
 from workbook.planner.query import FindQuery
 from workbook.planner.reading import FETCHING
@@ -47,7 +47,7 @@ PLAN_EVALUATION_MAX_RESULTS = 101  # internalQueryPlanEvaluationMaxResults
 BONUS_EPSILON = 1e-4  # kBonusEpsilon in plan_ranker.h
 
 
-class Collection:
+class CollectionModel:
     """The documents and visible indexes of one collection, with index keys built on demand.
 
     ``previous`` is an earlier model of the same collection: an index whose definition is
@@ -61,13 +61,13 @@ class Collection:
         indexes: Sequence[Mapping[str, Any]],
         collation: Mapping[str, Any] | None = None,
         *,
-        previous: Collection | None = None,
+        previous: CollectionModel | None = None,
     ) -> None:
         self.documents = documents if isinstance(documents, list) else list(documents)
         """The documents in record order (a list given is kept, not copied: never change it afterwards)."""
         self.collation = dict(collation) if collation is not None and normalize(collation) else None
         """The collection's default collation (None for simple): queries without one use it."""
-        self.specs = [IndexSpec.from_info(info, self.collation) for info in indexes]
+        self.specs = [IndexDefinition.from_info(info, self.collation) for info in indexes]
         self._definitions = {spec.name: repr(info) for spec, info in zip(self.specs, indexes, strict=True)}
         self._built: dict[str, IndexData] = {}
         self._memos: dict[str, KeyMemo] = {}
@@ -84,7 +84,7 @@ class Collection:
             if self._delta is not None:
                 self._earlier = {n: data for n, data in previous._built.items() if n in same}
 
-    def index(self, spec: IndexSpec) -> IndexData:
+    def index(self, spec: IndexDefinition) -> IndexData:
         """The index's sorted keys over the documents (built once)."""
         if spec.name not in self._built:
             earlier = self._earlier.pop(spec.name, None)
@@ -97,7 +97,7 @@ class Collection:
         return self._built[spec.name]
 
     @property
-    def visible(self) -> list[IndexSpec]:
+    def visible(self) -> list[IndexDefinition]:
         """Indexes the planner may consider: not hidden, and of a kind the model understands."""
         return [s for s in self.specs if not s.hidden and not s.special]
 
@@ -135,7 +135,7 @@ def _mentions_strings(value: Any) -> bool:
     return False
 
 
-def _usable(predicate: Predicate, spec: IndexSpec, query: FindQuery) -> bool:
+def _usable(predicate: Predicate, spec: IndexDefinition, query: FindQuery) -> bool:
     # String bounds are only meaningful if the index orders strings by the query's collation.
     if predicate.op == "$not":
         strings = any(_mentions_strings(inner.value) for inner in predicate.value if inner.op != "$regex")
@@ -147,7 +147,7 @@ def _usable(predicate: Predicate, spec: IndexSpec, query: FindQuery) -> bool:
 
 
 def _unusable_elem_matches(
-    query: FindQuery, path: str, spec: IndexSpec, index: IndexData, prefixes: set[str]
+    query: FindQuery, path: str, spec: IndexDefinition, index: IndexData, prefixes: set[str]
 ) -> set[int]:
     out: set[int] = set()
     for group, pred in enumerate(query.predicates):
@@ -178,7 +178,7 @@ def _is_null(value: Any) -> bool:
 
 
 def _compatible(
-    predicate: Predicate, in_elem_match_value: bool, spec: IndexSpec, index: IndexData, prefixes: set[str]
+    predicate: Predicate, in_elem_match_value: bool, spec: IndexDefinition, index: IndexData, prefixes: set[str]
 ) -> bool:
     """QueryPlannerIXSelect::_compatible's rules for negations and sparse indexes
     (planner_ixselect.cpp, nodeIsSupportedBySparseIndex, isQueryNegatingEqualToNull)."""
@@ -253,7 +253,7 @@ def _implies(predicates: Sequence[Predicate], required: Predicate) -> bool:
     return False
 
 
-def partial_usable(spec: IndexSpec, query: FindQuery) -> bool:
+def partial_usable(spec: IndexDefinition, query: FindQuery) -> bool:
     """Whether the query's filter implies the partial index's filter (else the index is skipped)."""
     return spec.partial is None or all(_implies(query.predicates, r) for r in spec.partial)
 
@@ -440,7 +440,7 @@ def _can_cover(access: Access, query: FindQuery) -> bool:
     return _provides(access, needed)
 
 
-def build_tree(collection: Collection, query: FindQuery, access: Access | None, direction: int) -> Candidate:
+def build_tree(collection: CollectionModel, query: FindQuery, access: Access | None, direction: int) -> Candidate:
     """The stage tree analyzeDataAccess builds over an index scan (or a collection scan)."""
     documents, collate = collection.documents, query.collate
     scan: IndexScan | None = None
@@ -464,7 +464,7 @@ def build_tree(collection: Collection, query: FindQuery, access: Access | None, 
 
 
 def finish_tree(
-    collection: Collection,
+    collection: CollectionModel,
     query: FindQuery,
     root: Stage,
     *,
@@ -540,7 +540,7 @@ def explode_for_sort(access: Access, query: FindQuery) -> Stage | None:
 # --- OR plans (index union) --------------------------------------------------------------------
 
 
-def _branch_access(collection: Collection, branch: FindQuery) -> Access | None:
+def _branch_access(collection: CollectionModel, branch: FindQuery) -> Access | None:
     """The index one $or branch would use, chosen as the subplanner chooses (a trial among its
     indexed plans); None when some branch has no usable index (the whole query then scans)."""
     candidates = []
@@ -559,7 +559,7 @@ def _branch_access(collection: Collection, branch: FindQuery) -> Access | None:
     return candidates[0].access
 
 
-def or_candidate(collection: Collection, query: FindQuery) -> Candidate | None:
+def or_candidate(collection: CollectionModel, query: FindQuery) -> Candidate | None:
     """OR over one index scan per branch of the query's $or, the other predicates fetched and
     filtered above it (QueryPlannerAccess::buildIndexedOr); None when a branch cannot use an index."""
     ors = [p for p in query.predicates if p.op == "$or"]
@@ -596,7 +596,7 @@ def or_candidate(collection: Collection, query: FindQuery) -> Candidate | None:
 # --- enumeration -------------------------------------------------------------------------------
 
 
-def _hinted(collection: Collection, hint: Any) -> IndexSpec | None:
+def _hinted(collection: CollectionModel, hint: Any) -> IndexDefinition | None:
     """The hinted index; None for ``{$natural: 1}`` (a collection scan)."""
     if isinstance(hint, Mapping) and list(hint) == ["$natural"]:
         return None
@@ -614,7 +614,7 @@ def _natural_direction(hint: Mapping[str, Any]) -> int:
     return 1 if value > 0 else -1
 
 
-def _id_hack_value(collection: Collection, query: FindQuery) -> Any:
+def _id_hack_value(collection: CollectionModel, query: FindQuery) -> Any:
     # isIdHackEligibleQuery: no hint or skip, and the collection's own collation (its _id index's)
     if query.hint is not None or query.skip or query.collation_id != normalize(collection.collation):
         return None
@@ -632,7 +632,7 @@ def _id_hack_value(collection: Collection, query: FindQuery) -> Any:
     return pred.value
 
 
-def enumerate_candidates(collection: Collection, query: FindQuery) -> list[Candidate]:
+def enumerate_candidates(collection: CollectionModel, query: FindQuery) -> list[Candidate]:
     """Every plan the planner would race, in the order it generates them."""
     if query.hint is not None:
         hinted = _hinted(collection, query.hint)
@@ -678,7 +678,7 @@ def enumerate_candidates(collection: Collection, query: FindQuery) -> list[Candi
 # --- multi-planner -----------------------------------------------------------------------------
 
 
-def trial_limits(collection: Collection, query: FindQuery) -> tuple[int, int]:
+def trial_limits(collection: CollectionModel, query: FindQuery) -> tuple[int, int]:
     """(works per plan, results that end the trial): MultiPlanStage::getTrialPeriod*."""
     works = max(PLAN_EVALUATION_WORKS, int(PLAN_EVALUATION_COLL_FRACTION * len(collection.documents)))
     results = PLAN_EVALUATION_MAX_RESULTS
@@ -768,7 +768,7 @@ def run_to_end(candidate: Candidate) -> list[Member]:
 
 
 @dataclass
-class Outcome:
+class PlanChoice:
     """What planning and running a find produced."""
 
     winner: Candidate
@@ -789,20 +789,20 @@ def _trial_stats(candidate: Candidate) -> dict[str, Any]:
     }
 
 
-def choose_and_run(collection: Collection, query: FindQuery) -> Outcome:
+def choose_and_run(collection: CollectionModel, query: FindQuery) -> PlanChoice:
     """Enumerate, race if needed, and run the winner."""
     candidates = enumerate_candidates(collection, query)
     if len(candidates) == 1:
-        return Outcome(candidates[0], [], run_to_end(candidates[0]), [])
+        return PlanChoice(candidates[0], [], run_to_end(candidates[0]), [])
     works, results = trial_limits(collection, query)
     run_trial(candidates, works, results)
     trials = [_trial_stats(c) for c in candidates]
     ordered = rank(candidates)
     winner = ordered[0]
-    return Outcome(winner, ordered[1:], run_to_end(winner), trials)
+    return PlanChoice(winner, ordered[1:], run_to_end(winner), trials)
 
 
-def check_supported(collection: Collection, query: FindQuery) -> None:
+def check_supported(collection: CollectionModel, query: FindQuery) -> None:
     """Refuse hints on index kinds the model does not build (text, 2dsphere, hashed...)."""
     if query.hint is None:
         return

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from workbook.facts import MAX_BLOCKING_SORT_BYTES
 from workbook.planner.keys import key_document, path_keys
 from workbook.planner.predicates import Predicate, matches_all, serialize_all
 from workbook.planner.values import MISSING, Collate, sort_key
@@ -16,7 +17,6 @@ if TYPE_CHECKING:
     from workbook.planner.keys import Entry
 
 ADVANCED, NEED_TIME, IS_EOF = "ADVANCED", "NEED_TIME", "IS_EOF"
-SORT_MEMORY_LIMIT_BYTES = 104857600  # internalQueryMaxBlockingSortMemoryUsageBytes default (100 MB)
 
 
 @dataclass
@@ -404,7 +404,7 @@ class Sort(Stage):
     def plan_fields(self) -> dict[str, Any]:
         fields: dict[str, Any] = {
             "sortPattern": dict(self.pattern),
-            "memLimit": SORT_MEMORY_LIMIT_BYTES,
+            "memLimit": MAX_BLOCKING_SORT_BYTES,
         }
         if self.limit:
             fields["limitAmount"] = self.limit

@@ -12,7 +12,7 @@ from typing import Any
 
 from workbook.errors import ExplainError
 from workbook.planner.explain import run_find
-from workbook.planner.plans import Collection
+from workbook.planner.plans import CollectionModel
 from workbook.planner.query import FindArgs, make_query
 from workbook.planner.unsupported import not_modelled
 from workbook.planner.values import MISSING, compare
@@ -52,7 +52,7 @@ def _wrap(explain: dict[str, Any], stage: str, counters: dict[str, Any]) -> dict
     return explain
 
 
-def explain_delete(collection: Collection, namespace: str, command: Mapping[str, Any]) -> dict[str, Any]:
+def explain_delete(collection: CollectionModel, namespace: str, command: Mapping[str, Any]) -> dict[str, Any]:
     """Model ``explain`` of a delete command with one statement."""
     statement = _statement(command, "deletes")
     limit = statement.get("limit", 0)
@@ -66,7 +66,7 @@ def explain_delete(collection: Collection, namespace: str, command: Mapping[str,
     return _wrap(explain, "DELETE", {"nWouldDelete": len(members)})
 
 
-def explain_update(collection: Collection, namespace: str, command: Mapping[str, Any]) -> dict[str, Any]:
+def explain_update(collection: CollectionModel, namespace: str, command: Mapping[str, Any]) -> dict[str, Any]:
     """Model ``explain`` of an update command with one statement."""
     statement = _statement(command, "updates")
     update = statement.get("u")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbook.errors import WorkbookError
 from workbook.quiz.bank import all_questions, question
-from workbook.quiz.grading import Result, grade
+from workbook.quiz.grading import Result, grade_answer
 from workbook.quiz.progress import Progress, ProgressFileWarning
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def check(
     asked = question(question_id)
     if asked["type"] == "design" and db is None:
         db = task_database(question_id)
-    result = grade(asked, answer, db)
+    result = grade_answer(asked, answer, db)
     if record:
         try:
             _record(learner)(result)

@@ -15,8 +15,8 @@ from typing import Any
 from pymongo.collection import Collection
 from pymongo.database import Database
 
+from workbook.calls import measure_call
 from workbook.errors import UnknownChoiceError
-from workbook.monitor import capture
 
 
 @dataclass(frozen=True)
@@ -174,9 +174,8 @@ def product_page_one_read(
     loaded = workbook.load(dataset, shape, shape_db, progress=False)
     reviewed = Counter(review["productId"] for review in dataset.collections["reviews"])
     product_id = reviewed.most_common(1)[0][0]
-    with capture() as work:
-        loaded.ops.run("product_page", product_id)
-    counts = Counter(sent["name"] for sent in work.commands if sent["name"] in _READ_COMMANDS)
+    work = measure_call(None, loaded.ops.run, "product_page", product_id)
+    counts = Counter(name for name in work.commands if name in _READ_COMMANDS)
     reads = sum(counts.values())
     unbounded = _unbounded_arrays(loaded.spec, "products")
     sent = ", ".join(f"{n} {name}" for name, n in sorted(counts.items()))

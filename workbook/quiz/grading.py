@@ -254,7 +254,7 @@ def grade_design(question: Mapping[str, Any], answer: Any, db: Database) -> Resu
     return Result(question["id"], outcome.correct, outcome.feedback, answer, outcome.facts)
 
 
-def grade(question: Mapping[str, Any], answer: Any, db: Database | None = None) -> Result:
+def grade_answer(question: Mapping[str, Any], answer: Any, db: Database | None = None) -> Result:
     """Grade ``answer`` to ``question`` (design tasks look at ``db``)."""
     kind = question["type"]
     if kind == "design":

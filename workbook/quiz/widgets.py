@@ -19,7 +19,7 @@ from IPython import get_ipython
 from pymongo.database import Database
 
 from workbook.errors import WorkbookError
-from workbook.quiz.grading import Result, grade
+from workbook.quiz.grading import Result, grade_answer
 from workbook.quiz.order import shown_options
 
 
@@ -119,7 +119,7 @@ class QuestionWidget(widgets.VBox):
         answer = None if self.answer is None else self.answer.value
         try:
             db = self._database() if self.question["type"] == "design" and self._database else None
-            result = grade(self.question, answer, db)
+            result = grade_answer(self.question, answer, db)
         except WorkbookError as error:
             self.feedback.value = _box("#8a5a00", "⚠", html.escape(error.message))
             return

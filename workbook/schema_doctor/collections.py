@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from workbook.schema_doctor.context import Context
+from workbook.schema_doctor.families import DATE_PART, ID_PART, name_pattern
 from workbook.schema_doctor.lessons import MANY_COLLECTIONS
 from workbook.schema_doctor.report import Finding, Severity
 
@@ -20,21 +21,6 @@ WHY = (
     "Every collection carries at least an _id index, and the storage engine manages each collection and index "
     "separately: thousands of them strain the replica set and the cache even when most are idle."
 )
-
-_DATE = re.compile(r"(19|20)\d\d([-_.]?(0[1-9]|1[0-2])([-_.]?(0[1-9]|[12]\d|3[01]))?)?(?!\d)")
-_ID = re.compile(
-    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # UUID
-    r"|(?<![0-9a-z])[0-9a-f]{24}(?![0-9a-z])"  # ObjectId
-    r"|(?<![0-9])\d{3,}(?![0-9])",  # a run of digits
-    re.IGNORECASE,
-)
-
-
-def name_pattern(name: str) -> str | None:
-    """The name with embedded dates and ids replaced by ``<date>``/``<id>``, or None if it has neither."""
-    pattern = _DATE.sub("<date>", name)
-    pattern = _ID.sub("<id>", pattern)
-    return pattern if pattern != name else None
 
 
 def check_collections(ctx: Context) -> list[Finding]:
@@ -101,7 +87,7 @@ def name_date(name: str) -> datetime | None:
     >>> [str(name_date(n)) for n in ("events_2020_01_31", "logs_2024_02", "orders")]
     ['2020-01-31 00:00:00+00:00', '2024-02-01 00:00:00+00:00', 'None']
     """
-    found = _DATE.search(name)
+    found = DATE_PART.search(name)
     if found is None:
         return None
     digits = re.sub(r"\D", "", found.group(0))
@@ -126,7 +112,7 @@ def family_merge_pipeline(name: str, merged: str) -> list[dict[str, Any]]:
 
 
 def _id_in(name: str) -> str:
-    found = _ID.search(name)
+    found = ID_PART.search(name)
     return found.group(0) if found else name
 
 

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 from pymongo.database import Database
 
 from workbook.loaded import MARKER_COLLECTION
+from workbook.schema_doctor.families import name_pattern
 from workbook.schema_doctor.readonly import Budget, ReadOnlyDatabase
+from workbook.schema_doctor.stats import DocumentStat, FieldStat
 from workbook.schema_doctor.thresholds import Thresholds
 
 if TYPE_CHECKING:
@@ -48,33 +50,6 @@ FIELD_SUMMARY = {
     }
 }
 """Per top-level field, and per field of a top-level subdocument: name, type, array length, bytes."""
-
-
-@dataclass(frozen=True)
-class FieldStat:
-    """One top-level field of one sampled document."""
-
-    name: str
-    type: str
-    length: int | None
-    bytes: int
-
-
-@dataclass(frozen=True)
-class DocumentStat:
-    """One sampled document: its ``_id``, BSON size and top-level fields."""
-
-    id: Any
-    bytes: int
-    fields: tuple[FieldStat, ...]
-    nested: tuple[FieldStat, ...] = ()
-    """Fields one level down (``stats.history``), for arrays kept inside a subdocument."""
-
-    @property
-    def largest(self) -> FieldStat | None:
-        """The field that takes the most bytes (``_id`` aside)."""
-        candidates = [f for f in self.fields if f.name != "_id"]
-        return max(candidates, key=lambda f: f.bytes) if candidates else None
 
 
 @dataclass(frozen=True)
@@ -127,7 +102,6 @@ class Context:
         """
         if self._examined is None:
             from workbook.schema_doctor import thresholds
-            from workbook.schema_doctor.collections import name_pattern
 
             names = self.collections()
             families: dict[str, list[str]] = {}
@@ -223,7 +197,7 @@ class Context:
         if collection not in self._memory_reads:
             from workbook.schema_doctor import memory
 
-            self._memory_reads[collection] = memory.read(
+            self._memory_reads[collection] = memory.read_collection(
                 self.source, collection, self.sample_size, self.full_scan, self.budget, self.say
             )
         return self._memory_reads[collection]

@@ -28,7 +28,7 @@ from workbook.schema_doctor.thresholds import (
     TIME_LIMIT,
     Thresholds,
 )
-from workbook.schema_doctor.workload_adapter import hot_operations
+from workbook.schema_doctor.workload_adapter import course_hot_operations
 
 
 def database_of(target: Any) -> Database[Any]:
@@ -114,7 +114,7 @@ def doctor(
     observations: list[Observation] = []
 
     def workload_step() -> Iterable[Finding]:
-        operations = hot_operations(db, readonly, workload, shape, calls)
+        operations = course_hot_operations(db, readonly, workload, shape, calls)
         observations.extend(
             observe(readonly, database.client, operations, calls, context.thresholds.hot_per_second, context.notes)
         )

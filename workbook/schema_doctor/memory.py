@@ -31,8 +31,8 @@ from pymongo.database import Database
 
 from workbook.engine_compat import to_pymongo
 from workbook.engine_reads import local_storage
-from workbook.schema_doctor.context import DocumentStat, FieldStat
 from workbook.schema_doctor.readonly import Budget
+from workbook.schema_doctor.stats import DocumentStat, FieldStat
 
 READ_ALL_LIMIT = 200_000
 """Collections up to this many documents are read whole from the offline engine's memory (about 4 s at most)."""
@@ -124,7 +124,7 @@ def _element(name: str, value_bytes: int) -> int:
     return 2 + len(name.encode("utf-8")) + value_bytes
 
 
-def summarize(document: dict[str, Any]) -> DocumentStat:
+def document_stat(document: dict[str, Any]) -> DocumentStat:
     """The per-field summary the server-side pipeline makes of one document, computed in Python."""
     fields = []
     nested = []
@@ -149,7 +149,7 @@ def summarize(document: dict[str, Any]) -> DocumentStat:
     return DocumentStat(identifier, total, tuple(fields), tuple(nested))
 
 
-def read(
+def read_collection(
     db: Database[Any],
     collection: str,
     sample_size: int,
@@ -187,7 +187,7 @@ def read(
             budget.check()
         if chosen is not None and position not in chosen:
             continue
-        documents.append(summarize(_borrow(engine, stored)))
+        documents.append(document_stat(_borrow(engine, stored)))
     result = MemoryRead(count, tuple(documents), whole)
     if whole and version is not None:
         _CACHE[key] = (version, result)
@@ -209,6 +209,6 @@ def _borrow(engine: Any, stored: Any) -> dict[str, Any]:
         return dict(engine._decode_storage_document(stored))
 
 
-def forget() -> None:
+def forget_reads() -> None:
     """Drop every cached summary (tests)."""
     _CACHE.clear()

@@ -12,8 +12,9 @@ from typing import Any
 
 from pymongo.errors import PyMongoError
 
+from workbook.calls import measure_call
 from workbook.errors import WorkbookError
-from workbook.monitor import COMMANDS, capture
+from workbook.monitor import COMMANDS
 from workbook.schema_doctor.readonly import OutOfTime, ReadOnlyDatabase, ReadOnlyViolation
 from workbook.schema_doctor.workload_adapter import HotOperation
 
@@ -77,17 +78,16 @@ def observe(
             continue
         observation = Observation(op.name, op.per_second)
         for i in range(calls):
-            with capture() as work:
-                try:
-                    op.call(db, i)
-                except (OutOfTime, ReadOnlyViolation):
+            try:
+                work = measure_call(None, op.call, db, i)
+            except (OutOfTime, ReadOnlyViolation):
+                raise
+            except (WorkbookError, PyMongoError) as error:
+                if isinstance(error, PyMongoError) and error.timeout:
                     raise
-                except (WorkbookError, PyMongoError) as error:
-                    if isinstance(error, PyMongoError) and error.timeout:
-                        raise
-                    notes.append(f"{op.name}: call {i + 1} failed ({type(error).__name__}: {error}); not counted")
-                    continue
-            observation.calls.append([sent for sent in map(parse, work.commands) if sent is not None])
+                notes.append(f"{op.name}: call {i + 1} failed ({type(error).__name__}: {error}); not counted")
+                continue
+            observation.calls.append([sent for sent in map(parse, work.sent) if sent is not None])
         notes.append(f"{op.name} ({op.per_second:g}/s): {len(observation.calls)} call(s) observed")
         observations.append(observation)
     return observations

@@ -2,7 +2,7 @@
 
 A workload reaches the doctor as a list of :class:`HotOperation` (a name, a rate, and a call that
 reads). Learners' own applications pass such a list; for the course's datasets
-:func:`hot_operations` builds it from ``workbook.workload`` and the shape's operations class.
+:func:`course_hot_operations` builds it from ``workbook.workload`` and the shape's operations class.
 When the API around "dataset X in shape Y in this database" changes, only this module moves.
 """
 
@@ -29,7 +29,7 @@ class HotOperation:
     kind: Literal["read", "write"] = "read"
 
 
-def hot_operations(
+def course_hot_operations(
     target: Any, db: ReadOnlyDatabase, workload: Any, shape: str | None, calls: int
 ) -> list[HotOperation]:
     """The workload's read operations, most frequent first, with arguments drawn before anything is observed.
@@ -79,15 +79,15 @@ def _name(value: Any) -> str | None:
 
 
 def _course_operations(db: ReadOnlyDatabase, dataset: str, shape: str | None, calls: int) -> list[HotOperation]:
-    from workbook.datasets.registry import dataset_spec
+    from workbook.dataset_parts import dataset_parts
     from workbook.shapes import SHAPE_NAMES
 
-    registered = dataset_spec(dataset)
+    registered = dataset_parts(dataset)
     table = registered.workload()
     shape = shape or infer_shape(db, dataset)
     if shape not in SHAPE_NAMES:
         raise UnknownChoiceError("shape", shape, SHAPE_NAMES)
-    # The class, not workbook.operations.operations(): that one insists on a pymongo Database.
+    # The class, not workbook.dataset_parts.operations(): that one insists on a pymongo Database.
     operations = registered.operations()[shape](cast(Any, db))
     pools = _BoundedPools(db)
     hot = []
@@ -106,7 +106,8 @@ def _course_operations(db: ReadOnlyDatabase, dataset: str, shape: str | None, ca
 
 def infer_shape(db: ReadOnlyDatabase, dataset: str) -> str:
     """Which of the dataset's shapes ``db`` holds: its load record, its name, else its first collection's validator."""
-    from workbook.shapes import SHAPE_NAMES, shape_spec
+    from workbook.dataset_parts import shape_spec
+    from workbook.shapes import SHAPE_NAMES
 
     record = _recorded(db)
     if record.get("dataset") == dataset and record.get("shape") in SHAPE_NAMES:

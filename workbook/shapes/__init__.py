@@ -15,15 +15,4 @@ def check_shape(shape: str) -> str:
     return shape
 
 
-def shape_spec(dataset: str, shape: str) -> ShapeSpec:
-    """The declared shape ``shape`` of ``dataset`` (errors list the valid names)."""
-    from workbook.datasets.registry import dataset_spec
-
-    shapes = dataset_spec(dataset).shapes()
-    if isinstance(shape, str) and shape in shapes:  # the three, or a shape a learner registered (capstone)
-        return shapes[shape]
-    check_shape(shape)
-    raise UnknownChoiceError(f"shape of the {dataset} dataset", shape, list(shapes))
-
-
-__all__ = ["SHAPE_NAMES", "CollectionSpec", "IndexSpec", "ShapeSpec", "check_shape", "shape_spec"]
+__all__ = ["SHAPE_NAMES", "CollectionSpec", "IndexSpec", "ShapeSpec", "check_shape"]

@@ -5,7 +5,7 @@ random index sets and random finds (equality, ranges, ``$in``, sorts, projection
 through the server's explain and through the model on the same documents and ``list_indexes()``;
 every difference in chosen index, stage shape, nReturned, totalKeysExamined or totalDocsExamined
 is reported. Cases are pure data (:func:`generate_cases`), so the generator and the comparison
-(:func:`compare`) are tested without a server.
+(:func:`explain_differences`) are tested without a server.
 
 Only the learner's ``diffcheck`` workbench database is written to, and it is dropped at the end.
 """
@@ -223,7 +223,7 @@ def figures(explain: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def compare(server: Mapping[str, Any], model: Mapping[str, Any]) -> list[Difference]:
+def explain_differences(server: Mapping[str, Any], model: Mapping[str, Any]) -> list[Difference]:
     """Every compared figure on which two explains disagree (none when they agree)."""
     ours, theirs = figures(model), figures(server)
     return [Difference(what, theirs[what], ours[what]) for what in COMPARED if theirs[what] != ours[what]]
@@ -233,7 +233,7 @@ Explainer = Callable[..., Mapping[str, Any]]
 
 
 def run_case(db: Database, case: Case, server_explain: Explainer, model_explain: Explainer) -> CaseResult:
-    """Load one case into its own collection, explain it both ways, compare, drop the collection."""
+    """Load one case into its own collection, explain it both ways, explain_differences, drop the collection."""
     from workbook.namespace import require_own_database
 
     require_own_database(db.name)  # it writes: only ever to the learner's own databases
@@ -254,7 +254,7 @@ def run_case(db: Database, case: Case, server_explain: Explainer, model_explain:
                 setattr(result, side, {"error": str(error).splitlines()[0]})
         if len(sides) == 2:
             result.server, result.model = figures(sides["server"]), figures(sides["model"])
-            result.differences = compare(sides["server"], sides["model"])
+            result.differences = explain_differences(sides["server"], sides["model"])
         else:
             result.differences = [Difference("error", result.server.get("error"), result.model.get("error"))]
     finally:
@@ -266,8 +266,8 @@ def diffcheck(uri: str | None = None, *, seed: int = 0, cases: int = 50, extende
     """Run ``cases`` generated finds through a real server's explain and through the model."""
     import workbook
     from workbook.connection import resolve_uri
+    from workbook.explain_model import model_find
     from workbook.explaining import explain
-    from workbook.explaining.model import model_find
 
     if resolve_uri(uri) is None:
         raise DiffcheckNeedsServerError(

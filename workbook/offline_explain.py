@@ -19,8 +19,8 @@ from typing import Any
 from workbook import engine_compat, planner
 from workbook.engine_reads import public_records
 from workbook.errors import ExplainError, UnknownHintError, UnsupportedByModelError
-from workbook.explaining.cache import ModelCache, WriteCounter
-from workbook.explaining.model import collections_read, explain_command
+from workbook.explain_cache import ModelCache, WriteCounter
+from workbook.explain_model import collections_read, model_explain
 
 NOT_MODELLED_CODE = 115  # CommandNotSupported: the model does not cover this query
 BAD_VALUE_CODE = 2  # BadValue: what MongoDB answers for a hint naming no index
@@ -52,9 +52,9 @@ class ExplainHook:
         self._engine = engine
         self._client: Any = None
         self.writes = WriteCounter()
-        self.models: ModelCache[planner.Collection] = ModelCache()
+        self.models: ModelCache[planner.CollectionModel] = ModelCache()
         self._pending: dict[int, tuple[str, dict[str, Any]]] = {}
-        self._records: dict[_ModelKey, tuple[planner.Collection, list[Any]]] = {}
+        self._records: dict[_ModelKey, tuple[planner.CollectionModel, list[Any]]] = {}
 
     # --- the dispatch hook --------------------------------------------------------------------
     def intercept(self, inner: Any, body: dict[str, Any], options: dict[str, Any]) -> Any | None:
@@ -77,7 +77,7 @@ class ExplainHook:
             names = collections_read(command)
             models = {name: await self.model(database, name) for name in names}
             loop = asyncio.get_running_loop()
-            work = functools.partial(explain_command, models, database, command, verbosity)
+            work = functools.partial(model_explain, models, database, command, verbosity)
             reply = await loop.run_in_executor(None, work)  # the planner runs off the server's event loop
         except ExplainError as error:
             raise _server_error(error) from None
@@ -97,7 +97,7 @@ class ExplainHook:
             self._client = AsyncMongoClient(self._engine)
         return self._client[database][name]
 
-    async def model(self, database: str, name: str) -> planner.Collection:
+    async def model(self, database: str, name: str) -> planner.CollectionModel:
         """The current model of ``database.name`` (cached until any client writes to it)."""
         collection = self._collection(database, name)
         exists = name in await self._client[database].list_collection_names()
@@ -111,7 +111,7 @@ class ExplainHook:
         # Read on the server's event loop, so no write interleaves; an unchanged document is the same
         # object in the next version, and the model reuses the index keys it made for it.
         documents, records = public_records(self._engine, database, name) if exists else ([], [])
-        model = planner.Collection(documents, indexes, options.get("collation"), previous=self.models.latest(key))
+        model = planner.CollectionModel(documents, indexes, options.get("collation"), previous=self.models.latest(key))
         if self.writes.stamp(database, name) == stamp[0]:  # no write began meanwhile
             self.models.put(key, stamp, model)
         self._records[key] = (model, records)
@@ -119,7 +119,7 @@ class ExplainHook:
         self._records = {k: held for k, held in self._records.items() if self.models.latest(k) is held[0] or k == key}
         return model
 
-    def records(self, database: str, name: str, model: planner.Collection) -> list[Any] | None:
+    def records(self, database: str, name: str, model: planner.CollectionModel) -> list[Any] | None:
         """The engine's stored records behind ``model.documents`` (same order), while ``model`` is current."""
         held = self._records.get((database, name))
         return held[1] if held is not None and held[0] is model else None

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from workbook.errors import ArgumentTypeError, WorkbookError
 
 if TYPE_CHECKING:
-    from workbook.capstone.authoring import Shape
+    from workbook.blog.authoring import Shape
     from workbook.operations.base import Operations
     from workbook.shapes.spec import ShapeSpec
 
@@ -16,7 +16,7 @@ _REGISTERED: dict[str, Shape] = {}
 
 
 def _all() -> dict[str, Shape]:
-    from workbook.capstone.reference import reference_shapes
+    from workbook.blog.reference import reference_shapes
 
     return {**reference_shapes(), **_REGISTERED}
 
@@ -26,7 +26,7 @@ def register(shape: Shape) -> ShapeSpec:
 
     Registering again under the same name replaces the earlier version (edit the cell, run it again).
     """
-    from workbook.capstone.authoring import Shape
+    from workbook.blog.authoring import Shape
     from workbook.shapes.spec import SHAPE_NAMES
 
     if not isinstance(shape, Shape):

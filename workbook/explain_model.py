@@ -46,8 +46,8 @@ def check_verbosity(verbosity: Any) -> str:
     return str(verbosity)
 
 
-def explain_command(
-    models: Mapping[str, planner.Collection], database: str, command: Mapping[str, Any], verbosity: str
+def model_explain(
+    models: Mapping[str, planner.CollectionModel], database: str, command: Mapping[str, Any], verbosity: str
 ) -> dict[str, Any]:
     """The model's explain of ``command`` (find, aggregate, update, delete) at ``verbosity``, labelled as modelled."""
     name = next(iter(command), None)
@@ -82,14 +82,14 @@ def explain_command(
     return explain
 
 
-def model_of(collection: Collection) -> planner.Collection:
+def model_of(collection: Collection) -> planner.CollectionModel:
     """The planner's model of a pymongo collection on any server: its documents, indexes and collation."""
     options = collection.options()
-    return planner.Collection(list(collection.find()), list(collection.list_indexes()), options.get("collation"))
+    return planner.CollectionModel(list(collection.find()), list(collection.list_indexes()), options.get("collation"))
 
 
 def model_find(collection: Collection, **arguments: Any) -> dict[str, Any]:
     """The model's explain of ``collection.find(**arguments)`` on the collection's current data (any server)."""
     command = planner.FindArgs.of(**arguments).command(collection.name)
     models = {collection.name: model_of(collection)}
-    return explain_command(models, collection.database.name, command, "executionStats")
+    return model_explain(models, collection.database.name, command, "executionStats")

@@ -405,7 +405,8 @@ def bench_overhead(calls: int = 300) -> list[Figure]:
     frame) is printed beside it, without a goal.
     """
     import workbook
-    from workbook.workloads import Pools, workload
+    from workbook.dataset_parts import workload
+    from workbook.workloads import Pools
 
     name, seed = "product_page", 7
     loaded = workbook.load("store", "hybrid", scale=SCALE, progress=False)

@@ -2,7 +2,7 @@
 
 Fetches the test suite of the installed (pinned) pymongo from the package index (the sdist holds
 ``test/``), runs the CRUD-level files with pytest in a child process whose offline server is the
-one under test (:mod:`workbook.conformance_plugin`), and prints pass / fail / skip per file with
+one under test (:mod:`workbook.dev.conformance_plugin`), and prints pass / fail / skip per file with
 the pass rate over the tests that did not skip. ``--record`` writes ``conformance/last-run.json`` and
 ``conformance/last-run.md``. Slow (minutes): not part of the ordinary test run.
 """
@@ -37,7 +37,7 @@ FILES = (
 """pymongo's CRUD-level test files (synchronous versions): what a schema-design learner's code does."""
 
 CACHE = pathlib.Path(os.environ.get("WORKBOOK_CACHE", pathlib.Path.home() / ".cache" / "workbook"))
-RECORD_DIR = pathlib.Path(__file__).resolve().parent.parent / "conformance"
+RECORD_DIR = pathlib.Path(__file__).resolve().parents[2] / "conformance"
 
 
 @dataclasses.dataclass
@@ -93,7 +93,7 @@ def fetch_tests(version: str = pymongo.version, cache: pathlib.Path = CACHE) -> 
 def run_files(root: pathlib.Path, files: Sequence[str] = FILES, timeout: int = 3600) -> list[FileResult]:
     """Run each file in a child pytest (one offline server per file) and collect its outcomes."""
     results = []
-    workbook_root = str(pathlib.Path(__file__).resolve().parent.parent)
+    workbook_root = str(pathlib.Path(__file__).resolve().parents[2])
     for name in files:
         report = root / f"{name}.xml"
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), workbook_root])}
@@ -104,7 +104,7 @@ def run_files(root: pathlib.Path, files: Sequence[str] = FILES, timeout: int = 3
             "pytest",
             f"test/{name}",
             "-p",
-            "workbook.conformance_plugin",
+            "workbook.dev.conformance_plugin",
             "-p",
             "no:cacheprovider",
             "-q",

@@ -17,7 +17,7 @@ A shape is declared, then filled in with two decorators, then registered::
 
     register(mine)                        # then workbook.load("blog", "mine")
 
-The built-in reference shapes (:mod:`workbook.capstone.reference`) are written exactly this way.
+The built-in reference shapes (:mod:`workbook.blog.reference`) are written exactly this way.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ class Shape:
 
     def operation(self, function: Callable[..., Any]) -> Callable[..., Any]:
         """Decorator: ``function(db, ...)`` implements the blog operation of the same name in this shape."""
-        from workbook.capstone.operations import BlogOperations
+        from workbook.blog.operations import BlogOperations
 
         name = getattr(function, "__name__", "")
         if name not in BlogOperations.NAMES:
@@ -116,7 +116,7 @@ class Shape:
 
     def missing(self) -> list[str]:
         """What still has to be written before the shape can be registered (empty when complete)."""
-        from workbook.capstone.operations import BlogOperations
+        from workbook.blog.operations import BlogOperations
 
         missing = [] if self.build else ["a builder (@shape.builder)"]
         missing += [f"operation {name}" for name in BlogOperations.NAMES if name not in self.operations]
@@ -140,7 +140,7 @@ class Shape:
 
     def operations_class(self) -> type[Operations]:
         """An operations class for this shape: each method calls your function with the shape's database."""
-        from workbook.capstone.operations import BlogOperations
+        from workbook.blog.operations import BlogOperations
 
         methods: dict[str, Any] = {"shape": self.name}
         for name, function in self.operations.items():

@@ -1,4 +1,4 @@
-"""The blog's three reference shapes, written with the same API a learner uses (:mod:`workbook.capstone.authoring`).
+"""The blog's three reference shapes, written with the same API a learner uses (:mod:`workbook.blog.authoring`).
 
 - embedded: every comment and every like inside its post. One read per post page, and two
   unbounded arrays: the most-liked post at ``small`` scale holds over a thousand likes.
@@ -18,8 +18,8 @@ from bson import ObjectId
 from pymongo import DESCENDING
 from pymongo.errors import DuplicateKeyError
 
-from workbook.capstone.authoring import Collection, Index, Shape
-from workbook.capstone.operations import NEWEST_COMMENTS, PAGE_SIZE
+from workbook.blog.authoring import Collection, Index, Shape
+from workbook.blog.operations import NEWEST_COMMENTS, PAGE_SIZE
 from workbook.operations.base import bson_time
 from workbook.shapes.spec import Document, json_schema
 

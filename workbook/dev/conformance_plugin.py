@@ -1,6 +1,6 @@
 """pytest plugin for ``python -m workbook conformance``: points pymongo's own tests at the offline default.
 
-Loaded with ``-p workbook.conformance_plugin`` by :mod:`workbook.conformance` only. pymongo's test
+Loaded with ``-p workbook.dev.conformance_plugin`` by :mod:`workbook.dev.conformance` only. pymongo's test
 package reads ``DB_IP``/``DB_PORT``/``DB_USER``/``DB_PASSWORD`` when it is imported, so the offline
 server starts (in the pytest process: it is in-process by design) before any conftest loads.
 """
