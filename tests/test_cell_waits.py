@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from workbook.cell_waits import SILENT_LIMIT_S, silent_waits
+from workbook.dev.cell_waits import SILENT_LIMIT_S, silent_waits
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def test_silent_starts_are_timed_to_the_first_output(notebook: Path) -> None:
 
 
 def test_the_bench_names_the_longest_silent_cell(notebook: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from workbook import bench
+    from workbook.dev import bench
 
     monkeypatch.setattr(bench, "notebooks_dir", lambda: notebook.parent)
     longest, count = bench.bench_silent_waits()

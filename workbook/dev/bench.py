@@ -668,7 +668,7 @@ def bench_notebooks(pattern: str = "*.ipynb") -> Iterator[Figure]:
 
 def bench_silent_waits(pattern: str = "*.ipynb") -> list[Figure]:
     """The longest a learner waits on a cell with nothing on the screen, over the whole course (goal: 1 s)."""
-    from workbook.cell_waits import SILENT_LIMIT_S, silent_waits
+    from workbook.dev.cell_waits import SILENT_LIMIT_S, silent_waits
 
     folder = notebooks_dir()
     if folder is None:
