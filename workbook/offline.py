@@ -571,8 +571,11 @@ def _executor_class() -> type:
                     "requireApiVersion": False,
                     "enableTestCommands": False,
                     "featureCompatibilityVersion": {"version": "7.0"},
+                    **offline_transactions.get_parameters(self.server.engine if self.server else None),
                     "ok": 1.0,
                 }
+            if local is not None and command == "setParameter" and self.server is not None:
+                return offline_transactions.set_parameter(self.server.engine, db_name, local[1])
             if local is not None:
                 return await self._coll_mod(db_name, local[1])
             if command == "find" and self.server is not None:
@@ -793,8 +796,9 @@ def _executor_class() -> type:
 VIEW_COMMANDS = frozenset({"find", "aggregate", "insert", "update", "delete", "findAndModify", "createIndexes"})
 """Commands that name a collection which may be a view (reads are resolved, writes refused)."""
 
-OFF_SURFACE = frozenset({"collMod", "usersInfo", "getParameter"})
-"""Commands mongoeco's wire surface lacks, answered by the executor (collMod: the course hides indexes)."""
+OFF_SURFACE = frozenset({"collMod", "usersInfo", "getParameter", "setParameter"})
+"""Commands mongoeco's wire surface lacks, answered by the executor (collMod: the course hides indexes;
+setParameter: the transaction lifetime only)."""
 
 OPEN_COMMAND_KINDS = frozenset({"handshake", "authenticate", "sasl_start", "sasl_continue", "logout"})
 """Command kinds a connection may send before it authenticates (hello and the SCRAM conversation)."""
