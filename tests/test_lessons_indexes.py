@@ -132,6 +132,28 @@ def test_index_stats_lists_every_index(db) -> None:  # type: ignore[no-untyped-d
     assert stats.loc["by_name", "key"] == {"name": 1}
 
 
+def test_index_stats_move_by_the_plans_a_replayed_workload_used_and_an_unused_index_stays_at_0(db) -> None:  # type: ignore[no-untyped-def]
+    items = _items(db)
+    copy = indexes.copy_collection(items, "copy")
+    copy.create_index([("group", 1)], name="group")
+    copy.create_index([("name", 1)], name="unused")
+    list(copy.find({"group": "g0"}))  # an earlier use: counted before, not moved by the replay
+    with capture() as work:
+        list(items.find({"group": "g1"}))
+        list(items.find({"group": "g2"}).sort("price", 1))
+        items.find_one({"_id": 3})
+        items.update_one({"_id": 4}, {"$set": {"price": 1}})  # its query part replays as a find
+    moved = indexes.index_stats_moved(copy, work, sent_to="items")
+    assert moved.loc["group", "accesses before"] == 1 and moved.loc["group", "moved by"] == 2
+    assert moved.loc["_id_", "moved by"] == 2
+    assert moved.loc["unused", "moved by"] == 0 and moved.loc["unused", "accesses after"] == 0
+    assert (moved["moved by"] == moved["explained plans using it"]).all(), "the counters agree with explain"
+    assert items.find_one({"_id": 4})["price"] == 1 and copy.find_one({"_id": 4})["price"] != 1, (
+        "the copy was only read"
+    )
+    assert list(moved.index)[-1] == "unused"
+
+
 def test_write_cost_counts_one_entry_per_index_per_document_and_more_for_arrays(db) -> None:  # type: ignore[no-untyped-def]
     documents = [{"_id": i, "a": i, "b": -i, "tags": ["x", "y", "z"]} for i in range(40)]
     cost = indexes.write_cost(

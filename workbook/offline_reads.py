@@ -30,6 +30,7 @@ import bson
 from workbook import engine_compat, planner
 from workbook.errors import ExplainError
 from workbook.planner.predicates import parse_filter
+from workbook.planner.reading import index_name
 
 ENGINE_OPTIONS = frozenset(
     {"tailable", "awaitData", "min", "max", "returnKey", "showRecordId", "let", "readConcern", "oplogReplay"}
@@ -97,13 +98,15 @@ class IndexUses:
 
 
 def indexes_used(plan: Mapping[str, Any]) -> list[str]:
-    """The index names a winning plan scans (IXSCAN, DISTINCT_SCAN... anywhere in the tree)."""
+    """The index names a winning plan scans (IXSCAN, DISTINCT_SCAN, IDHACK on ``_id_``... anywhere in the tree),
+    as MongoDB's plan summary lists them for ``$indexStats``."""
     names: list[str] = []
     stack = [plan]
     while stack:
         stage = stack.pop()
-        if isinstance(stage.get("indexName"), str):
-            names.append(stage["indexName"])
+        name = index_name(stage) if stage.get("stage") == "IDHACK" else stage.get("indexName")
+        if isinstance(name, str):
+            names.append(name)
         stack.extend(stage.get("inputStages", []))
         if isinstance(stage.get("inputStage"), Mapping):
             stack.append(stage["inputStage"])

@@ -88,6 +88,13 @@ def plan_row(explained: Any, label: str) -> dict[str, Any]:
     }
 
 
+def plan_table(*rows: Mapping[str, Any]) -> Any:
+    """Rows made by :func:`plan_row`, as one table for reading (``workbook.display.table``), one row per label."""
+    from workbook.display import table
+
+    return table(pd.DataFrame(list(rows)).set_index("index"))
+
+
 def compare_indexes(
     collection: Collection,
     candidates: Mapping[str, Keys | Mapping[str, int]],
@@ -254,6 +261,36 @@ def index_usage(collection: Collection, captured: Any, *, sent_to: str | None = 
                 tally[name] += 1
     rows = [{"index": name, "accesses": tally[name]} for name in names]
     return pd.DataFrame(rows).set_index("index")
+
+
+def replay_reads(collection: Collection, captured: Any, *, sent_to: str | None = None) -> int:
+    """Run on ``collection`` each read in ``captured`` that was sent to ``sent_to`` (default: its own name),
+    as :func:`index_usage` explains them (a write's query part runs as a find); returns how many ran."""
+    from workbook.explaining.work import reads_of
+
+    database, target = collection.database.name, sent_to or collection.name
+    ran = 0
+    for entry in captured.commands:
+        command = entry["command"]
+        if entry["database"] != database or command.get(entry["name"]) != target:
+            continue
+        for read in reads_of(entry["name"], command):
+            verb = next(iter(read))
+            collection.database.command({**read, verb: collection.name})
+            ran += 1
+    return ran
+
+
+def index_stats_moved(collection: Collection, captured: Any, *, sent_to: str | None = None) -> pd.DataFrame:
+    """``$indexStats`` accesses before and after replaying ``captured`` on ``collection``, beside the tally
+    :func:`index_usage` makes by explaining the same reads: the counters move by what the plans used."""
+    before = index_stats(collection)["accesses"]
+    replay_reads(collection, captured, sent_to=sent_to)
+    after = index_stats(collection)["accesses"]
+    explained = index_usage(collection, captured, sent_to=sent_to)["accesses"]
+    frame = pd.DataFrame({"moved by": after - before, "accesses before": before, "accesses after": after})
+    frame["explained plans using it"] = explained.reindex(frame.index).fillna(0).astype(int)
+    return frame.sort_values(["moved by", "accesses after"], ascending=False)
 
 
 def index_entries(collection: Collection) -> dict[str, int]:
