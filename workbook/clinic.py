@@ -251,19 +251,21 @@ class FixCheck:
         return str(self.record()._repr_html_())
 
 
-def try_fix_on_copy(source: Database, finding: Any, *, parents: int = 50) -> FixCheck:
+def try_fix_on_copy(source: Database, finding: Any, *, parents: int = 50, with_longest: bool = True) -> FixCheck:
     """Copy ``parents`` documents the ``finding`` is about (and what they reference) from ``source`` into
     :data:`FIX_CHECK_DATABASE`, under the same collection names, run the finding's printed fix there
     exactly as printed, and count what it kept.
 
     For unbounded arrays, bloated documents, data read together and ``$lookup`` on a hot path (the
-    fixes that move documents); the copy's database is emptied first.
+    fixes that move documents); the copy's database is emptied first. For an array, ``with_longest``
+    puts the document with the longest array in the copy (the offline engine's ``$merge`` writes a few
+    hundred documents a second, so a copy of thousands of elements takes a while there).
     """
     from workbook.bounds import check_count
     from workbook.errors import UnknownChoiceError
 
     check_count("parents", parents, most=10_000, unit="documents")
-    runs: dict[str, Callable[[Database, Database, Any, int], FixCheck]] = {
+    runs: dict[str, Callable[[Database, Database, Any, int, bool], FixCheck]] = {
         "unbounded_arrays": _check_array_fix,
         "bloated_documents": _check_split_fix,
         "separated_data": _check_embed_fix,
@@ -272,7 +274,7 @@ def try_fix_on_copy(source: Database, finding: Any, *, parents: int = 50) -> Fix
     if finding.anti_pattern not in runs:
         raise UnknownChoiceError("finding with a fix that moves documents", finding.anti_pattern, list(runs))
     copy = fresh_database(FIX_CHECK_DATABASE)
-    return runs[finding.anti_pattern](source, copy, finding, parents)
+    return runs[finding.anti_pattern](source, copy, finding, parents, with_longest)
 
 
 def _as_printed(finding: Any, pipeline: Any) -> None:
@@ -295,14 +297,14 @@ def _copy(source: Collection, target: Collection, filter: dict[str, Any], limit:
     return documents
 
 
-def _check_array_fix(source: Database, copy: Database, finding: Any, parents: int) -> FixCheck:
+def _check_array_fix(source: Database, copy: Database, finding: Any, parents: int, with_longest: bool) -> FixCheck:
     from workbook.schema_doctor.arrays import cap_update, move_elements_pipeline, over_cap
 
     collection, name = finding.where.split(".", 1)
     child = finding.evidence["child_collection"]
     longest = finding.evidence["longest_document_id"]
-    originals = _copy(source[collection], copy[collection], {"_id": longest})
-    originals += _copy(source[collection], copy[collection], {"_id": {"$ne": longest}}, parents - 1)
+    originals = _copy(source[collection], copy[collection], {"_id": longest}) if with_longest else []
+    originals += _copy(source[collection], copy[collection], {"_id": {"$ne": longest}}, parents - len(originals))
     pipeline = move_elements_pipeline(name, child)
     _as_printed(finding, pipeline)
     _as_printed(finding, over_cap(name))
@@ -322,7 +324,10 @@ def _check_array_fix(source: Database, copy: Database, finding: Any, parents: in
         collection: (len(originals), copy[collection].count_documents({})),
         f"{name} elements, moved to {child}": (elements, copy[child].count_documents({})),
     }
-    return FixCheck(finding.anti_pattern, f"{len(originals):,} {collection} (the longest array first)", counts, lost)
+    which = (
+        " (the longest array first)" if with_longest else f" (not the longest, {finding.evidence['max_elements']:,})"
+    )
+    return FixCheck(finding.anti_pattern, f"{len(originals):,} {collection}{which}", counts, lost)
 
 
 def _at(document: dict[str, Any], path: str) -> Any:
@@ -332,7 +337,7 @@ def _at(document: dict[str, Any], path: str) -> Any:
     return value
 
 
-def _check_split_fix(source: Database, copy: Database, finding: Any, parents: int) -> FixCheck:
+def _check_split_fix(source: Database, copy: Database, finding: Any, parents: int, _longest: bool) -> FixCheck:
     from workbook.schema_doctor.documents import split_pipeline, split_unset
 
     collection, fields = finding.where, list(finding.evidence["cold_fields"])
@@ -354,7 +359,7 @@ def _check_split_fix(source: Database, copy: Database, finding: Any, parents: in
     return FixCheck(finding.anti_pattern, f"{len(originals):,} {collection}", counts, lost)
 
 
-def _check_embed_fix(source: Database, copy: Database, finding: Any, parents: int) -> FixCheck:
+def _check_embed_fix(source: Database, copy: Database, finding: Any, parents: int, _longest: bool) -> FixCheck:
     from workbook.schema_doctor.access import embed_pipeline
 
     parent, child, key = finding.evidence["parent"], finding.evidence["child"], finding.evidence["child_field"]
@@ -382,7 +387,7 @@ def _check_embed_fix(source: Database, copy: Database, finding: Any, parents: in
     )
 
 
-def _check_reference_fix(source: Database, copy: Database, finding: Any, parents: int) -> FixCheck:
+def _check_reference_fix(source: Database, copy: Database, finding: Any, parents: int, _longest: bool) -> FixCheck:
     from workbook.schema_doctor.access import extended_reference_pipeline
 
     evidence = finding.evidence
@@ -393,8 +398,8 @@ def _check_reference_fix(source: Database, copy: Database, finding: Any, parents
         evidence["foreign_field"],
     )
     originals = _copy(source[local], copy[local], {}, parents)
-    keys = sorted({str(v) for d in originals for v in _values(_at(d, local_field))})
-    referenced = [d for d in source[joined].find() if str(_at(d, foreign)) in keys] if keys else []
+    keys = {str(v) for d in originals for v in _path_values(d, local_field)}
+    referenced = [d for d in source[joined].find() if {str(v) for v in _path_values(d, foreign)} & keys]
     if referenced:
         copy[joined].insert_many(referenced)
     pipeline = extended_reference_pipeline(local, local_field, joined, foreign)
@@ -406,8 +411,8 @@ def _check_reference_fix(source: Database, copy: Database, finding: Any, parents
         kept = copy[local].find_one({"_id": original["_id"]}) or {}
         refs = kept.pop("copied", [])
         copied += len(refs)
-        wanted = {str(v) for v in _values(_at(original, local_field))}
-        expected = sum(1 for d in referenced if str(_at(d, foreign)) in wanted)
+        wanted = {str(v) for v in _path_values(original, local_field)}
+        expected = sum(1 for d in referenced if {str(v) for v in _path_values(d, foreign)} & wanted)
         if kept != original or len(refs) != expected:
             lost.append(f"{local} {original['_id']!r}")
     counts = {
@@ -419,8 +424,34 @@ def _check_reference_fix(source: Database, copy: Database, finding: Any, parents
     )
 
 
-def _values(value: Any) -> list[Any]:
-    """A field's values as a list ($lookup matches each element of an array)."""
-    if value is None:
+def _path_values(value: Any, path: str) -> list[Any]:
+    """Every value at a dotted ``path``, through arrays, as ``$lookup`` matches them (each array element)."""
+    head, _, rest = path.partition(".")
+    if isinstance(value, list):
+        return [found for element in value for found in _path_values(element, path)]
+    if not isinstance(value, dict) or head not in value:
         return []
-    return list(value) if isinstance(value, list) else [value]
+    inner = value[head]
+    if rest:
+        return _path_values(inner, rest)
+    return list(inner) if isinstance(inner, list) else [inner]
+
+
+def lookup_ranking(report: Any) -> Any:
+    """The report's ``$lookup`` findings as a table, in the doctor's order: by how often the operation runs."""
+    import pandas as pd
+
+    from workbook.display import table
+
+    rows = [
+        {
+            "rank": f.evidence["rank_by_frequency"],
+            "operation": f.evidence["operation"],
+            "calls per second": f.evidence["per_second"],
+            "joins": f"{f.evidence['local']} → {f.evidence['from']}.{f.evidence['foreign_field']}",
+            "foreign field indexed": f.evidence["foreign_field_indexed"],
+            "severity": f.severity.label,
+        }
+        for f in sorted(report.of("lookup_on_hot_path"), key=lambda f: f.evidence["rank_by_frequency"])
+    ]
+    return table(pd.DataFrame(rows).set_index("rank"), caption="$lookup findings, most frequent first")
