@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 from pymongo.database import Database
@@ -196,3 +197,24 @@ def test_a_fix_that_moves_no_documents_is_refused_with_the_choices(db: Database)
 
     with pytest.raises(UnknownChoiceError, match="separated_data"):
         clinic.try_fix_on_copy(db, Finding())
+
+
+def test_the_printed_index_fixes_run_on_a_copy_change_no_document(db: Database) -> None:
+    """Unnecessary indexes and the case-insensitive regex: their printed fixes touch indexes only."""
+    db.products.insert_many([{"_id": i, "brand": f"b{i % 3}", "price": i, "email": f"U{i}@X.ORG"} for i in range(30)])
+    db.products.create_index("brand", name="brand")
+    db.products.create_index([("brand", 1), ("price", 1)], name="brand_price")
+    before = list(db.products.find().sort("_id", 1))
+    (prefix,) = [
+        f
+        for f in workbook.doctor(db, say=lambda _: None, thresholds=Thresholds(index_stats_min_age=timedelta(0))).of(
+            "unnecessary_indexes"
+        )
+        if f.evidence.get("covered_by")
+    ]
+    assert 'hideIndex("brand")' in prefix.command and 'dropIndex("brand")' in prefix.command
+    db.products.database.command("collMod", "products", index={"name": "brand", "hidden": True})  # as printed
+    db.products.drop_index("brand")
+    db.products.create_index("email", collation=clinic.CASE_INSENSITIVE)  # the regex finding's printed index
+    assert list(db.products.find().sort("_id", 1)) == before, "no document changed"
+    assert db.products.count_documents({"email": "u3@x.org"}, collation=clinic.CASE_INSENSITIVE) == 1

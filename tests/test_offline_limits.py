@@ -82,6 +82,7 @@ def test_limit_table_has_every_limit_and_unknown_limits_list_the_choices(db):
 
 def test_a_time_series_measurement_over_4_mb_is_refused_by_mongodb_and_the_offline_default_says_it_does_not(db, engine):
     from workbook.facts import TIMESERIES_MEASUREMENT_MB
+
     checked = limits.timeseries_measurement(db)
     assert TIMESERIES_MEASUREMENT_MB == 4 and checked.small_stored and checked.big_megabytes > 4
     if engine is None:  # no time-series collections offline: an ordinary collection, and the limit is not enforced

@@ -207,11 +207,12 @@ class TimeSeriesCheck:
         from workbook.display import record
 
         refused = f"refused (code {self.big_code})" if self.big_code is not None else "refused"
+        big = refused if self.enforced else "stored (not enforced here)"
         return record(
             {
                 "listCollections type": self.listed_type,
                 "a 1 MB measurement": "stored" if self.small_stored else "refused",
-                f"a {self.big_megabytes:.1f} MB measurement": refused if self.enforced else "stored (not enforced here)",
+                f"a {self.big_megabytes:.1f} MB measurement": big,
                 "MongoDB's limit per measurement": f"{TIMESERIES_MEASUREMENT_MB} MB",
             },
             caption="a time-series collection of sensor readings",

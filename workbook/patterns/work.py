@@ -26,6 +26,8 @@ class Work:
     docs_examined: float
     commands: list[str] = field(default_factory=list)
     result: Any = None
+    document_bytes: int = 0
+    """The BSON size of the documents returned, without the replies around them."""
 
     def row(self) -> dict[str, Any]:
         """The counts as a dict (no result): one row of a comparison table."""
@@ -51,6 +53,7 @@ def measure_call(db: Database, call: Callable[..., Any], *args: Any, **kwargs: A
         examined["docs_examined"],
         [c["name"] for c in sent.commands],
         result,
+        sent.document_bytes,
     )
 
 
