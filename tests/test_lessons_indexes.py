@@ -205,3 +205,19 @@ def test_a_multikey_index_covers_its_non_array_fields_and_is_dropped_after(db) -
     assert [ix["name"] for ix in items.list_indexes()] == ["_id_"]
     with pytest.raises(WorkbookError, match="already exists"):
         indexes.covering_with_an_array(items, [("group", 1)], {}, {}, name="_id_")
+
+
+def test_a_blocking_sort_over_its_limit_fails_with_292_without_disk_use_and_answers_with_it(db) -> None:  # type: ignore[no-untyped-def]
+    db.items.insert_many([{"_id": i, "name": f"item {(i * 7) % 60:03d}", "pad": "x" * 500} for i in range(60)])
+    admin = db.client.admin
+    before = admin.command("getParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=1)
+    spilled = indexes.sort_over_the_limit(db.items, [("name", 1)], limit_bytes=10_000)
+    assert spilled.held_bytes > 10_000 and spilled.refused_code == 292 and spilled.answered == 60
+    assert spilled.restored_bytes == before["internalQueryMaxBlockingSortMemoryUsageBytes"]
+    after = admin.command("getParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=1)
+    assert after["internalQueryMaxBlockingSortMemoryUsageBytes"] == spilled.restored_bytes, "the limit is set back"
+    roomy = indexes.sort_over_the_limit(db.items, [("name", 1)], limit_bytes=10_000_000)
+    assert roomy.refused_code is None and roomy.answered == 60, "under the limit the sort answers either way"
+    db.items.create_index("name")  # an index provides the order: no blocking sort, nothing to refuse
+    assert indexes.sort_over_the_limit(db.items, [("name", 1)], limit_bytes=10_000).refused_code is None
+    assert "code 292" in repr(spilled)

@@ -432,32 +432,48 @@ def before_command(engine: Any, body: Mapping[str, Any], session: Any) -> None:
 
 
 LIFETIME_PARAMETER = "transactionLifetimeLimitSeconds"
+SORT_MEMORY_PARAMETER = "internalQueryMaxBlockingSortMemoryUsageBytes"
+SETTABLE = (LIFETIME_PARAMETER, SORT_MEMORY_PARAMETER)
+"""The server parameters the offline default lets ``setParameter`` change (the transactions' lifetime here,
+the blocking sort's memory in :mod:`workbook.offline_reads`)."""
 
 
 def get_parameters(engine: Any) -> dict[str, Any]:
-    """What ``getParameter`` reports of the transactions: the lifetime new transactions get, in whole seconds."""
-    table = table_of(engine)
-    return {} if table is None else {LIFETIME_PARAMETER: int(table.limit())}
+    """What ``getParameter`` reports of the settable parameters: the transaction lifetime in whole seconds,
+    and the memory a blocking sort may hold, in bytes."""
+    from workbook.offline_reads import layer_of
+
+    table, layer = table_of(engine), layer_of(engine)
+    found: dict[str, Any] = {} if table is None else {LIFETIME_PARAMETER: int(table.limit())}
+    if layer is not None:
+        found[SORT_MEMORY_PARAMETER] = int(layer.sort_memory_limit)
+    return found
 
 
 def set_parameter(engine: Any, db_name: str, body: Mapping[str, Any]) -> dict[str, Any]:
-    """``setParameter`` of ``transactionLifetimeLimitSeconds`` (an integer >= 1), as MongoDB answers it."""
+    """``setParameter`` of one of :data:`SETTABLE`, as MongoDB answers it (``was`` holds the old value)."""
     from mongoeco.errors import OperationFailure
+
+    from workbook.offline_reads import layer_of
 
     if db_name != "admin":
         raise OperationFailure("setParameter may only be run against the admin database.", code=13)
     names = [k for k in body if k != "setParameter" and not k.startswith("$") and k not in ("lsid", "comment")]
-    table = table_of(engine)
-    if names != [LIFETIME_PARAMETER] or table is None:
+    table, layer = table_of(engine), layer_of(engine)
+    if len(names) != 1 or names[0] not in SETTABLE or table is None or layer is None:
         raise OperationFailure(
-            f"Attempted to set unsupported parameter(s) {names}: the offline default sets only "
-            f"{LIFETIME_PARAMETER} (for anything else, use a MongoDB server)",
+            f"Attempted to set unsupported parameter(s) {names}: the offline default sets one of "
+            f"{', '.join(SETTABLE)} at a time (for anything else, use a MongoDB server)",
             code=72,
         )
-    value = body[LIFETIME_PARAMETER]
+    value = body[names[0]]
     value = getattr(value, "value", value)
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 1 or value != int(value):
-        raise OperationFailure(f"{LIFETIME_PARAMETER} must be a whole number of seconds, at least 1", code=2)
+        raise OperationFailure(f"{names[0]} must be a whole number, at least 1", code=2)
+    if names[0] == SORT_MEMORY_PARAMETER:
+        was = int(layer.sort_memory_limit)
+        layer.sort_memory_limit = int(value)
+        return {"was": was, "ok": 1.0}
     was = int(table.limit())
     table.lifetime_limit = float(value)
     return {"was": was, "ok": 1.0}

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 from pymongo.collection import Collection
+from pymongo.errors import OperationFailure
 
 from workbook.errors import ArgumentTypeError, WorkbookError
 from workbook.facts import bson_size
@@ -201,6 +202,65 @@ def sort_memory(collection: Collection, filter: Mapping[str, Any] | None = None,
     """Bytes a blocking sort of ``find(filter, projection)`` holds: the BSON size of every matching document."""
     sizes = [bson_size(d) for d in collection.find(dict(filter or {}), projection)]
     return SortMemory(len(sizes), sum(sizes))
+
+
+@dataclass(frozen=True)
+class DiskUse:
+    """The same blocking sort run under a lowered memory limit, with and without disk use allowed."""
+
+    limit_bytes: int
+    restored_bytes: int
+    held_bytes: int
+    refused_code: int | None
+    answered: int
+
+    def record(self) -> Any:
+        """The experiment as labelled values."""
+        from workbook.display import record
+
+        refused = "answered (fits)" if self.refused_code is None else f"failed, code {self.refused_code}"
+        return record(
+            {
+                "internalQueryMaxBlockingSortMemoryUsageBytes (set, then restored)": (
+                    self.limit_bytes,
+                    self.restored_bytes,
+                ),
+                "bytes the sort holds": self.held_bytes,
+                "allowDiskUse=False": refused,
+                "allowDiskUse left on (the default)": f"answered, {self.answered:,} documents",
+            },
+            caption="a blocking sort over its memory limit",
+        )
+
+    def __repr__(self) -> str:
+        return repr(self.record())
+
+    def _repr_html_(self) -> str:
+        return str(self.record()._repr_html_())
+
+
+def sort_over_the_limit(
+    collection: Collection, sort: Keys, *, limit_bytes: int, filter: Mapping[str, Any] | None = None
+) -> DiskUse:
+    """Lower the blocking-sort memory limit (``internalQueryMaxBlockingSortMemoryUsageBytes``) to ``limit_bytes``,
+    run one sort with ``allow_disk_use=False`` and once with the default, then set the limit back.
+
+    On MongoDB the first fails with code 292 once the sorted documents pass the limit and the second
+    spills to disk and answers; the offline default fails the same way and answers from memory.
+    """
+    admin = collection.database.client.admin
+    chosen = dict(filter or {"_id": {"$exists": True}})  # a filter: a whole-collection find is answered as stored
+    was = int(admin.command("setParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=limit_bytes)["was"])
+    code: int | None = None
+    try:
+        try:
+            list(collection.find(chosen, sort=list(sort), allow_disk_use=False))
+        except OperationFailure as error:
+            code = error.code
+        answered = len(list(collection.find(chosen, sort=list(sort))))
+    finally:
+        admin.command("setParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=was)
+    return DiskUse(limit_bytes, was, sort_memory(collection, chosen).bytes, code, answered)
 
 
 def pipeline_sort_in_memory(explained: Any) -> bool:
