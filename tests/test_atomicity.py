@@ -44,10 +44,25 @@ def test_with_transaction_retries_a_write_conflict_and_loses_no_update(db):
     assert report.counter == 2  # the outside write and the transaction's both count
 
 
-def test_the_transaction_lifetime_is_the_servers_or_unknown(db, engine):
+def test_the_transaction_lifetime_is_reported_60_s_by_default(db, engine):
     value = atomicity.transaction_lifetime(db)
-    if engine is None:  # the offline default has no such parameter and says so
-        assert value is None
-    else:  # a real server reports its own (60 s unless changed), read back independently
-        reply = db.client.admin.command("getParameter", 1, transactionLifetimeLimitSeconds=1)
-        assert value == reply["transactionLifetimeLimitSeconds"] > 0
+    reply = db.client.admin.command("getParameter", 1, transactionLifetimeLimitSeconds=1)
+    assert value == reply["transactionLifetimeLimitSeconds"] > 0
+    if engine is None:  # the offline default models MongoDB's default
+        assert value == atomicity.TRANSACTION_LIFETIME_SECONDS == 60
+
+
+def test_a_transaction_left_open_past_its_lifetime_is_aborted_and_the_waiting_write_goes_through(db):
+    before = atomicity.transaction_lifetime(db)
+    outlived = atomicity.outlive_transaction(db, limit_seconds=1)
+    assert outlived.limit_seconds == 1 and outlived.restored_seconds == before
+    assert atomicity.transaction_lifetime(db) == before, "the limit is set back"
+    assert outlived.aborted and outlived.commit_code == 251 and "TransientTransactionError" in outlived.commit_labels
+    assert outlived.waited_seconds >= 0.9, "the restock waited for the transaction until it expired"
+    assert outlived.document == {"_id": "lamp", "stock": 15}, "the restock applied, the expired decrement did not"
+    assert "1 → " in repr(outlived) and "code 251" in repr(outlived)
+
+
+def test_a_lifetime_below_one_second_is_refused_before_anything_runs(db):
+    with pytest.raises(OperationRejectedError, match="at least 1"):
+        atomicity.outlive_transaction(db, limit_seconds=0)

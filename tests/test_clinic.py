@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 from pymongo.database import Database
@@ -131,3 +133,88 @@ def test_the_printed_merge_run_on_days_that_reuse_ids_keeps_every_event(db: Data
     assert len(set(ran["ids"])) == 6 and {i for _, i in ran["ids"]} == {1, 2}
     assert [d.strftime("%Y-%m-%d") for d in ran["days"]] == ["2020-01-01", "2020-01-02", "2020-01-03"]
     assert db.list_collection_names().count("events") == 1
+
+
+# --- every printed fix that moves documents, run on a copy: nothing lost ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("dataset", "shape", "anti_pattern", "thresholds"),
+    [
+        ("store", "embedded", "unbounded_arrays", Thresholds(array_elements=20)),
+        ("store", "embedded", "bloated_documents", Thresholds(array_elements=20, bloat_min_bytes=1024)),
+        ("store", "referenced", "separated_data", Thresholds()),
+        ("parts", "referenced", "lookup_on_hot_path", Thresholds()),
+    ],
+)
+def test_each_printed_fix_run_on_a_copy_keeps_every_document_element_and_field(
+    dataset: str, shape: str, anti_pattern: str, thresholds: Thresholds
+) -> None:
+    loaded = workbook.load(dataset, shape, scale="tiny", progress=False)
+    workload = clinic.category_listing(loaded["products"]) if anti_pattern == "bloated_documents" else None
+    report = workbook.doctor(loaded, workload, thresholds=thresholds, say=lambda _: None)
+    findings = report.of(anti_pattern)
+    assert findings, f"the doctor found no {anti_pattern} on {dataset}/{shape}"
+    checked = clinic.try_fix_on_copy(loaded.db, findings[0], parents=12)
+    assert checked.nothing_lost, checked.lost
+    kept = {name: pair for name, pair in checked.counts.items() if "_details" not in name}
+    assert all(before == after > 0 for before, after in kept.values()), checked.counts  # nothing vacuous either
+    assert "nothing" in repr(checked) and "→" in repr(checked)
+    copy = workbook.connect(database=clinic.FIX_CHECK_DATABASE, quiet=True)
+    assert copy.name.endswith("_clinic_fix_check") and copy.name != loaded.db.name
+    first = next(iter(checked.counts))
+    assert loaded[first].count_documents({}) > 12, "the source was only read, and the copy is a part of it"
+
+
+def test_a_printed_array_fix_that_capped_first_would_be_caught(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbook.schema_doctor import arrays
+
+    db.users.insert_many(
+        [{"_id": "star", "followers": [{"u": i} for i in range(40)]}] + [{"_id": f"u{i}"} for i in range(3)]
+    )
+    (finding,) = workbook.doctor(db, thresholds=Thresholds(array_elements=20), say=lambda _: None).of(
+        "unbounded_arrays"
+    )
+    assert clinic.try_fix_on_copy(db, finding).nothing_lost
+    # the old printed fix: cap in place without copying the elements out first
+    monkeypatch.setattr(
+        arrays, "move_elements_pipeline", lambda name, child: [{"$match": {"_id": None}}, {"$merge": {"into": child}}]
+    )
+    old = dataclasses.replace(
+        finding, command=finding.command + '\n[{$match: {_id: null}}, {$merge: {into: "users_followers"}}]'
+    )
+    checked = clinic.try_fix_on_copy(db, old)
+    assert not checked.nothing_lost and checked.counts["followers elements, moved to users_followers"] == (40, 0)
+
+
+def test_a_fix_that_moves_no_documents_is_refused_with_the_choices(db: Database) -> None:
+    from workbook.errors import UnknownChoiceError
+
+    db.c.insert_many([{"_id": i} for i in range(3)])
+
+    class Finding:
+        anti_pattern = "unnecessary_indexes"
+
+    with pytest.raises(UnknownChoiceError, match="separated_data"):
+        clinic.try_fix_on_copy(db, Finding())
+
+
+def test_the_printed_index_fixes_run_on_a_copy_change_no_document(db: Database) -> None:
+    """Unnecessary indexes and the case-insensitive regex: their printed fixes touch indexes only."""
+    db.products.insert_many([{"_id": i, "brand": f"b{i % 3}", "price": i, "email": f"U{i}@X.ORG"} for i in range(30)])
+    db.products.create_index("brand", name="brand")
+    db.products.create_index([("brand", 1), ("price", 1)], name="brand_price")
+    before = list(db.products.find().sort("_id", 1))
+    (prefix,) = [
+        f
+        for f in workbook.doctor(db, say=lambda _: None, thresholds=Thresholds(index_stats_min_age=timedelta(0))).of(
+            "unnecessary_indexes"
+        )
+        if f.evidence.get("covered_by")
+    ]
+    assert 'hideIndex("brand")' in prefix.command and 'dropIndex("brand")' in prefix.command
+    db.products.database.command("collMod", "products", index={"name": "brand", "hidden": True})  # as printed
+    db.products.drop_index("brand")
+    db.products.create_index("email", collation=clinic.CASE_INSENSITIVE)  # the regex finding's printed index
+    assert list(db.products.find().sort("_id", 1)) == before, "no document changed"
+    assert db.products.count_documents({"email": "u3@x.org"}, collation=clinic.CASE_INSENSITIVE) == 1

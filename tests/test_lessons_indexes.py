@@ -132,6 +132,28 @@ def test_index_stats_lists_every_index(db) -> None:  # type: ignore[no-untyped-d
     assert stats.loc["by_name", "key"] == {"name": 1}
 
 
+def test_index_stats_move_by_the_plans_a_replayed_workload_used_and_an_unused_index_stays_at_0(db) -> None:  # type: ignore[no-untyped-def]
+    items = _items(db)
+    copy = indexes.copy_collection(items, "copy")
+    copy.create_index([("group", 1)], name="group")
+    copy.create_index([("name", 1)], name="unused")
+    list(copy.find({"group": "g0"}))  # an earlier use: counted before, not moved by the replay
+    with capture() as work:
+        list(items.find({"group": "g1"}))
+        list(items.find({"group": "g2"}).sort("price", 1))
+        items.find_one({"_id": 3})
+        items.update_one({"_id": 4}, {"$set": {"price": 1}})  # its query part replays as a find
+    moved = indexes.index_stats_moved(copy, work, sent_to="items")
+    assert moved.loc["group", "accesses before"] == 1 and moved.loc["group", "moved by"] == 2
+    assert moved.loc["_id_", "moved by"] == 2
+    assert moved.loc["unused", "moved by"] == 0 and moved.loc["unused", "accesses after"] == 0
+    assert (moved["moved by"] == moved["explained plans using it"]).all(), "the counters agree with explain"
+    assert items.find_one({"_id": 4})["price"] == 1 and copy.find_one({"_id": 4})["price"] != 1, (
+        "the copy was only read"
+    )
+    assert list(moved.index)[-1] == "unused"
+
+
 def test_write_cost_counts_one_entry_per_index_per_document_and_more_for_arrays(db) -> None:  # type: ignore[no-untyped-def]
     documents = [{"_id": i, "a": i, "b": -i, "tags": ["x", "y", "z"]} for i in range(40)]
     cost = indexes.write_cost(
@@ -183,3 +205,19 @@ def test_a_multikey_index_covers_its_non_array_fields_and_is_dropped_after(db) -
     assert [ix["name"] for ix in items.list_indexes()] == ["_id_"]
     with pytest.raises(WorkbookError, match="already exists"):
         indexes.covering_with_an_array(items, [("group", 1)], {}, {}, name="_id_")
+
+
+def test_a_blocking_sort_over_its_limit_fails_with_292_without_disk_use_and_answers_with_it(db) -> None:  # type: ignore[no-untyped-def]
+    db.items.insert_many([{"_id": i, "name": f"item {(i * 7) % 60:03d}", "pad": "x" * 500} for i in range(60)])
+    admin = db.client.admin
+    before = admin.command("getParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=1)
+    spilled = indexes.sort_over_the_limit(db.items, [("name", 1)], limit_bytes=10_000)
+    assert spilled.held_bytes > 10_000 and spilled.refused_code == 292 and spilled.answered == 60
+    assert spilled.restored_bytes == before["internalQueryMaxBlockingSortMemoryUsageBytes"]
+    after = admin.command("getParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=1)
+    assert after["internalQueryMaxBlockingSortMemoryUsageBytes"] == spilled.restored_bytes, "the limit is set back"
+    roomy = indexes.sort_over_the_limit(db.items, [("name", 1)], limit_bytes=10_000_000)
+    assert roomy.refused_code is None and roomy.answered == 60, "under the limit the sort answers either way"
+    db.items.create_index("name")  # an index provides the order: no blocking sort, nothing to refuse
+    assert indexes.sort_over_the_limit(db.items, [("name", 1)], limit_bytes=10_000).refused_code is None
+    assert "code 292" in repr(spilled)

@@ -78,3 +78,16 @@ def test_limit_table_has_every_limit_and_unknown_limits_list_the_choices(db):
     assert table["code"].notna().all()
     with pytest.raises(UnknownChoiceError, match="nesting depth"):
         limits.hit(db, "depth")
+
+
+def test_a_time_series_measurement_over_4_mb_is_refused_by_mongodb_and_the_offline_default_says_it_does_not(db, engine):
+    from workbook.facts import TIMESERIES_MEASUREMENT_MB
+
+    checked = limits.timeseries_measurement(db)
+    assert TIMESERIES_MEASUREMENT_MB == 4 and checked.small_stored and checked.big_megabytes > 4
+    if engine is None:  # no time-series collections offline: an ordinary collection, and the limit is not enforced
+        assert checked.listed_type == "collection" and not checked.enforced
+        assert "not enforced here" in repr(checked)
+    else:
+        assert checked.listed_type == "timeseries" and checked.enforced
+    assert "readings" not in db.list_collection_names(), "the scratch collection is dropped"

@@ -280,6 +280,43 @@ def test_abort_expired_transaction_js_a_waited_on_transaction_expires_and_answer
     assert list(tdb.c.find()) == [{"_id": 1, "plain": True}]
 
 
+def test_abort_expired_transaction_js_set_parameter_lowers_the_lifetime_of_transactions_started_after_it(tdb, table):
+    admin = tdb.client.admin
+    assert admin.command("getParameter", 1, transactionLifetimeLimitSeconds=1)["transactionLifetimeLimitSeconds"] == 60
+    tdb.c.insert_one({"_id": 1})
+    with tdb.client.start_session() as early:
+        early.start_transaction()  # started under 60 s: keeps them (MongoDB fixes the deadline at the start)
+        tdb.c.insert_one({"_id": 2}, session=early)
+        assert admin.command("setParameter", 1, transactionLifetimeLimitSeconds=1) == {"was": 60, "ok": 1.0}
+        try:
+            with tdb.client.start_session() as late:
+                late.start_transaction()
+                tdb.c.update_one({"_id": 1}, {"$set": {"late": True}}, session=late)
+                time.sleep(1.1)  # nothing waits on it: its own next command finds it expired
+                error = _fails_with(251, lambda: tdb.c.insert_one({"_id": 3}, session=late))
+                assert "transactionLifetimeLimitSeconds (1 s)" in str(error)
+                _fails_with(251, late.commit_transaction)
+            early.commit_transaction()
+        finally:
+            assert admin.command("setParameter", 1, transactionLifetimeLimitSeconds=60)["was"] == 1
+    assert list(tdb.c.find().sort("_id", 1)) == [{"_id": 1}, {"_id": 2}]
+    assert table.lifetime_limit == 60
+
+
+@pytest.mark.parametrize(
+    ("database", "parameters", "code"),
+    [
+        ("admin", {"transactionLifetimeLimitSeconds": 0}, 2),
+        ("admin", {"transactionLifetimeLimitSeconds": 1.5}, 2),
+        ("admin", {"notAParameter": 1}, 72),
+        ("course", {"transactionLifetimeLimitSeconds": 5}, 13),
+    ],
+)
+def test_set_parameter_refuses_what_mongodb_refuses_and_changes_nothing(tdb, table, database, parameters, code):
+    _fails_with(code, lambda: tdb.client[database].command("setParameter", 1, **parameters))
+    assert table.limit() == 60
+
+
 # --- Ported from MongoDB's jstests/core/txns/multi_update_in_transaction.js (and multi_delete_in_transaction.js)
 
 

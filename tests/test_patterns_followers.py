@@ -182,3 +182,50 @@ def test_scaling_embedded_pages_grow_with_the_data_referenced_ones_do_not():
     assert referenced["medium"] == referenced["small"]
     figure = scaling.scaling_chart(table.reset_index())
     assert {trace.name for trace in figure.data} == set(SHAPE_NAMES)
+
+
+def test_the_outlier_page_receives_only_its_20_entries_and_bytes_are_the_documents_as_scaling_counts_them(
+    followers, counts
+):
+    from workbook.monitor import capture
+
+    layout = layouts.load_layout(followers, "outlier", fresh_db(), size=50)
+    try:
+        full = max((u for u in counts if counts[u] <= 50), key=lambda u: (counts[u], u))
+        assert counts[full] > 20
+        with capture() as sent:
+            page = layout.followers_page(full, 0, 20)
+        (reply,) = [c for c in sent.commands if c["name"] == "find"]
+        assert len(page) == 20 and sent.docs_returned == 1
+        user = layout.db.users.find_one({"_id": full})
+        page_doc = {"_id": full, "isOutlier": user["isOutlier"], "followers": user["followers"][:20]}
+        import bson
+
+        assert sent.document_bytes == len(bson.encode(page_doc)), "only the page's slice of the array came back"
+        assert sent.bytes_returned == reply["reply_bytes"] > sent.document_bytes  # the reply around it adds bytes
+        assert layout.followers_page(full, 1, 20) == [e["userId"] for e in user["followers"][20:40]]
+    finally:
+        layout.db.client.drop_database(layout.db.name)
+
+
+@pytest.mark.parametrize("name", layouts.LAYOUTS)
+def test_the_write_path_crosses_the_boundary_live(followers, name):
+    layout = layouts.load_layout(followers, name, fresh_db(), size=5)
+    try:
+        user, needed = layouts.nearest_to_boundary(layout)
+        crossed = layouts.cross_boundary(layout)
+        assert crossed.user == user and crossed.follows == needed >= 1
+        before, after = crossed.before, crossed.after
+        assert after["followerCount"] == before["followerCount"] + needed
+        if name == "outlier":
+            assert not before["isOutlier"] and after["isOutlier"]
+            assert after["entries in the user's array"] == 5, "the array stays at the cap"
+            assert after["follows in follower_overflow"] == after["followerCount"], "every follow is in the overflow"
+            assert crossed.crossing_commands == ["update", "findAndModify", "insert"]
+        else:
+            assert after["buckets"] == before["buckets"] + 1 and after["entries in the newest bucket"] == 1
+            assert crossed.crossing_commands == ["findAndModify", "update"]
+        assert layout.followers_page(user, 0, 1) == [f"new-follower-{needed:04d}"], "the newest follow comes first"
+        assert "→" in repr(crossed)
+    finally:
+        layout.db.client.drop_database(layout.db.name)

@@ -21,12 +21,33 @@ from pymongo.write_concern import WriteConcern
 
 from workbook.calls import Work, measure_call
 from workbook.errors import OperationRejectedError, WorkbookError
+from workbook.facts import NO_SUCH_TRANSACTION
 from workbook.facts import WRITE_CONFLICT as WRITE_CONFLICT  # notebook 08 reads atomicity.WRITE_CONFLICT
 
 Document = dict[str, Any]
 
 TRANSACTION_LIFETIME_SECONDS = 60
 """MongoDB's default ``transactionLifetimeLimitSeconds``: a transaction still open after it is aborted."""
+
+
+class _Shown:
+    """An experiment's result shown as labelled values (``workbook.display.record``), not a dataclass repr."""
+
+    def labelled(self) -> dict[str, Any]:
+        """The values a learner reads, by label."""
+        raise NotImplementedError
+
+    def record(self) -> Any:
+        """The result as a :class:`workbook.display.Record`."""
+        from workbook.display import record
+
+        return record(self.labelled(), caption=str(self.__doc__ or "").splitlines()[0].rstrip("."))
+
+    def __repr__(self) -> str:
+        return repr(self.record())
+
+    def _repr_html_(self) -> str:
+        return str(self.record()._repr_html_())
 
 
 def compare_work(runs: dict[str, Work]) -> pd.DataFrame:
@@ -81,14 +102,22 @@ def order_in_one_document(sale: Collection, product_id: str, customer_id: str, q
 # --- update_many is atomic per document only ------------------------------------------------------------
 
 
-@dataclass
-class PartialUpdate:
+@dataclass(repr=False)
+class PartialUpdate(_Shown):
     """What an update_many that failed midway left behind."""
 
     error_code: int | None
     failing_id: Any
     changed: list[Any] = field(default_factory=list)
     unchanged: list[Any] = field(default_factory=list)
+
+    def labelled(self) -> dict[str, Any]:
+        return {
+            "error code": str(self.error_code),
+            "failing document _id": self.failing_id,
+            "changed (stock 5 → 4)": ", ".join(map(str, self.changed)) or "none",
+            "unchanged": ", ".join(map(str, self.unchanged)) or "none",
+        }
 
 
 def update_many_midway_failure(db: Database, *, count: int = 6, empty: int = 4, name: str = "shelf") -> PartialUpdate:
@@ -118,9 +147,9 @@ def update_many_midway_failure(db: Database, *, count: int = 6, empty: int = 4, 
 # --- with_transaction retries a write conflict -----------------------------------------------------------
 
 
-@dataclass
-class RetryReport:
-    """What ``with_transaction`` did when a concurrent write collided with its transaction."""
+@dataclass(repr=False)
+class RetryReport(_Shown):
+    """What with_transaction did when a concurrent write collided with its transaction."""
 
     attempts: int
     counter: int
@@ -130,6 +159,10 @@ class RetryReport:
     def retries(self) -> int:
         """How many times the callback ran again after the first attempt."""
         return self.attempts - 1
+
+    def labelled(self) -> dict[str, Any]:
+        errors = "; ".join(f"code {code} ({', '.join(labels)})" for code, labels in self.errors) or "none"
+        return {"attempts": self.attempts, "errors retried": errors, "counter after": self.counter}
 
 
 def increment_with_conflict(collection: Collection, *, key: str = "likes") -> RetryReport:
@@ -192,3 +225,99 @@ def transaction_lifetime(db: Database) -> int | None:
         return None
     value = reply.get("transactionLifetimeLimitSeconds")
     return int(value) if value is not None else None
+
+
+@dataclass(repr=False)
+class OutlivedTransaction(_Shown):
+    """A transaction left open past its lifetime while another write waited for its document."""
+
+    limit_seconds: int
+    restored_seconds: int
+    waited_seconds: float
+    commit_code: int | None
+    commit_labels: list[str]
+    document: Document
+
+    @property
+    def aborted(self) -> bool:
+        """True when the commit answered NoSuchTransaction (251): the server had aborted it."""
+        return self.commit_code == NO_SUCH_TRANSACTION
+
+    def labelled(self) -> dict[str, Any]:
+        answer = "committed" if self.commit_code is None else f"code {self.commit_code}"
+        if self.aborted:
+            answer += " NoSuchTransaction"
+        if self.commit_labels:
+            answer += f", label {', '.join(self.commit_labels)}"
+        return {
+            "transactionLifetimeLimitSeconds (set, then restored)": (self.limit_seconds, self.restored_seconds),
+            "the restock waited": f"{self.waited_seconds:.1f} s",
+            "the late commit answered": answer,
+            "stock after (5, − 1 in the transaction, + 10 outside)": self.document.get("stock"),
+        }
+
+
+def outlive_transaction(db: Database, *, limit_seconds: int = 1, name: str = "lifetime") -> OutlivedTransaction:
+    """Lower ``transactionLifetimeLimitSeconds`` to ``limit_seconds``, open a transaction that takes one unit
+    of stock and never commits in time, and restock the same document from outside it.
+
+    The restock waits for the transaction's document until the server aborts the transaction as
+    expired; the late commit then fails with NoSuchTransaction. The limit is set back in any case.
+    """
+    if limit_seconds < 1:
+        raise OperationRejectedError(
+            f"limit_seconds must be at least 1 (got {limit_seconds})", fix="pass limit_seconds=1 or more"
+        )
+    admin = db.client.admin
+    try:
+        was = int(admin.command("setParameter", 1, transactionLifetimeLimitSeconds=limit_seconds)["was"])
+    except OperationFailure as error:
+        raise WorkbookError(
+            f"this server refused setParameter transactionLifetimeLimitSeconds: {error}",
+            fix="run it as a user with the setParameter privilege (the course's Docker server allows it)",
+        ) from error
+    shelf = db[name]
+    shelf.drop()
+    shelf.insert_one({"_id": "lamp", "stock": 5})
+    code: int | None = None
+    labels: list[str] = []
+    try:
+        with db.client.start_session() as session:
+            session.start_transaction()
+            shelf.update_one({"_id": "lamp"}, {"$inc": {"stock": -1}}, session=session)
+            waited = _waited(lambda: shelf.update_one({"_id": "lamp"}, {"$inc": {"stock": 10}}), limit_seconds)
+            try:
+                session.commit_transaction()
+            except OperationFailure as error:
+                code, labels = _labels(error)
+    finally:
+        admin.command("setParameter", 1, transactionLifetimeLimitSeconds=was)
+    return OutlivedTransaction(limit_seconds, was, waited, code, labels, shelf.find_one({"_id": "lamp"}) or {})
+
+
+def _waited(write: Callable[[], Any], expected_seconds: float) -> float:
+    """Run a write that may block, with a progress bar of the seconds it has waited; returns them."""
+    import threading
+    import time
+
+    from tqdm.auto import tqdm
+
+    done = threading.Event()
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            write()
+        except BaseException as error:  # re-raised in the caller's thread
+            failure.append(error)
+        finally:
+            done.set()
+
+    started = time.monotonic()
+    threading.Thread(target=run, daemon=True).start()
+    with tqdm(total=expected_seconds, desc="the restock waits", unit="s", bar_format="{desc}: {n:.1f} s") as bar:
+        while not done.wait(0.1):
+            bar.update(0.1)
+    if failure:
+        raise failure[0]
+    return time.monotonic() - started

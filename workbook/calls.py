@@ -42,11 +42,29 @@ class Work:
     sent: list[dict[str, Any]] = field(default_factory=list, repr=False)
     """The commands themselves, as :class:`workbook.monitor.Captured` records them (for explaining later)."""
     result: Any = None
+    document_bytes: int = field(default=0, repr=False)
+    """The BSON size of the documents returned, without the replies around them."""
 
     @property
     def transactions(self) -> int:
         """How many transactions the call committed."""
         return self.commands.count("commitTransaction")
+
+    def labelled(self) -> dict[str, Any]:
+        """What a notebook shows of a call, by label: its round trips, its commands and its result."""
+        return {"round trips": self.round_trips, "commands": ", ".join(self.commands), "result": self.result}
+
+    def record(self) -> Any:
+        """The call shown as a :class:`workbook.display.Record` (a labelled table, not a dataclass repr)."""
+        from workbook.display import record
+
+        return record(self.labelled(), caption="What one experiment sent to the server and got back")
+
+    def __repr__(self) -> str:
+        return repr(self.record())
+
+    def _repr_html_(self) -> str:
+        return str(self.record()._repr_html_())
 
     def row(self) -> dict[str, Any]:
         """The engine-independent counts as a dict (no result, no latency): one row of a comparison table."""
@@ -84,4 +102,5 @@ def measure_call(db: Database | None, call: Callable[..., Any], *args: Any, **kw
         commands=[command["name"] for command in captured.commands],
         sent=captured.commands,
         result=result,
+        document_bytes=captured.document_bytes,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -17,6 +18,7 @@ from pymongo.database import Database
 
 from workbook.lessons.search import CASE_INSENSITIVE
 from workbook.namespace import require_own_database
+from workbook.operations.store import LISTING_FIELDS
 
 """The collation that compares letters without their case (strength 2: base letters and accents)."""
 
@@ -171,6 +173,23 @@ def email_lookup(customers: Collection, *, regex: bool, calls: int = 3) -> list[
     return [HotOperation("find_customer_by_email", 40, call)]
 
 
+def category_listing(products: Collection, *, calls: int = 3) -> list[Any]:
+    """The store's category listing alone, as a doctor workload (600 a second): 20 products of a category,
+    cheapest first, projected to :data:`LISTING_FIELDS`. The categories are read here, first."""
+    from workbook.bounds import MAX_CALLS, check_count
+    from workbook.schema_doctor import HotOperation
+
+    check_count("calls", calls, most=MAX_CALLS, unit="listings")
+    categories = sorted(products.distinct("category._id"))[:calls]
+
+    def listing(db: Any, i: int) -> Any:
+        chosen = {"category._id": categories[i % len(categories)]}
+        return list(db.products.find(chosen, LISTING_FIELDS).sort([("price", 1), ("_id", 1)]).limit(20))
+
+    call: Callable[[Any, int], Any] = listing
+    return [HotOperation("category_listing", 600, call)]
+
+
 def case_insensitive_email_index(customers: Collection) -> str:
     """Replace the customers' unique e-mail index by a unique one under :data:`CASE_INSENSITIVE`; returns its name.
 
@@ -195,3 +214,245 @@ def course_thresholds(scale: str | None = None) -> Any:
     if (scale or course_scale()) == "tiny":
         return Thresholds(array_elements=20)
     return Thresholds()
+
+
+# --- a printed fix, run on a copy: does it lose anything? ---------------------------------------------------
+
+FIX_CHECK_DATABASE = "clinic_fix_check"
+"""The learner's database (``workbench_<learner>_clinic_fix_check``) where printed fixes run on copies."""
+
+
+@dataclass(repr=False)
+class FixCheck:
+    """A doctor's printed fix, run as printed on a copy of some documents, and what it kept."""
+
+    anti_pattern: str
+    copied: str
+    counts: dict[str, tuple[int, int]]
+    lost: list[str] = field(default_factory=list)
+
+    @property
+    def nothing_lost(self) -> bool:
+        """True when every document, element and field of the copy is still there after the fix."""
+        return not self.lost
+
+    def record(self) -> Any:
+        """The check as labelled values: what was copied, the counts before → after, what was lost."""
+        from workbook.display import record
+
+        values: dict[str, Any] = {"ran on a copy of": self.copied}
+        values.update({f"{name} (before → after)": pair for name, pair in self.counts.items()})
+        values["lost"] = "; ".join(self.lost) or "nothing"
+        return record(values, caption=f"the printed fix for {self.anti_pattern.replace('_', ' ')}, run on a copy")
+
+    def __repr__(self) -> str:
+        return repr(self.record())
+
+    def _repr_html_(self) -> str:
+        return str(self.record()._repr_html_())
+
+
+def try_fix_on_copy(source: Database, finding: Any, *, parents: int = 50, with_longest: bool = True) -> FixCheck:
+    """Copy ``parents`` documents the ``finding`` is about (and what they reference) from ``source`` into
+    :data:`FIX_CHECK_DATABASE`, under the same collection names, run the finding's printed fix there
+    exactly as printed, and count what it kept.
+
+    For unbounded arrays, bloated documents, data read together and ``$lookup`` on a hot path (the
+    fixes that move documents); the copy's database is emptied first. For an array, ``with_longest``
+    puts the document with the longest array in the copy (the offline engine's ``$merge`` writes a few
+    hundred documents a second, so a copy of thousands of elements takes a while there).
+    """
+    from workbook.bounds import check_count
+    from workbook.errors import UnknownChoiceError
+
+    check_count("parents", parents, most=10_000, unit="documents")
+    runs: dict[str, Callable[[Database, Database, Any, int, bool], FixCheck]] = {
+        "unbounded_arrays": _check_array_fix,
+        "bloated_documents": _check_split_fix,
+        "separated_data": _check_embed_fix,
+        "lookup_on_hot_path": _check_reference_fix,
+    }
+    if finding.anti_pattern not in runs:
+        raise UnknownChoiceError("finding with a fix that moves documents", finding.anti_pattern, list(runs))
+    copy = fresh_database(FIX_CHECK_DATABASE)
+    return runs[finding.anti_pattern](source, copy, finding, parents, with_longest)
+
+
+def _as_printed(finding: Any, pipeline: Any) -> None:
+    """Refuse to run anything but what the finding printed."""
+    from workbook.schema_doctor.collections import to_mongosh
+
+    if to_mongosh(pipeline) not in finding.command:
+        from workbook.errors import WorkbookError
+
+        raise WorkbookError(
+            f"the finding did not print {to_mongosh(pipeline)}: nothing was run",
+            fix="report it: the doctor's printed command and the pipeline it stands for disagree",
+        )
+
+
+def _copy(source: Collection, target: Collection, filter: dict[str, Any], limit: int = 0) -> list[dict[str, Any]]:
+    documents = list(source.find(filter).sort("_id", 1).limit(limit))
+    if documents:
+        target.insert_many(documents)
+    return documents
+
+
+def _check_array_fix(source: Database, copy: Database, finding: Any, parents: int, with_longest: bool) -> FixCheck:
+    from workbook.schema_doctor.arrays import cap_update, move_elements_pipeline, over_cap
+
+    collection, name = finding.where.split(".", 1)
+    child = finding.evidence["child_collection"]
+    longest = finding.evidence["longest_document_id"]
+    originals = _copy(source[collection], copy[collection], {"_id": longest}) if with_longest else []
+    originals += _copy(source[collection], copy[collection], {"_id": {"$ne": longest}}, parents - len(originals))
+    pipeline = move_elements_pipeline(name, child)
+    _as_printed(finding, pipeline)
+    _as_printed(finding, over_cap(name))
+    copy[collection].aggregate(pipeline)
+    copy[child].create_index("parentId")
+    copy[collection].update_many(over_cap(name), cap_update(name, []))
+    elements = sum(len(_at(d, name) or []) for d in originals)
+    lost = []
+    for original in originals:
+        moved = [e["element"] for e in copy[child].find({"parentId": original["_id"]}).sort("position", 1)]
+        if moved != list(_at(original, name) or []):
+            lost.append(f"elements of {original['_id']!r}")
+        kept = copy[collection].find_one({"_id": original["_id"]})
+        if kept is None or (_at(original, name) or [])[-20:] != (_at(kept, name) or []):
+            lost.append(f"the newest elements of {original['_id']!r}")
+    counts = {
+        collection: (len(originals), copy[collection].count_documents({})),
+        f"{name} elements, moved to {child}": (elements, copy[child].count_documents({})),
+    }
+    which = (
+        " (the longest array first)" if with_longest else f" (not the longest, {finding.evidence['max_elements']:,})"
+    )
+    return FixCheck(finding.anti_pattern, f"{len(originals):,} {collection}{which}", counts, lost)
+
+
+def _at(document: dict[str, Any], path: str) -> Any:
+    value: Any = document
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def _check_split_fix(source: Database, copy: Database, finding: Any, parents: int, _longest: bool) -> FixCheck:
+    from workbook.schema_doctor.documents import split_pipeline, split_unset
+
+    collection, fields = finding.where, list(finding.evidence["cold_fields"])
+    originals = _copy(source[collection], copy[collection], {}, parents)
+    pipeline = split_pipeline(collection, fields)
+    _as_printed(finding, pipeline)
+    copy[collection].aggregate(pipeline)
+    copy[collection].update_many({}, split_unset(fields))
+    details = {d["_id"]: d for d in copy[f"{collection}_details"].find()}
+    lost = []
+    for original in originals:
+        kept = copy[collection].find_one({"_id": original["_id"]}) or {}
+        if {**kept, **details.get(original["_id"], {})} != original:
+            lost.append(f"fields of {original['_id']!r}")
+    counts = {
+        collection: (len(originals), copy[collection].count_documents({})),
+        f"{collection}_details": (0, len(details)),
+    }
+    return FixCheck(finding.anti_pattern, f"{len(originals):,} {collection}", counts, lost)
+
+
+def _check_embed_fix(source: Database, copy: Database, finding: Any, parents: int, _longest: bool) -> FixCheck:
+    from workbook.schema_doctor.access import embed_pipeline
+
+    parent, child, key = finding.evidence["parent"], finding.evidence["child"], finding.evidence["child_field"]
+    originals = _copy(source[parent], copy[parent], {}, parents)
+    children = _copy(source[child], copy[child], {key: {"$in": [d["_id"] for d in originals]}})
+    pipeline = embed_pipeline(child, key, parent)
+    _as_printed(finding, pipeline)
+    copy[child].aggregate(pipeline)
+    lost = []
+    embedded = 0
+    for original in originals:
+        kept = copy[parent].find_one({"_id": original["_id"]}) or {}
+        inside = kept.pop(child, [])
+        embedded += len(inside)
+        mine = sorted(str(c["_id"]) for c in children if c[key] == original["_id"])
+        if kept != original or sorted(str(c["_id"]) for c in inside) != mine:
+            lost.append(f"{parent} {original['_id']!r}")
+    counts = {
+        parent: (len(originals), copy[parent].count_documents({})),
+        child: (len(children), copy[child].count_documents({})),
+        f"{child} embedded in {parent}": (len(children), embedded),
+    }
+    return FixCheck(
+        finding.anti_pattern, f"{len(originals):,} {parent} and their {len(children):,} {child}", counts, lost
+    )
+
+
+def _check_reference_fix(source: Database, copy: Database, finding: Any, parents: int, _longest: bool) -> FixCheck:
+    from workbook.schema_doctor.access import extended_reference_pipeline
+
+    evidence = finding.evidence
+    local, local_field, joined, foreign = (
+        evidence["local"],
+        evidence["local_field"],
+        evidence["from"],
+        evidence["foreign_field"],
+    )
+    originals = _copy(source[local], copy[local], {}, parents)
+    keys = {str(v) for d in originals for v in _path_values(d, local_field)}
+    referenced = [d for d in source[joined].find() if {str(v) for v in _path_values(d, foreign)} & keys]
+    if referenced:
+        copy[joined].insert_many(referenced)
+    pipeline = extended_reference_pipeline(local, local_field, joined, foreign)
+    _as_printed(finding, pipeline)
+    copy[local].aggregate(pipeline)
+    lost = []
+    copied = 0
+    for original in originals:
+        kept = copy[local].find_one({"_id": original["_id"]}) or {}
+        refs = kept.pop("copied", [])
+        copied += len(refs)
+        wanted = {str(v) for v in _path_values(original, local_field)}
+        expected = sum(1 for d in referenced if {str(v) for v in _path_values(d, foreign)} & wanted)
+        if kept != original or len(refs) != expected:
+            lost.append(f"{local} {original['_id']!r}")
+    counts = {
+        local: (len(originals), copy[local].count_documents({})),
+        joined: (len(referenced), copy[joined].count_documents({})),
+    }
+    return FixCheck(
+        finding.anti_pattern, f"{len(originals):,} {local} and the {len(referenced):,} {joined} they join", counts, lost
+    )
+
+
+def _path_values(value: Any, path: str) -> list[Any]:
+    """Every value at a dotted ``path``, through arrays, as ``$lookup`` matches them (each array element)."""
+    head, _, rest = path.partition(".")
+    if isinstance(value, list):
+        return [found for element in value for found in _path_values(element, path)]
+    if not isinstance(value, dict) or head not in value:
+        return []
+    inner = value[head]
+    if rest:
+        return _path_values(inner, rest)
+    return list(inner) if isinstance(inner, list) else [inner]
+
+
+def lookup_ranking(report: Any) -> Any:
+    """The report's ``$lookup`` findings as a table, in the doctor's order: by how often the operation runs."""
+    import pandas as pd
+
+    from workbook.display import table
+
+    rows = [
+        {
+            "rank": f.evidence["rank_by_frequency"],
+            "operation": f.evidence["operation"],
+            "calls per second": f.evidence["per_second"],
+            "joins": f"{f.evidence['local']} → {f.evidence['from']}.{f.evidence['foreign_field']}",
+            "foreign field indexed": f.evidence["foreign_field_indexed"],
+            "severity": f.severity.label,
+        }
+        for f in sorted(report.of("lookup_on_hot_path"), key=lambda f: f.evidence["rank_by_frequency"])
+    ]
+    return table(pd.DataFrame(rows).set_index("rank"), caption="$lookup findings, most frequent first")

@@ -20,6 +20,10 @@ import bson
 MAX_BSON_SIZE = 16 * 1024 * 1024
 """The hard limit on one document: 16 MiB (``maxBsonObjectSize``); writes of a bigger document fail."""
 
+TIMESERIES_MEASUREMENT_MB = 4
+"""The largest measurement (one document inserted) a time-series collection takes: 4 MB, by the manual's
+"Time Series Collection Limitations"."""
+
 MAX_NESTING_DEPTH = 100
 """Levels of nested documents and arrays a document may have."""
 

@@ -27,18 +27,23 @@ class Captured:
     round_trips: int = 0
     bytes_returned: int = 0
     docs_returned: int = 0
+    document_bytes: int = 0
+    """The BSON size of the documents the replies carried, without the reply around them (cursor id, namespace)."""
 
     def add_reply(self, reply: dict[str, Any]) -> None:
         """Count one reply: its BSON size and the documents it carried."""
         size, docs = len(bson.encode(reply)), 0
+        carried: list[Any] = []
         cursor = reply.get("cursor")
         if isinstance(cursor, dict):
-            docs = len(cursor.get("firstBatch", cursor.get("nextBatch")) or [])
+            carried = list(cursor.get("firstBatch", cursor.get("nextBatch")) or [])
+            docs = len(carried)
         elif isinstance(reply.get("value"), dict):  # findAndModify
-            docs = 1
+            carried, docs = [reply["value"]], 1
         self.round_trips += 1
         self.bytes_returned += size
         self.docs_returned += docs
+        self.document_bytes += sum(len(bson.encode(d)) for d in carried if isinstance(d, dict))
         if self.commands:  # a thread's commands and replies alternate: this reply answers the last command
             self.commands[-1].update(reply_bytes=size, reply_docs=docs)
 

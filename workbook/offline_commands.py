@@ -163,8 +163,9 @@ def statement(item: Any) -> Any:
 VIEW_COMMANDS = frozenset({"find", "aggregate", "insert", "update", "delete", "findAndModify", "createIndexes"})
 """Commands that name a collection which may be a view (reads are resolved, writes refused)."""
 
-OFF_SURFACE = frozenset({"collMod", "usersInfo", "getParameter"})
-"""Commands mongoeco's wire surface lacks, answered by the executor (collMod: the course hides indexes)."""
+OFF_SURFACE = frozenset({"collMod", "usersInfo", "getParameter", "setParameter"})
+"""Commands mongoeco's wire surface lacks, answered by the executor (collMod: the course hides indexes;
+setParameter: the transaction lifetime only)."""
 
 OPEN_COMMAND_KINDS = frozenset({"handshake", "authenticate", "sasl_start", "sasl_continue", "logout"})
 """Command kinds a connection may send before it authenticates (hello and the SCRAM conversation)."""

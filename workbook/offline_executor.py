@@ -209,8 +209,11 @@ class WorkbenchExecutor(_ExecutorBase):
                 "requireApiVersion": False,
                 "enableTestCommands": False,
                 "featureCompatibilityVersion": {"version": "7.0"},
+                **offline_transactions.get_parameters(self.server.engine if self.server else None),
                 "ok": 1.0,
             }
+        if local is not None and command == "setParameter" and self.server is not None:
+            return offline_transactions.set_parameter(self.server.engine, db_name, local[1])
         if local is not None:
             return await self._coll_mod(db_name, local[1])
         if command == "find" and self.server is not None:

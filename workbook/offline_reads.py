@@ -29,7 +29,9 @@ import bson
 
 from workbook import engine_compat, planner
 from workbook.errors import ExplainError
+from workbook.facts import MAX_BLOCKING_SORT_BYTES, QUERY_EXCEEDED_MEMORY_LIMIT, bson_size
 from workbook.planner.predicates import parse_filter
+from workbook.planner.reading import index_name
 
 ENGINE_OPTIONS = frozenset(
     {"tailable", "awaitData", "min", "max", "returnKey", "showRecordId", "let", "readConcern", "oplogReplay"}
@@ -96,14 +98,34 @@ class IndexUses:
                 del self._counts[key]
 
 
+def _has_stage(plan: Mapping[str, Any], stage_name: str) -> bool:
+    """Whether a plan tree holds a stage called ``stage_name``."""
+    stack = [plan]
+    while stack:
+        stage = stack.pop()
+        if stage.get("stage") == stage_name:
+            return True
+        stack.extend(stage.get("inputStages", []))
+        if isinstance(stage.get("inputStage"), Mapping):
+            stack.append(stage["inputStage"])
+    return False
+
+
+def layer_of(engine: Any) -> ReadLayer | None:
+    """The read layer answering finds for an offline engine, if any."""
+    return _LAYERS.get(id(engine))
+
+
 def indexes_used(plan: Mapping[str, Any]) -> list[str]:
-    """The index names a winning plan scans (IXSCAN, DISTINCT_SCAN... anywhere in the tree)."""
+    """The index names a winning plan scans (IXSCAN, DISTINCT_SCAN, IDHACK on ``_id_``... anywhere in the tree),
+    as MongoDB's plan summary lists them for ``$indexStats``."""
     names: list[str] = []
     stack = [plan]
     while stack:
         stage = stack.pop()
-        if isinstance(stage.get("indexName"), str):
-            names.append(stage["indexName"])
+        name = index_name(stage) if stage.get("stage") == "IDHACK" else stage.get("indexName")
+        if isinstance(name, str):
+            names.append(name)
         stack.extend(stage.get("inputStages", []))
         if isinstance(stage.get("inputStage"), Mapping):
             stack.append(stage["inputStage"])
@@ -137,6 +159,7 @@ class ReadLayer:
         self._engine = engine
         self._explain = explain  # workbook.offline_explain.ExplainHook: the one model cache
         self.uses = IndexUses()
+        self.sort_memory_limit = MAX_BLOCKING_SORT_BYTES  # internalQueryMaxBlockingSortMemoryUsageBytes
         _LAYERS[id(engine)] = self
         engine_compat.install_pushdown_reads(_covers, _pushdown)
 
@@ -155,9 +178,12 @@ class ReadLayer:
             return None  # malformed: the engine's own validation answers, with MongoDB's message
         started = time.perf_counter_ns()
         model = await self._explain.model(database, name)
-        rids = await self._run(model, database, name, args)
+        sorted_in_memory: list[bool] = []
+        rids = await self._run(model, database, name, args, sorted_in_memory)
         if rids is None:
             return None  # not modelled (or a hint the engine words its own way): the engine answers
+        if sorted_in_memory and body.get("allowDiskUse") is False:
+            self._check_sort_memory(model, rids)
         self._profile(database, name, body, time.perf_counter_ns() - started)
         if body.get("projection"):  # projected from the decoded document, as the engine's find does
             project = engine_compat.projection_executor(body["projection"], body.get("filter"))
@@ -195,16 +221,35 @@ class ReadLayer:
             documents = [project(document) for document in documents]
         return documents
 
-    async def _run(self, model: Any, database: str, name: str, args: planner.FindArgs) -> list[int] | None:
+    async def _run(
+        self, model: Any, database: str, name: str, args: planner.FindArgs, sorted_in_memory: list[bool] | None = None
+    ) -> list[int] | None:
         """Plan and run a find (without its projection) on the model, off the server's event loop, and
-        count the indexes its plan used: the positions of the documents it returns, or None if refused."""
+        count the indexes its plan used: the positions of the documents it returns, or None if refused.
+        ``sorted_in_memory`` gets True when the winning plan has a blocking SORT stage."""
         run = functools.partial(planner.find_records, model, f"{database}.{name}", replace(args, projection=None))
         try:
             explain, rids = await asyncio.get_running_loop().run_in_executor(None, run)
         except ExplainError:
             return None
-        self.uses.record(database, name, indexes_used(explain["queryPlanner"]["winningPlan"]))
+        winning = explain["queryPlanner"]["winningPlan"]
+        self.uses.record(database, name, indexes_used(winning))
+        if sorted_in_memory is not None and _has_stage(winning, "SORT"):
+            sorted_in_memory.append(True)
         return rids
+
+    def _check_sort_memory(self, model: Any, rids: list[int]) -> None:
+        """A blocking sort run with ``allowDiskUse: false`` fails once the documents it holds pass the limit
+        (code 292), as MongoDB's does; with disk use allowed (the default since 6.0) it would spill, and answers."""
+        from mongoeco.errors import OperationFailure
+
+        held = sum(bson_size(model.documents[rid]) for rid in rids)
+        if held > self.sort_memory_limit:
+            raise OperationFailure(
+                f"Executor error during find command :: caused by :: Sort exceeded memory limit of "
+                f"{self.sort_memory_limit} bytes, but did not opt in to external sorting.",
+                code=QUERY_EXCEEDED_MEMORY_LIMIT,
+            )
 
     def _profile(self, database: str, name: str, body: Mapping[str, Any], nanoseconds: int) -> None:
         """Record the find in the database profiler (``system.profile``) when it is on, as the engine's find does."""

@@ -9,8 +9,9 @@ transactions production considerations, "In-progress Transactions and Write Conf
 - a write outside any transaction to a document an open transaction wrote waits until that
   transaction commits or aborts, then runs against what it left (its ``maxTimeMS``, if given,
   bounds the wait with MaxTimeMSExpired, code 50);
-- a transaction open longer than ``transactionLifetimeLimitSeconds`` (60 s) is aborted when
-  something waits on it, and its later commands answer NoSuchTransaction (251).
+- a transaction open longer than ``transactionLifetimeLimitSeconds`` (60 s unless ``setParameter``
+  lowered it when the transaction started) is aborted when something waits on it or when its own next
+  command arrives, and its later commands answer NoSuchTransaction (251).
 
 mongoeco 4.11.0 instead refuses any commit once anything was committed after the snapshot, and its
 commit replaces every collection the transaction touched with the transaction's copy. The class
@@ -47,13 +48,14 @@ class OpenTransaction:
     session: Any
     snapshot_version: int
     started: float
+    limit: float = TRANSACTION_LIFETIME_LIMIT_SECONDS
     written: set[DocumentKey] = dataclasses.field(default_factory=set)
     waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = dataclasses.field(default_factory=list)
 
     @property
     def expires(self) -> float:
         """The monotonic time after which the transaction may be aborted as expired."""
-        return self.started + TRANSACTION_LIFETIME_LIMIT_SECONDS
+        return self.started + self.limit
 
 
 def _wake(waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]) -> None:
@@ -90,6 +92,12 @@ class TransactionTable:
         self.committed: dict[DocumentKey, int] = {}
         self.expired: set[tuple[Any, int]] = set()
         self.counters = {"write_conflicts": 0, "waits": 0, "expired": 0}
+        self.lifetime_limit: float | None = None
+        """``transactionLifetimeLimitSeconds`` as ``setParameter`` set it; None: the default (60 s)."""
+
+    def limit(self) -> float:
+        """The lifetime a transaction starting now gets, in seconds (MongoDB fixes it at the start)."""
+        return TRANSACTION_LIFETIME_LIMIT_SECONDS if self.lifetime_limit is None else self.lifetime_limit
 
     def claim(self, session_id: Any, document: DocumentKey, snapshot_version: int) -> None:
         """A transaction writes ``document``: first updater wins, the other gets a write conflict."""
@@ -176,7 +184,7 @@ def engine_class(base: type) -> type:
             with self._meta_lock:
                 state = self._mvcc_states[session.session_id]
                 self._transactions.open[session.session_id] = OpenTransaction(
-                    session, state.snapshot_version, time.monotonic()
+                    session, state.snapshot_version, time.monotonic(), self._transactions.limit()
                 )
 
         def _commit_session_transaction(self, session: Any) -> None:
@@ -390,11 +398,11 @@ def _namespace_of(storage: Any, collection: Any, publication: Any) -> tuple[str,
     return None
 
 
-def _expired_error(session: Any) -> Exception:
+def _expired_error(session: Any, limit: float) -> Exception:
     return transient_error(
         f"Transaction {session.transaction_number} has been aborted: it was open longer than "
-        f"transactionLifetimeLimitSeconds ({TRANSACTION_LIFETIME_LIMIT_SECONDS:g} s) while another write "
-        "waited for it. Commit or abort a transaction promptly (with_transaction does)",
+        f"transactionLifetimeLimitSeconds ({limit:g} s). Commit or abort a transaction promptly "
+        "(with_transaction does)",
         NO_SUCH_TRANSACTION,
         "NoSuchTransaction",
     )
@@ -413,13 +421,62 @@ def before_command(engine: Any, body: Mapping[str, Any], session: Any) -> None:
     limit = getattr(limit, "value", limit)
     _command_max_time_ms.set(int(limit) if isinstance(limit, int | float) and not isinstance(limit, bool) else None)
     table = table_of(engine)
-    if (
-        body.get("autocommit") is False
-        and table is not None
-        and session is not None
-        and (getattr(session, "session_id", None), getattr(session, "transaction_number", None)) in table.expired
-    ):
-        raise _expired_error(session)
+    if body.get("autocommit") is not False or table is None or session is None:
+        return
+    key = (getattr(session, "session_id", None), getattr(session, "transaction_number", None))
+    transaction = table.open.get(key[0])
+    if transaction is not None and not body.get("startTransaction") and transaction.expires <= time.monotonic():
+        engine.expire(transaction.session)  # past its lifetime: MongoDB's periodic job would have aborted it
+    if key in table.expired:
+        raise _expired_error(session, transaction.limit if transaction is not None else table.limit())
+
+
+LIFETIME_PARAMETER = "transactionLifetimeLimitSeconds"
+SORT_MEMORY_PARAMETER = "internalQueryMaxBlockingSortMemoryUsageBytes"
+SETTABLE = (LIFETIME_PARAMETER, SORT_MEMORY_PARAMETER)
+"""The server parameters the offline default lets ``setParameter`` change (the transactions' lifetime here,
+the blocking sort's memory in :mod:`workbook.offline_reads`)."""
+
+
+def get_parameters(engine: Any) -> dict[str, Any]:
+    """What ``getParameter`` reports of the settable parameters: the transaction lifetime in whole seconds,
+    and the memory a blocking sort may hold, in bytes."""
+    from workbook.offline_reads import layer_of
+
+    table, layer = table_of(engine), layer_of(engine)
+    found: dict[str, Any] = {} if table is None else {LIFETIME_PARAMETER: int(table.limit())}
+    if layer is not None:
+        found[SORT_MEMORY_PARAMETER] = int(layer.sort_memory_limit)
+    return found
+
+
+def set_parameter(engine: Any, db_name: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    """``setParameter`` of one of :data:`SETTABLE`, as MongoDB answers it (``was`` holds the old value)."""
+    from mongoeco.errors import OperationFailure
+
+    from workbook.offline_reads import layer_of
+
+    if db_name != "admin":
+        raise OperationFailure("setParameter may only be run against the admin database.", code=13)
+    names = [k for k in body if k != "setParameter" and not k.startswith("$") and k not in ("lsid", "comment")]
+    table, layer = table_of(engine), layer_of(engine)
+    if len(names) != 1 or names[0] not in SETTABLE or table is None or layer is None:
+        raise OperationFailure(
+            f"Attempted to set unsupported parameter(s) {names}: the offline default sets one of "
+            f"{', '.join(SETTABLE)} at a time (for anything else, use a MongoDB server)",
+            code=72,
+        )
+    value = body[names[0]]
+    value = getattr(value, "value", value)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 1 or value != int(value):
+        raise OperationFailure(f"{names[0]} must be a whole number, at least 1", code=2)
+    if names[0] == SORT_MEMORY_PARAMETER:
+        was = int(layer.sort_memory_limit)
+        layer.sort_memory_limit = int(value)
+        return {"was": was, "ok": 1.0}
+    was = int(table.limit())
+    table.lifetime_limit = float(value)
+    return {"was": was, "ok": 1.0}
 
 
 def table_of(engine: Any) -> TransactionTable | None:

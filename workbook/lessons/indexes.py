@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 from pymongo.collection import Collection
+from pymongo.errors import OperationFailure
 
 from workbook.errors import ArgumentTypeError, WorkbookError
 from workbook.facts import MAX_BLOCKING_SORT_BYTES, bson_size
@@ -81,6 +82,13 @@ def plan_row(explained: Any, label: str) -> dict[str, Any]:
         "blockingSort": s["inMemorySort"],
         "covered": s["covered"],
     }
+
+
+def plan_table(*rows: Mapping[str, Any]) -> Any:
+    """Rows made by :func:`plan_row`, as one table for reading (``workbook.display.table``), one row per label."""
+    from workbook.display import table
+
+    return table(pd.DataFrame(list(rows)).set_index("index"))
 
 
 def compare_indexes(
@@ -191,6 +199,65 @@ def sort_memory(collection: Collection, filter: Mapping[str, Any] | None = None,
     return SortMemory(len(sizes), sum(sizes))
 
 
+@dataclass(frozen=True)
+class DiskUse:
+    """The same blocking sort run under a lowered memory limit, with and without disk use allowed."""
+
+    limit_bytes: int
+    restored_bytes: int
+    held_bytes: int
+    refused_code: int | None
+    answered: int
+
+    def record(self) -> Any:
+        """The experiment as labelled values."""
+        from workbook.display import record
+
+        refused = "answered (fits)" if self.refused_code is None else f"failed, code {self.refused_code}"
+        return record(
+            {
+                "internalQueryMaxBlockingSortMemoryUsageBytes (set, then restored)": (
+                    self.limit_bytes,
+                    self.restored_bytes,
+                ),
+                "bytes the sort holds": self.held_bytes,
+                "allowDiskUse=False": refused,
+                "allowDiskUse left on (the default)": f"answered, {self.answered:,} documents",
+            },
+            caption="a blocking sort over its memory limit",
+        )
+
+    def __repr__(self) -> str:
+        return repr(self.record())
+
+    def _repr_html_(self) -> str:
+        return str(self.record()._repr_html_())
+
+
+def sort_over_the_limit(
+    collection: Collection, sort: Keys, *, limit_bytes: int, filter: Mapping[str, Any] | None = None
+) -> DiskUse:
+    """Lower the blocking-sort memory limit (``internalQueryMaxBlockingSortMemoryUsageBytes``) to ``limit_bytes``,
+    run one sort with ``allow_disk_use=False`` and once with the default, then set the limit back.
+
+    On MongoDB the first fails with code 292 once the sorted documents pass the limit and the second
+    spills to disk and answers; the offline default fails the same way and answers from memory.
+    """
+    admin = collection.database.client.admin
+    chosen = dict(filter or {"_id": {"$exists": True}})  # a filter: a whole-collection find is answered as stored
+    was = int(admin.command("setParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=limit_bytes)["was"])
+    code: int | None = None
+    try:
+        try:
+            list(collection.find(chosen, sort=list(sort), allow_disk_use=False))
+        except OperationFailure as error:
+            code = error.code
+        answered = len(list(collection.find(chosen, sort=list(sort))))
+    finally:
+        admin.command("setParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=was)
+    return DiskUse(limit_bytes, was, sort_memory(collection, chosen).bytes, code, answered)
+
+
 def pipeline_sort_in_memory(explained: Any) -> bool:
     """True when an aggregate's sort is done in memory: a SORT in the plan or a $sort after the cursor stage
     (the summary's ``inMemorySort`` reads both, as MongoDB runs both as blocking sorts)."""
@@ -249,6 +316,36 @@ def index_usage(collection: Collection, captured: Any, *, sent_to: str | None = 
                 tally[name] += 1
     rows = [{"index": name, "accesses": tally[name]} for name in names]
     return pd.DataFrame(rows).set_index("index")
+
+
+def replay_reads(collection: Collection, captured: Any, *, sent_to: str | None = None) -> int:
+    """Run on ``collection`` each read in ``captured`` that was sent to ``sent_to`` (default: its own name),
+    as :func:`index_usage` explains them (a write's query part runs as a find); returns how many ran."""
+    from workbook.explaining.work import reads_of
+
+    database, target = collection.database.name, sent_to or collection.name
+    ran = 0
+    for entry in captured.commands:
+        command = entry["command"]
+        if entry["database"] != database or command.get(entry["name"]) != target:
+            continue
+        for read in reads_of(entry["name"], command):
+            verb = next(iter(read))
+            collection.database.command({**read, verb: collection.name})
+            ran += 1
+    return ran
+
+
+def index_stats_moved(collection: Collection, captured: Any, *, sent_to: str | None = None) -> pd.DataFrame:
+    """``$indexStats`` accesses before and after replaying ``captured`` on ``collection``, beside the tally
+    :func:`index_usage` makes by explaining the same reads: the counters move by what the plans used."""
+    before = index_stats(collection)["accesses"]
+    replay_reads(collection, captured, sent_to=sent_to)
+    after = index_stats(collection)["accesses"]
+    explained = index_usage(collection, captured, sent_to=sent_to)["accesses"]
+    frame = pd.DataFrame({"moved by": after - before, "accesses before": before, "accesses after": after})
+    frame["explained plans using it"] = explained.reindex(frame.index).fillna(0).astype(int)
+    return frame.sort_values(["moved by", "accesses after"], ascending=False)
 
 
 def index_entries(collection: Collection) -> dict[str, int]:

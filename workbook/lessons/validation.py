@@ -157,6 +157,31 @@ def array_bounds(spec: Any) -> dict[str, int | None]:
     return bounds
 
 
+def bounds_table(bounds: Mapping[str, Mapping[str, int | None]]) -> Any:
+    """Per shape (from :func:`array_bounds`), each array field's bound as a table for reading: "maxItems N",
+    "unbounded", or blank where the shape has no such array.
+
+    >>> shown = bounds_table({"a": {"p.x": None}, "b": {"p.x": 5, "q.y": None}}).frame
+    >>> shown.loc["p.x"].tolist(), shown.loc["q.y"].tolist()
+    (['unbounded', 'maxItems 5'], ['', 'unbounded'])
+    """
+    import pandas as pd
+
+    from workbook.display import table
+
+    paths = sorted({path for arrays in bounds.values() for path in arrays})
+    rows = {
+        path: {
+            shape: ("" if path not in arrays else "unbounded" if arrays[path] is None else f"maxItems {arrays[path]}")
+            for shape, arrays in bounds.items()
+        }
+        for path in paths
+    }
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index.name = "array"
+    return table(frame, caption="each shape's validator: how long may each array grow?")
+
+
 def invalid_count(collection: Collection, validator: Mapping[str, Any]) -> int:
     """Documents of ``collection`` that ``validator`` would refuse (a query: the validator under ``$nor``)."""
     return collection.count_documents({"$nor": [dict(validator)]})

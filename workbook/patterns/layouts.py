@@ -156,11 +156,12 @@ def load_layout(dataset: Any, name: str, db: Database | None = None, *, size: in
 
 def _outlier_page(layout: Layout, user_id: str, page: int, page_size: int) -> list[str]:
     start = page * page_size
-    user = layout.db.users.find_one({"_id": user_id}, {"isOutlier": 1, "followers": 1})  # bounded: <= cap entries
+    # only the page's slice of the array comes back: 20 entries, not the cap's 300
+    user = layout.db.users.find_one({"_id": user_id}, {"isOutlier": 1, "followers": {"$slice": [start, page_size]}})
     if user is None:
         return []
     if not user["isOutlier"] or start + page_size <= layout.size:
-        return [e["userId"] for e in user["followers"][start : start + page_size]]
+        return [e["userId"] for e in user["followers"]]
     cursor = (
         layout.db.follower_overflow.find({"followedId": user_id}, {"_id": 0, "followerId": 1})
         .sort([("createdAt", -1), ("followerId", -1)])
@@ -233,7 +234,11 @@ def layout_table(
     shapes: list[LoadedShape | Layout], top_user: str, typical_user: str, deep_page: int = 10
 ) -> pd.DataFrame:
     """Per shape or layout: the largest document, and the work of three followers pages (the most
-    followed user's first and ``deep_page``-th, a typical user's first)."""
+    followed user's first and ``deep_page``-th, a typical user's first).
+
+    ``bytes_returned`` is the BSON size of the documents the page received (what
+    :mod:`workbook.patterns.scaling` computes); ``reply_bytes`` adds the replies around them (cursor
+    id, namespace, ``ok``: about a hundred bytes a reply, more for a longer database name)."""
     rows = []
     for target in shapes:
         page = partial(target.ops.run, "followers_page") if isinstance(target, LoadedShape) else target.followers_page
@@ -254,6 +259,8 @@ def layout_table(
                     "read": read,
                     "largest_doc_bytes": big,
                     **work.row(),
+                    "bytes_returned": work.document_bytes,  # the documents, counted as scaling counts them
+                    "reply_bytes": work.bytes_returned,
                     "answer": tuple(work.result),
                 }
             )
@@ -268,3 +275,100 @@ def users_over_cap(dataset: Any, cap: int = OUTLIER_CAP) -> dict[str, float]:
     users = len(dataset.collections["users"])
     over = sum(1 for n in counts.values() if n > cap)
     return {"cap": cap, "users": users, "outliers": over, "share_outliers_pct": round(100 * over / users, 2)}
+
+
+@dataclass(repr=False)
+class WritePath:
+    """Follows written to one user of a layout until it crossed the layout's boundary (the cap, or a bucket's end)."""
+
+    layout: str
+    user: str
+    follows: int
+    before: dict[str, Any]
+    after: dict[str, Any]
+    crossing_commands: list[str]
+    other_commands: list[str]
+
+    def record(self) -> Any:
+        """Before → after for each thing the writes changed, and the commands of the crossing follow."""
+        from workbook.display import record
+
+        values: dict[str, Any] = {"user": self.user, "follows written": self.follows}
+        values.update({name: (self.before[name], self.after[name]) for name in self.before})
+        values["commands of an ordinary follow"] = ", ".join(self.other_commands)
+        values["commands of the crossing follow"] = ", ".join(self.crossing_commands)
+        return record(values, caption=f"the {self.layout} layout's write path, across its boundary")
+
+    def __repr__(self) -> str:
+        return repr(self.record())
+
+    def _repr_html_(self) -> str:
+        return str(self.record()._repr_html_())
+
+
+def _state(layout: Layout, user_id: str) -> dict[str, Any]:
+    """What a follow changes for ``user_id`` in the layout."""
+    db = layout.db
+    user = db.users.find_one({"_id": user_id}, {"followers": 1, "followerCount": 1, "isOutlier": 1}) or {}
+    if layout.name == "outlier":
+        return {
+            "followerCount": user.get("followerCount", 0),
+            "isOutlier": bool(user.get("isOutlier")),
+            "entries in the user's array": len(user.get("followers", [])),
+            "follows in follower_overflow": db.follower_overflow.count_documents({"followedId": user_id}),
+        }
+    buckets = list(db.follower_buckets.find({"userId": user_id}, {"count": 1}).sort("bucket", -1))
+    return {
+        "followerCount": user.get("followerCount", 0),
+        "buckets": len(buckets),
+        "entries in the newest bucket": buckets[0]["count"] if buckets else 0,
+    }
+
+
+def follows_to_cross(layout: Layout, follower_count: int) -> int:
+    """Follows that take a user with ``follower_count`` followers across the layout's boundary: past the
+    cap (outlier), or into a new bucket (bucket)."""
+    if layout.name == "outlier":
+        return max(layout.size - follower_count + 1, 1)
+    return layout.size - (follower_count - 1) % layout.size if follower_count else 1
+
+
+def nearest_to_boundary(layout: Layout) -> tuple[str, int]:
+    """The user the fewest follows take across the layout's boundary, and how many follows that is
+    (outlier: the non-outlier with the most followers; bucket: the user whose newest bucket is fullest)."""
+    query: dict[str, Any] = {"isOutlier": False} if layout.name == "outlier" else {"followerCount": {"$gt": 0}}
+    candidates = [
+        (follows_to_cross(layout, int(u["followerCount"])), str(u["_id"]))
+        for u in layout.db.users.find(query, {"followerCount": 1})
+    ]
+    if not candidates:
+        raise WorkbookError(f"No user can cross the {layout.name} layout's boundary.", fix="Load the layout again.")
+    follows, user = min(candidates)
+    return user, follows
+
+
+def cross_boundary(layout: Layout, user_id: str | None = None, *, start: datetime | None = None) -> WritePath:
+    """Follow one user (default: :func:`nearest_to_boundary`) with new followers (``new-follower-0001``...)
+    until the layout's boundary is crossed: the user becomes an outlier, or a new bucket opens. Returns
+    the state before and after, and the commands of the crossing follow against an ordinary one."""
+    from datetime import UTC, timedelta
+
+    from workbook.monitor import capture
+
+    if user_id is None:
+        chosen, follows = nearest_to_boundary(layout)
+    else:
+        found = layout.db.users.find_one({"_id": user_id}, {"followerCount": 1})
+        if found is None:
+            raise WorkbookError(f"No user {user_id!r} in {layout.db.name}.", fix="Pick an _id from users.")
+        chosen, follows = user_id, follows_to_cross(layout, int(found["followerCount"]))
+    at = start or datetime(2030, 1, 1, tzinfo=UTC)
+    before = _state(layout, chosen)
+    commands: list[list[str]] = []
+    for number in range(1, follows + 1):
+        with capture() as sent:
+            layout.follow(f"new-follower-{number:04d}", chosen, now=at + timedelta(seconds=number))
+        commands.append([c["name"] for c in sent.commands])
+    after = _state(layout, chosen)
+    ordinary = commands[0] if len(commands) > 1 else []
+    return WritePath(layout.name, chosen, follows, before, after, commands[-1], ordinary)

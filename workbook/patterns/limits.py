@@ -18,7 +18,13 @@ from pymongo.database import Database
 from pymongo.errors import OperationFailure
 
 from workbook.errors import UnknownChoiceError, WorkbookError
-from workbook.facts import MAX_BSON_SIZE, MAX_COMPOUND_INDEX_FIELDS, MAX_INDEXES_PER_COLLECTION, MAX_NESTING_DEPTH
+from workbook.facts import (
+    MAX_BSON_SIZE,
+    MAX_COMPOUND_INDEX_FIELDS,
+    MAX_INDEXES_PER_COLLECTION,
+    MAX_NESTING_DEPTH,
+    TIMESERIES_MEASUREMENT_MB,
+)
 from workbook.namespace import require_own_database
 
 MIB = 1024 * 1024
@@ -179,3 +185,70 @@ def hit(db: Database, limit: str) -> LimitHit:
 def limit_table(db: Database) -> pd.DataFrame:
     """Every limit hit in turn: what fitted, what failed, and the server's error code and message."""
     return pd.DataFrame([asdict(hit(db, name)) for name in LIMITS]).set_index("limit")
+
+
+@dataclass(frozen=True)
+class TimeSeriesCheck:
+    """A time-series collection made on this engine, and what it did with a measurement over 4 MB."""
+
+    listed_type: str
+    small_stored: bool
+    big_megabytes: float
+    big_code: int | None
+    big_stored: bool
+
+    @property
+    def enforced(self) -> bool:
+        """True when the engine refused the measurement over the limit, as MongoDB does."""
+        return not self.big_stored
+
+    def record(self) -> Any:
+        """The check as labelled values."""
+        from workbook.display import record
+
+        refused = f"refused (code {self.big_code})" if self.big_code is not None else "refused"
+        big = refused if self.enforced else "stored (not enforced here)"
+        return record(
+            {
+                "listCollections type": self.listed_type,
+                "a 1 MB measurement": "stored" if self.small_stored else "refused",
+                f"a {self.big_megabytes:.1f} MB measurement": big,
+                "MongoDB's limit per measurement": f"{TIMESERIES_MEASUREMENT_MB} MB",
+            },
+            caption="a time-series collection of sensor readings",
+        )
+
+    def __repr__(self) -> str:
+        return repr(self.record())
+
+    def _repr_html_(self) -> str:
+        return str(self.record()._repr_html_())
+
+
+def timeseries_measurement(db: Database, *, name: str = "readings") -> TimeSeriesCheck:
+    """Create a time-series collection ``name`` (timeField ``at``, metaField ``sensor``) and insert a 1 MB
+    measurement and one over :data:`TIMESERIES_MEASUREMENT_MB`; report what the engine listed and kept.
+
+    MongoDB stores measurements in compressed buckets and refuses a measurement over 4 MB; an engine
+    without time-series collections lists an ordinary collection and stores both. Dropped afterwards.
+    """
+    from datetime import UTC, datetime
+
+    require_own_database(db.name)
+    db.drop_collection(name)
+    db.create_collection(name, timeseries={"timeField": "at", "metaField": "sensor", "granularity": "seconds"})
+    try:
+        listed = db.command("listCollections", filter={"name": name})["cursor"]["firstBatch"]
+        kind = str(listed[0].get("type", "collection")) if listed else "missing"
+        at = datetime(2025, 1, 1, tzinfo=UTC)
+        db[name].insert_one({"at": at, "sensor": "s1", "trace": Binary(b"\0" * MIB)})
+        big = int((TIMESERIES_MEASUREMENT_MB + 0.5) * 1_000_000)
+        code: int | None = None
+        try:
+            db[name].insert_one({"at": at, "sensor": "s1", "trace": Binary(b"\0" * big)})
+        except OperationFailure as error:
+            code = error.code
+        sizes = sorted(len(d["trace"]) for d in db[name].find({}, {"trace": 1}))
+        return TimeSeriesCheck(kind, MIB in sizes, big / 1_000_000, code, big in sizes)
+    finally:
+        db.drop_collection(name)

@@ -131,6 +131,9 @@ def _together_finding(ctx: Context, observation: Observation, group: frozenset[t
             "collections": collections,
             "fields": [f"{c}.{f}" for c, f in pairs],
             "round_trips_per_call": round(trips, 2),
+            "parent": parent,
+            "child": child,
+            "child_field": child_field,
         },
         WHY_TOGETHER,
         f"Embed the one-to-one and one-to-few parts of {', '.join(c for c, _ in children)} in {parent}; for a large "
@@ -301,6 +304,8 @@ def check_lookups(ctx: Context, observations: list[Observation]) -> list[Finding
                     "foreign_field": foreign,
                     "foreign_field_indexed": indexed,
                     "hot": hot,
+                    "local": local,
+                    "local_field": local_field,
                 },
                 WHY_LOOKUP,
                 f"Copy the fields {operation} needs into {local} and read without the join; keep the reference for "

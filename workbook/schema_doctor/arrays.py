@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+from workbook.schema_doctor.collections import to_mongosh
 from workbook.schema_doctor.context import Context, Sample
 from workbook.schema_doctor.lessons import UNBOUNDED_ARRAYS
 from workbook.schema_doctor.report import Finding, Severity
@@ -77,11 +79,17 @@ def _judge(ctx: Context, sample: Sample, name: str, lengths: list[tuple[int, int
     if "growth_per_30_days" in evidence:
         summary += f"; it grew by about {evidence['growth_per_30_days']:,.0f} elements a month"
     child = f"{sample.collection}_{name}"
+    evidence["child_collection"] = child
     command = (
-        f"// keep the {name} in their own collection, keyed by the parent's _id, and a capped subset here:\n"
-        f'db.{sample.collection}.updateOne({{_id: id}}, {{$push: {{"{name}": {{$each: [entry], $slice: -20}}}}}})\n'
-        f"db.{child}.insertOne({{parentId: id, ...entry}})\n"
-        f"db.{child}.createIndex({{parentId: 1}})"
+        f"// 1. copy every element there is to {child}, one document each, keyed by the parent's _id:\n"
+        f"db.{sample.collection}.aggregate({to_mongosh(move_elements_pipeline(name, child))})\n"
+        f"db.{child}.createIndex({{parentId: 1}})\n"
+        f"// 2. only then cap the array in place (every element is already in {child}):\n"
+        f"db.{sample.collection}.updateMany({to_mongosh(over_cap(name))}, {to_mongosh(cap_update(name, []))})\n"
+        f"// 3. from now on, each new element goes to both, capped here:\n"
+        f"db.{child}.insertOne({{parentId: id, element: entry}})\n"
+        f"db.{sample.collection}.updateOne({{_id: id}}, {{$push: {{{json.dumps(name)}: "
+        f"{{$each: [entry], $slice: -{CAPPED}}}}}}})"
     )
     return Finding(
         UNBOUNDED_ARRAYS,
@@ -90,10 +98,45 @@ def _judge(ctx: Context, sample: Sample, name: str, lengths: list[tuple[int, int
         summary,
         evidence,
         WHY,
-        f"Move the elements to their own collection keyed by the parent _id ({child}), keep only a capped "
-        "subset in the parent, and cap it on every write with $push and $each/$slice.",
+        f"Copy every element to its own collection keyed by the parent _id ({child}) first; then keep only a "
+        f"capped subset (the newest {CAPPED}) in the parent, capped on every write with $push and $each/$slice.",
         command,
     )
+
+
+CAPPED = 20
+"""Elements the printed fix keeps in the parent: the newest 20 (a page)."""
+
+
+def move_elements_pipeline(name: str, child: str) -> list[dict[str, Any]]:
+    """The printed fix's first step: every element of array ``name`` to ``child``, one document each.
+
+    Each gets ``parentId`` (the parent's ``_id``), ``position`` and ``element``, under the compound
+    ``_id`` ``{parentId, position}``: running it twice changes nothing, and no element of one parent can
+    overwrite another's. The parent is only read.
+    """
+    return [
+        {"$unwind": {"path": f"${name}", "includeArrayIndex": "position"}},
+        {
+            "$project": {
+                "_id": {"parentId": "$_id", "position": "$position"},
+                "parentId": "$_id",
+                "position": 1,
+                "element": f"${name}",
+            }
+        },
+        {"$merge": {"into": child, "on": "_id", "whenMatched": "keepExisting", "whenNotMatched": "insert"}},
+    ]
+
+
+def over_cap(name: str) -> dict[str, Any]:
+    """The filter of the documents whose array ``name`` holds more than :data:`CAPPED` elements."""
+    return {f"{name}.{CAPPED}": {"$exists": True}}
+
+
+def cap_update(name: str, entries: list[Any]) -> dict[str, Any]:
+    """The update that appends ``entries`` to array ``name`` and keeps its newest :data:`CAPPED` elements."""
+    return {"$push": {name: {"$each": entries, "$slice": -CAPPED}}}
 
 
 def _growth(
