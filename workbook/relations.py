@@ -360,3 +360,88 @@ def refresh_copies(loaded: LoadedShape) -> int:
             f"Only the hybrid shape keeps copies to refresh (this is {loaded.shape}).", fix="Pass the hybrid shape."
         )
     return refresh_part_names(loaded.db)
+
+
+GROWTH_CASES: tuple[tuple[str, str, str, str], ...] = (
+    ("an order's lines", "store", "orders", "items"),
+    ("a product's part lines", "parts", "products", "parts"),
+    ("a user's followers", "followers", "follows", "followedId"),
+)
+"""The squillions test's cases: (relationship, dataset, collection, the array or the parent-id field)."""
+
+
+def _longest(dataset: Any, collection: str, field: str) -> int:
+    documents = dataset.collections[collection]
+    if documents and isinstance(documents[0].get(field), list):
+        return max(len(document[field]) for document in documents)
+    return max(Counter(document[field] for document in documents).values())
+
+
+def growth_test(scales: tuple[str, str] = ("tiny", "small"), *, seed: int = 7) -> pd.DataFrame:
+    """The squillions test, measured: does anything stop the count from growing?
+
+    Each relationship's largest count in the generated data at two scales: a count that stays put
+    while the data grows has a ceiling (an array can hold it); one that grows with the data has none.
+    """
+    from tqdm.auto import tqdm
+
+    from workbook.datasets import sizes
+    from workbook.factors import generated
+
+    small, large = scales
+    rows = []
+    steps = [(case, scale) for case in GROWTH_CASES for scale in scales]
+    counts: dict[tuple[str, str], int] = {}
+    with tqdm(steps, desc="generate and count", unit="dataset", delay=1.0) as bar:
+        for (relationship, dataset, collection, field), scale in bar:
+            counts[(relationship, scale)] = _longest(generated(dataset, scale, seed), collection, field)
+    for relationship, dataset, collection, _field in GROWTH_CASES:
+        grew = sizes(dataset, large)[collection] / sizes(dataset, small)[collection]
+        before, after = counts[(relationship, small)], counts[(relationship, large)]
+        rows.append(
+            {
+                "relationship": relationship,
+                f"largest at {small}": before,
+                f"largest at {large}": after,
+                "the data grew": f"x{grew:,.0f} {collection}",
+                "a ceiling?": "yes: the count stayed put" if after == before else "no: it grew with the data",
+            }
+        )
+    return pd.DataFrame(rows).set_index("relationship")
+
+
+NAME_INDEX = "part_name"
+"""The index the parts-management screen's search by exact name gets (seed 001: ``{name: 1}``)."""
+
+
+def _explain_row(how: str, index: str, reply: Mapping[str, Any]) -> dict[str, Any]:
+    from workbook.planner.reading import summarize
+
+    stats = reply["executionStats"]
+    summary = summarize(dict(reply))
+    return {
+        "indexes": index,
+        "explained by": how,
+        "plan": " > ".join(summary["stages"]),
+        "nReturned": stats["nReturned"],
+        "totalKeysExamined": stats["totalKeysExamined"],
+        "totalDocsExamined": stats["totalDocsExamined"],
+    }
+
+
+def index_part_names(loaded: LoadedShape, name: str) -> pd.DataFrame:
+    """Search ``parts`` by exact name, explained two ways, before and after adding :data:`NAME_INDEX`.
+
+    Each search is explained by pymongo's own ``cursor.explain()`` (the command seed 001 writes as
+    ``.explain("executionStats")``) and by ``workbook.explain``: one row each, so they can be compared.
+    """
+    from workbook.explaining.view import explain
+
+    parts = loaded.check()["parts"]
+    rows = []
+    for step in ("_id only", f"_id, {NAME_INDEX}"):
+        if step != "_id only":
+            parts.create_index("name", name=NAME_INDEX)
+        rows.append(_explain_row("cursor.explain()", step, parts.find({"name": name}).explain()))
+        rows.append(_explain_row("workbook.explain", step, explain(parts, {"name": name})))
+    return pd.DataFrame(rows).set_index(["indexes", "explained by"])
