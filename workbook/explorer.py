@@ -1,8 +1,8 @@
 """The shape explorer: pick a dataset, a shape and an operation; see its plan, sizes and latency.
 
-It explores what ``load()`` returned: the loaded shapes of one or more datasets. Runs are measured
-once per dataset (all its loaded shapes, all operations) and cached, so toggling between shapes only
-redraws. Every control is a traitlet-backed ipywidget: tests drive it by setting
+It explores what ``load()`` returned: the loaded shapes of one or more datasets. Each operation is
+measured the first time it is shown (on all the dataset's loaded shapes) and cached, so toggling
+between shapes only redraws, and picking another dataset measures one operation, not its whole workload. Every control is a traitlet-backed ipywidget: tests drive it by setting
 ``.value`` and read what it shows from ``.summary``, ``.sizes``, ``.figure``.
 """
 
@@ -103,12 +103,19 @@ class ShapeExplorer(widgets.VBox):
             for control in self.controls:
                 control.disabled = False
 
-    def runs(self, dataset: str) -> pd.DataFrame:
-        """Measurements of every shape and operation of ``dataset`` (measured on first use, then cached)."""
-        if dataset not in self._runs:
-            with self.busy(f"measuring {dataset} on every shape ({self._repeat} runs of each operation)"):
-                shapes = list(self.loaded[dataset].values())
-                self._runs[dataset] = self._measure(shapes, repeat=self._repeat, warmup=self._warmup)
+    def runs(self, dataset: str, operation: str | None = None) -> pd.DataFrame:
+        """Measurements of ``dataset`` on every shape: ``operation`` is measured the first time it is
+        shown (only it, so the first look at another dataset waits for one operation, not all of them)."""
+        have = self._runs.get(dataset)
+        if operation is not None and (have is None or operation not in set(have["operation"])):
+            shapes = list(self.loaded[dataset].values())
+            calls = len(shapes) * (self._repeat + self._warmup)
+            with self.busy(f"measuring {dataset} {operation} on {len(shapes)} shapes ({calls} calls)"):
+                measured = self._measure(
+                    shapes, operations=[operation], repeat=self._repeat, warmup=self._warmup, progress=False
+                )
+            self._runs[dataset] = measured if have is None else pd.concat([have, measured], ignore_index=True)
+            self._stats.pop(dataset, None)
         return self._runs[dataset]
 
     def _set_shapes(self, dataset: str) -> None:
@@ -138,7 +145,7 @@ class ShapeExplorer(widgets.VBox):
         if self._switching:
             return
         dataset, shape, operation = self.dataset.value, self.shape.value, self.operation.value
-        runs = self.runs(dataset)
+        runs = self.runs(dataset, operation)
         missing = [name for name in self.loaded[dataset] if (dataset, name, operation) not in self._plans]
         if missing:
             with self.busy(f"explaining {operation} on every shape"):  # once: later toggles only redraw
@@ -229,6 +236,6 @@ def explore(
     """The shape explorer over what ``load()`` returned (the shapes of one or more datasets).
 
     ``runs`` (from ``run_workload``) are shown for the first dataset instead of measuring again;
-    any other dataset is measured the first time you pick it.
+    any other operation is measured (on its own) the first time you pick it.
     """
     return ShapeExplorer(shapes, dataset=dataset, runs=runs, repeat=repeat, warmup=warmup)
