@@ -2,8 +2,9 @@
 
 It explores what ``load()`` returned: the loaded shapes of one or more datasets. Each operation is
 measured the first time it is shown (on all the dataset's loaded shapes) and cached, so toggling
-between shapes only redraws, and picking another dataset measures one operation, not its whole workload. Every control is a traitlet-backed ipywidget: tests drive it by setting
-``.value`` and read what it shows from ``.summary``, ``.sizes``, ``.figure``.
+between shapes only redraws, and picking another dataset measures one operation, not its whole
+workload. Every control is a traitlet-backed ipywidget: tests drive it by setting ``.value``
+and read what it shows from ``.summary``, ``.sizes``, ``.figure``.
 """
 
 from __future__ import annotations
