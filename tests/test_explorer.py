@@ -92,6 +92,11 @@ def test_every_dataset_can_be_picked_and_shows_its_own_operations(loaded):
     ]
     try:
         explorer = ShapeExplorer([*loaded, *others], repeat=1, warmup=0)
+        shown = explorer.visit("parts")
+        assert shown["operations"] == workload("parts").names and shown["drawn"] == list(SHAPE_NAMES)
+        assert "<b>parts</b>" in shown["status"] and "product_detail · hybrid" in shown["summary"]
+        with pytest.raises(workbook.errors.UnknownChoiceError, match="followers, parts, store"):
+            explorer.visit("blog")
         for name in ("followers", "parts", "store"):
             explorer.dataset.value = name
             names = workload(name).names

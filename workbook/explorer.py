@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 from IPython.display import display
 
 from workbook import charts
-from workbook.errors import WorkbookError
+from workbook.errors import UnknownChoiceError, WorkbookError
 from workbook.loaded import Loadable, LoadedShape, loaded_shapes
 from workbook.measure import explained_reads, run_workload, summarize_runs
 from workbook.monitor import capture
@@ -118,6 +118,20 @@ class ShapeExplorer(widgets.VBox):
             self._runs[dataset] = measured if have is None else pd.concat([have, measured], ignore_index=True)
             self._stats.pop(dataset, None)
         return self._runs[dataset]
+
+    def visit(self, dataset: str) -> dict[str, Any]:
+        """Pick ``dataset`` as a learner would, and return what the explorer then shows."""
+        if dataset not in self.loaded:
+            raise UnknownChoiceError("dataset loaded in the explorer", dataset, list(self.loaded))
+        self.dataset.value = dataset
+        return {
+            "operations": list(self.operation.options),
+            "operation": self.operation.value,
+            "shapes": list(self.shape.options),
+            "drawn": [trace.name for trace in self.figure.data] if self.figure is not None else [],
+            "status": self.status.value,
+            "summary": self.summary.value,
+        }
 
     def _set_shapes(self, dataset: str) -> None:
         """The shape buttons: the dataset's loaded shapes, hybrid first chosen when loaded."""

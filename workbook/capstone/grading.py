@@ -93,7 +93,10 @@ class Grade:
         return self.summary() + "\n" + self.to_frame().to_string(index=False)
 
     def _repr_html_(self) -> str:
-        return f"<p>{self.summary()}</p>" + self.to_frame().to_html(index=False)
+        from workbook.display import table
+
+        facts = self.to_frame().set_index(["result", "rule", "subject"])  # pass or FAIL first: the lesson
+        return f"<p>{self.summary()}</p>" + table(facts)._repr_html_()
 
 
 COPY_POLICIES = ("atomic", "may be stale", "only home")
