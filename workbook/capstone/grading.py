@@ -122,8 +122,15 @@ RULES = (
 """The rules, in the order the grade reports them."""
 
 
-def grade(loaded: Any, *, calls: int = CALLS_PER_OPERATION, seed: int = 7) -> Grade:
-    """Grade what ``workbook.load("blog", shape)`` returned on the capstone's live facts."""
+def grade(loaded: Any, *, calls: int = CALLS_PER_OPERATION, seed: int = 7, progress: bool = True) -> Grade:
+    """Grade what ``workbook.load("blog", shape)`` returned on the capstone's live facts.
+
+    A progress bar names each step as it runs (``progress=False`` hides it): a grade takes seconds.
+    """
+    from functools import partial
+
+    from tqdm.auto import tqdm
+
     from workbook.capstone.workload import hot_operations
     from workbook.loaded import loaded_shapes
 
@@ -134,13 +141,19 @@ def grade(loaded: Any, *, calls: int = CALLS_PER_OPERATION, seed: int = 7) -> Gr
             f"The capstone grades the blog dataset, not {shape.dataset}.",
             fix='Grade what workbook.load("blog", "mine") returned.',
         )
+    steps = [(name, partial(_operation_facts, shape, name, calls, seed)) for name in hot_operations(shape.workload)]
+    steps += [
+        ("paged reads", partial(_page_facts, shape, seed)),
+        ("arrays", partial(_array_facts, shape)),
+        ("sizes", partial(_size_facts, shape)),
+        ("copies", partial(_copy_facts, shape)),
+    ]
     facts: list[Fact] = []
-    for name in hot_operations(shape.workload):
-        facts += _operation_facts(shape, name, calls, seed)
-    facts += _page_facts(shape, seed)
-    facts += _array_facts(shape)
-    facts += _size_facts(shape)
-    facts += _copy_facts(shape)
+    with tqdm(total=len(steps), desc=f"grade {shape.shape}", unit="step", disable=not progress) as bar:
+        for step, check in steps:
+            bar.set_postfix_str(step)
+            facts += check()
+            bar.update()
     order = {rule: i for i, rule in enumerate(RULES)}
     return Grade(shape.dataset, shape.shape, tuple(sorted(facts, key=lambda f: order[f.rule])))
 
