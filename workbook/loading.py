@@ -78,9 +78,16 @@ def load(
     started = time.perf_counter()
     # --- speed (workbook/snapshot.py, workbook/scales.py): the same load restored from a snapshot; ---
     # --- large refused on the offline default unless forced, medium estimated before it starts ---
-    found = snapshot.find(dataset, shape, scale=scale, seed=seed) if info.kind == "offline" else None
-    if found is not None:
-        return _restore(db, found, info.label, started)
+    if info.kind == "offline":  # a restore can take seconds on a busy machine: a bar, gone when done
+        with tqdm(
+            total=2, desc=f"restore {name}/{shape}", unit="step", delay=1.0, leave=False, disable=not progress
+        ) as bar:
+            found = snapshot.find(dataset, shape, scale=scale, seed=seed)
+            bar.update()
+            if found is not None:
+                restored = _restore(db, found, info.label, started)
+                bar.update()
+                return restored
     if info.kind == "offline":
         scales.check_offline_load(name, shape, scale if isinstance(dataset, str) else dataset.scale, force=force)
     # --- end speed ---
