@@ -329,9 +329,14 @@ def test_a_restore_shows_a_progress_bar_that_goes_away(monkeypatch: pytest.Monke
     bars: list[dict[str, object]] = []
 
     class Recording:
-        def __init__(self, *args: object, **kwargs: object) -> None:
-            self.n = 0
+        def __init__(self, items: object = (), **kwargs: object) -> None:
+            self.n, self.items = 0, list(items)  # type: ignore[call-overload]
             bars.append({**kwargs, "bar": self})
+
+        def __iter__(self) -> Iterator[object]:
+            for item in self.items:
+                yield item
+                self.n += 1
 
         def __enter__(self) -> Recording:
             return self
@@ -360,5 +365,21 @@ def test_a_restore_shows_a_progress_bar_that_goes_away(monkeypatch: pytest.Monke
         bars.clear()
         workbook.load("followers", "referenced", scale="tiny", progress=False)
         assert all(b["disable"] for b in bars if str(b.get("desc", "")).startswith("restore"))
+        models = [
+            b for b in bars if str(b.get("desc", "")).startswith("model ")
+        ]  # built by the load, not the first read
+        assert models and models[-1]["bar"].n == len(first.collection_names)  # type: ignore[attr-defined]
     finally:
         first.db.client.drop_database(first.db.name)
+
+
+def test_a_load_leaves_every_collection_modelled_for_the_first_read() -> None:
+    from workbook.explaining.native import hook_for
+
+    loaded = workbook.load("parts", "hybrid", scale="tiny", progress=False)
+    try:
+        hook = hook_for(offline_server().engine)
+        for name in loaded.collection_names:
+            assert hook.models.latest((loaded.db.name, name)) is not None, name
+    finally:
+        loaded.db.client.drop_database(loaded.db.name)

@@ -87,12 +87,35 @@ def load(
             if found is not None:
                 restored = _restore(db, found, info.label, started)
                 bar.update()
-                return restored
+        if found is not None:
+            warm_models(db, restored.collection_names, progress=progress)
+            return restored
     if info.kind == "offline":
         scales.check_offline_load(name, shape, scale if isinstance(dataset, str) else dataset.scale, force=force)
     # --- end speed ---
     with gc_pause.paused():  # millions of new acyclic objects: no collections over the learner's heap meanwhile
-        return _load_for_real(db, dataset, shape, spec, info, started, scale=scale, seed=seed, progress=progress)
+        loaded = _load_for_real(db, dataset, shape, spec, info, started, scale=scale, seed=seed, progress=progress)
+    if info.kind == "offline":
+        warm_models(db, loaded.collection_names, progress=progress)
+    return loaded
+
+
+def warm_models(db: Database, collections: list[str], *, progress: bool = True) -> None:
+    """Build the planner model of each loaded collection now, under a progress bar (offline default).
+
+    The first read of a collection builds its model (every document decoded once): seconds for the
+    40,000 products at ``small``, spent silently inside whichever cell reads first. Built here, the
+    wait belongs to the load, which shows it; the model stays cached until the collection changes.
+    """
+    from workbook.explaining.native import hook_for
+    from workbook.offline import offline_server
+
+    server = offline_server()
+    hook = hook_for(server.engine)
+    names = tqdm(collections, desc=f"model {db.name}", unit="collection", delay=1.0, leave=False, disable=not progress)
+    with names as bar:
+        for name in bar:
+            server.run(hook.model(db.name, name))
 
 
 def _load_for_real(
