@@ -110,11 +110,20 @@ def measure_call(loaded: LoadedShape, call: Callable[[], Any], *, repeat: int = 
     }
 
 
-def compare_reads(shapes: Loadable, product_id: str, *, repeat: int = 5) -> pd.DataFrame:
+def _steps(items: list[Any], desc: str, unit: str, progress: bool) -> Any:
+    """A progress bar over ``items`` that always shows (each step here takes seconds at ``small``;
+    a bar shown only past a delay would come and go between two runs of the same notebook)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(items, desc=desc, unit=unit, disable=not progress)
+
+
+def compare_reads(shapes: Loadable, product_id: str, *, repeat: int = 5, progress: bool = True) -> pd.DataFrame:
     """Every way each shape reads one product's parts, measured side by side (one row per way)."""
     rows = []
-    for loaded in loaded_shapes(shapes):
-        for how in READS[loaded.shape]:
+    ways = [(loaded, how) for loaded in loaded_shapes(shapes) for how in READS[loaded.shape]]
+    with _steps(ways, "measure each way of reading", "way", progress) as bar:
+        for loaded, how in bar:
             measured = measure_call(loaded, partial(read_parts, loaded, product_id, how), repeat=repeat)
             rows.append({"shape": loaded.shape, "read": how, **measured})
     frame = pd.DataFrame(rows).set_index(["shape", "read"])
@@ -129,10 +138,11 @@ def users_of_part(loaded: LoadedShape, part_id: str) -> list[Document]:
     ]
 
 
-def foreign_index_effect(loaded: LoadedShape, part_id: str, *, index: str = "part_products") -> pd.DataFrame:
+def foreign_index_effect(
+    loaded: LoadedShape, part_id: str, *, index: str = "part_products", progress: bool = True
+) -> pd.DataFrame:
     """The ``$lookup`` from a part to the products using it, explained with the foreign-field index
     and again with it hidden (then unhidden): the foreign side's index, scans, documents and keys examined."""
-    from workbook.explaining import explain_aggregate
 
     if "parts" not in loaded.collection_names:
         raise WorkbookError(
@@ -141,32 +151,39 @@ def foreign_index_effect(loaded: LoadedShape, part_id: str, *, index: str = "par
         )
     pipeline = users_of_part(loaded, part_id)
     rows = []
-    for hidden in (False, True):
-        loaded.db.command("collMod", "products", index={"name": index, "hidden": hidden})
-        try:
-            summary = explain_aggregate(loaded["parts"], pipeline).summary()
-        finally:
-            loaded.db.command("collMod", "products", index={"name": index, "hidden": False})
-        lookup = (summary.get("lookups") or [{}])[0]
-        rows.append(
-            {
-                "foreign index": f"{index} hidden" if hidden else f"{index} used",
-                "index used": ", ".join(lookup.get("indexesUsed") or []) or "none",
-                "collection scans": lookup.get("collectionScans"),
-                "products examined": lookup.get("totalDocsExamined"),
-                "keys examined": lookup.get("totalKeysExamined"),
-            }
-        )
+    with _steps([False, True], f"explain with {index} used, then hidden", "explain", progress) as bar:
+        for hidden in bar:
+            rows.append(_lookup_row(loaded, pipeline, index, hidden))
     return pd.DataFrame(rows).set_index("foreign index")
 
 
-def rename_cost(shapes: Loadable, part_id: str, new_name: str, *, restore: bool = True) -> pd.DataFrame:
+def _lookup_row(loaded: LoadedShape, pipeline: list[Document], index: str, hidden: bool) -> dict[str, Any]:
+    from workbook.explaining import explain_aggregate
+
+    loaded.db.command("collMod", "products", index={"name": index, "hidden": hidden})
+    try:
+        summary = explain_aggregate(loaded["parts"], pipeline).summary()
+    finally:
+        loaded.db.command("collMod", "products", index={"name": index, "hidden": False})
+    lookup = (summary.get("lookups") or [{}])[0]
+    return {
+        "foreign index": f"{index} hidden" if hidden else f"{index} used",
+        "index used": ", ".join(lookup.get("indexesUsed") or []) or "none",
+        "collection scans": lookup.get("collectionScans"),
+        "products examined": lookup.get("totalDocsExamined"),
+        "keys examined": lookup.get("totalKeysExamined"),
+    }
+
+
+def rename_cost(
+    shapes: Loadable, part_id: str, new_name: str, *, restore: bool = True, progress: bool = True
+) -> pd.DataFrame:
     """Rename one part in each shape: documents rewritten, round trips and bytes sent back.
 
     With ``restore`` the old name is put back afterwards (not counted), so the data stays as loaded.
     """
     rows = []
-    for loaded in loaded_shapes(shapes):
+    for loaded in _steps(loaded_shapes(shapes), "rename in each shape", "shape", progress):
         ops = _parts_ops(loaded)
         old = ops._current_name(part_id)
         with capture() as work:
@@ -182,6 +199,14 @@ def rename_cost(shapes: Loadable, part_id: str, new_name: str, *, restore: bool 
         if restore and old is not None:
             ops.rename_part(part_id, old)
     return pd.DataFrame(rows).set_index("shape")
+
+
+def products_using(shapes: Loadable, part_id: str, *, progress: bool = True) -> dict[str, list[str]]:
+    """Each shape's answer to "which products use this part" (the multikey index on ``parts.partId``)."""
+    found = {}
+    for loaded in _steps(loaded_shapes(shapes), "find the products using the part", "shape", progress):
+        found[loaded.shape] = loaded.ops.products_using_part(part_id)
+    return found
 
 
 def stale_copies(loaded: LoadedShape) -> int:
