@@ -37,3 +37,29 @@ def test_a_dataset_summary_lists_every_collection_with_its_count():
     assert all(
         f"<th style='text-align:left;padding-right:1em'>{name}</th>" in shown._repr_html_() for name in shown.values
     )
+
+
+def test_named_text_columns_wrap_in_that_table_only() -> None:
+    import pandas as pd
+    import pytest
+
+    from workbook import display
+    from workbook.errors import UnknownChoiceError
+
+    frame = pd.DataFrame({"rung": ["one-to-few"], "decision": ["embed an array"], "why": ["small"]}).set_index("rung")
+    shown = display.table(frame, wrap=["decision"])._repr_html_()
+    own = shown.split("class='wb-table ")[1].split("'")[0]
+    assert own.startswith("wb-wrap-") and f".{own} td:nth-child(2){{white-space:normal" in shown
+    assert "nth-child" not in display.table(frame)._repr_html_()  # nothing changes without wrap=
+    with pytest.raises(UnknownChoiceError, match="decision"):
+        display.table(frame, wrap=["decisions"])
+
+
+def test_a_document_shows_its_arrays_of_subdocuments_as_tables() -> None:
+    from workbook import display
+
+    shown = display.document({"_id": "bike-1", "name": "City Bike", "parts": [{"partId": "w", "quantity": 2}] * 3})
+    fields, arrays = shown.parts()
+    assert fields.values == {"_id": "bike-1", "name": "City Bike"}
+    assert [(name, len(table.frame)) for name, table in arrays] == [("parts", 3)]
+    assert "parts: 3 entries" in shown._repr_html_()

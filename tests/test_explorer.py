@@ -38,9 +38,25 @@ def test_toggling_the_shape_redraws_from_cached_runs(loaded):
     opacity = {trace.name: trace.opacity for trace in explorer.figure.data}
     assert opacity["referenced"] == 1.0 and opacity["hybrid"] < 1.0
 
+    assert measured == [{"store"}]  # the product page, measured once; the toggle redrew from the cache
     explorer.operation.value = "my_orders"
     assert explorer.figure.layout.title.text.startswith("Latency of my_orders")
-    assert measured == [{"store"}]  # measured once; every redraw came from the cache
+    explorer.shape.value = "hybrid"
+    assert measured == [{"store"}, {"store"}]  # one measurement per operation shown, none per toggle
+
+
+def test_a_dataset_switch_measures_only_the_operation_shown(loaded):
+    from workbook.explorer import ShapeExplorer
+
+    operations = []
+
+    def counting_run(shapes, **kwargs):
+        operations.append(kwargs.get("operations"))
+        return run_workload(shapes, **kwargs)
+
+    explorer = ShapeExplorer(loaded, repeat=1, warmup=0, measure=counting_run)
+    assert operations == [["product_page"]]
+    assert set(explorer.runs("store")["operation"]) == {"product_page"}
 
 
 def test_writes_say_so_instead_of_a_plan(loaded):
@@ -76,6 +92,11 @@ def test_every_dataset_can_be_picked_and_shows_its_own_operations(loaded):
     ]
     try:
         explorer = ShapeExplorer([*loaded, *others], repeat=1, warmup=0)
+        shown = explorer.visit("parts")
+        assert shown["operations"] == workload("parts").names and shown["drawn"] == list(SHAPE_NAMES)
+        assert "<b>parts</b>" in shown["status"] and "product_detail · hybrid" in shown["summary"]
+        with pytest.raises(workbook.errors.UnknownChoiceError, match="followers, parts, store"):
+            explorer.visit("blog")
         for name in ("followers", "parts", "store"):
             explorer.dataset.value = name
             names = workload(name).names

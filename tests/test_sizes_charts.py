@@ -157,3 +157,27 @@ def test_offline_sizes_from_storage_equal_the_servers_bsonsize(dataset, monkeypa
             assert fast.loc[(loaded.shape, name), "avg_obj_bytes"] == pytest.approx(stats["avgObjSize"])
     pd.testing.assert_frame_equal(fast, slow)
     pd.testing.assert_frame_equal(frame, document_size_frame(shapes))
+
+
+def test_the_medians_a_latency_chart_draws_are_the_runs_medians() -> None:
+    runs = pd.DataFrame(
+        {
+            "shape": ["hybrid"] * 3 + ["referenced"] * 3 + ["hybrid"] * 2,
+            "operation": ["page"] * 6 + ["report", "report"],
+            "latency_ms": [1.0, 2.0, 9.0, 4.0, 5.0, 6.0, 30.0, 10.0],
+            "engine": "offline default",
+        }
+    )
+    figure = charts.latency_chart(runs)
+    medians = charts.drawn_medians(figure)
+    assert medians.loc["page", "hybrid"] == 2.0 and medians.loc["page", "referenced"] == 5.0
+    assert medians.loc["report", "hybrid"] == 20.0 and pd.isna(medians.loc["report", "referenced"])
+    ranking = charts.drawn_ranking(figure)
+    assert ranking["page"] == "hybrid < referenced" and ranking["report"] == "hybrid"
+
+
+def test_a_figure_without_boxes_is_refused() -> None:
+    import plotly.graph_objects as go
+
+    with pytest.raises(workbook.errors.WorkbookError, match="latency_chart"):
+        charts.drawn_medians(go.Figure())

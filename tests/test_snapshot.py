@@ -321,3 +321,65 @@ def test_a_folder_owned_by_another_user_is_refused(cache: Path, monkeypatch: pyt
     monkeypatch.setattr(os, "getuid", lambda: os.stat(cache).st_uid + 1)
     with pytest.raises(CacheFolderError, match="owned by another user"):
         snapshot.check_cache_folder(cache)
+
+
+def test_a_restore_shows_a_progress_bar_that_goes_away(monkeypatch: pytest.MonkeyPatch) -> None:
+    import workbook.loading as loading
+
+    bars: list[dict[str, object]] = []
+
+    class Recording:
+        def __init__(self, items: object = (), **kwargs: object) -> None:
+            self.n, self.items = 0, list(items)  # type: ignore[call-overload]
+            bars.append({**kwargs, "bar": self})
+
+        def __iter__(self) -> Iterator[object]:
+            for item in self.items:
+                yield item
+                self.n += 1
+
+        def __enter__(self) -> Recording:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+        def update(self, count: int = 1) -> None:
+            self.n += count
+
+        def set_postfix_str(self, text: str) -> None:  # the first, real load names each collection
+            return None
+
+        def close(self) -> None:
+            return None
+
+    recording = Recording
+    monkeypatch.setattr(loading, "tqdm", recording)
+    first = workbook.load("followers", "referenced", scale="tiny")
+    try:
+        bars.clear()
+        workbook.load("followers", "referenced", scale="tiny")  # the same load again: restored
+        restores = [b for b in bars if str(b.get("desc", "")).startswith("restore followers/referenced")]
+        assert len(restores) == 1 and restores[0]["leave"] is False and restores[0]["delay"] == 1.0
+        assert restores[0]["bar"].n == 2  # type: ignore[attr-defined]  # found, then installed
+        bars.clear()
+        workbook.load("followers", "referenced", scale="tiny", progress=False)
+        assert all(b["disable"] for b in bars if str(b.get("desc", "")).startswith("restore"))
+        models = [
+            b for b in bars if str(b.get("desc", "")).startswith("model ")
+        ]  # built by the load, not the first read
+        assert models and models[-1]["bar"].n == len(first.collection_names)  # type: ignore[attr-defined]
+    finally:
+        first.db.client.drop_database(first.db.name)
+
+
+def test_a_load_leaves_every_collection_modelled_for_the_first_read() -> None:
+    from workbook.offline_explain import hook_for
+
+    loaded = workbook.load("parts", "hybrid", scale="tiny", progress=False)
+    try:
+        hook = hook_for(offline_server().engine)
+        for name in loaded.collection_names:
+            assert hook.models.latest((loaded.db.name, name)) is not None, name
+    finally:
+        loaded.db.client.drop_database(loaded.db.name)

@@ -97,7 +97,7 @@ _EXPORTS = {
     "UnknownChoiceError": "workbook.errors",
 }
 
-_SUBMODULES = {"quiz", "charts", "sizes", "applications", "relations", "daily", "display", "capstone"}
+_SUBMODULES = {"quiz", "charts", "sizes", "applications", "relations", "daily", "display", "capstone", "factors"}
 """Submodules learners use as namespaces: ``workbook.quiz.show(...)``."""
 
 __all__ = sorted(_EXPORTS)

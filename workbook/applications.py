@@ -112,25 +112,41 @@ class OrderApplications:
         return frame[columns].astype({c: "Int64" for c in columns[:-1]})
 
 
-def load_applications(dataset: Any, db: Database | None = None) -> OrderApplications:
-    """Store ``dataset``'s orders in both applications' shapes (replacing what ``db`` held); returns them."""
+def load_applications(dataset: Any, db: Database | None = None, *, progress: bool = True) -> OrderApplications:
+    """Store ``dataset``'s orders in both applications' shapes (replacing what ``db`` held); returns them.
+
+    A progress bar names each step (``progress=False`` hides it): storing and modelling both shapes
+    takes seconds at ``small``.
+    """
+    from tqdm.auto import tqdm
+
     from workbook.connection import connect
     from workbook.datasets import Dataset
-    from workbook.loading import fill
+    from workbook.engine_reads import is_offline
+    from workbook.loading import fill, warm_models
     from workbook.namespace import require_own_database
 
     if not isinstance(dataset, Dataset) or dataset.name != "store":
         raise ArgumentTypeError("dataset", dataset, 'the store, as workbook.generate("store", ...) returned it')
     db = db if db is not None else connect(database="store_apps", quiet=True)
     require_own_database(db.name)
-    with paused():  # a load makes long-lived objects only: see workbook.gc_pause
-        orders = [dict(order) for order in dataset.collections["orders"]]
-        for name in ("orders", "pick_lines"):
-            db.drop_collection(name)
-        newest = [("customerId", ASCENDING), ("createdAt", DESCENDING), ("_id", DESCENDING)]
-        db.orders.create_index(newest, name="customer_newest")  # on the empty collection: then one pass
-        fill(db, "orders", orders)
-        pick_order = [("status", ASCENDING), ("productId", ASCENDING), ("_id", ASCENDING)]
-        db.pick_lines.create_index(pick_order, name="pick_order")
-        fill(db, "pick_lines", pick_lines(orders))
+    with tqdm(total=3, desc="store both applications' shapes", unit="step", disable=not progress) as bar:
+        with paused():  # a load makes long-lived objects only: see workbook.gc_pause
+            orders = [dict(order) for order in dataset.collections["orders"]]
+            for name in ("orders", "pick_lines"):
+                db.drop_collection(name)
+            newest = [("customerId", ASCENDING), ("createdAt", DESCENDING), ("_id", DESCENDING)]
+            bar.set_postfix_str("orders")
+            db.orders.create_index(newest, name="customer_newest")  # on the empty collection: then one pass
+            fill(db, "orders", orders)
+            bar.update()
+            bar.set_postfix_str("pick_lines")
+            pick_order = [("status", ASCENDING), ("productId", ASCENDING), ("_id", ASCENDING)]
+            db.pick_lines.create_index(pick_order, name="pick_order")
+            fill(db, "pick_lines", pick_lines(orders))
+            bar.update()
+        bar.set_postfix_str("models")
+        if is_offline(db):
+            warm_models(db, ["orders", "pick_lines"], progress=False)
+        bar.update()
     return OrderApplications(db)

@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 
 from workbook import workload_cost
 from workbook.bounds import check_frame
+from workbook.errors import WorkbookError
 from workbook.facts import MAX_BSON_SIZE
 from workbook.shapes import SHAPE_NAMES
 from workbook.workloads import Workload
@@ -94,6 +95,29 @@ def latency_chart(runs: pd.DataFrame) -> go.Figure:
     runs_per = int(runs.groupby(["shape", "operation"]).size().median()) if len(runs) else 0
     return _titled(
         figure, "Latency by shape and operation", f"{_engine(runs)} · {runs_per} timed runs each, warm-up excluded"
+    )
+
+
+def drawn_medians(figure: go.Figure) -> pd.DataFrame:
+    """The medians a box chart draws, read back from its traces: one row per x category, one column per shape."""
+    rows = [
+        {"x": x, "shape": trace.name, "median": median}
+        for trace in figure.data
+        for x, median in pd.Series(list(trace.y), index=list(trace.x)).groupby(level=0, sort=False).median().items()
+    ]
+    if not rows:
+        raise WorkbookError(
+            "The figure draws no boxes.", fix="Pass a chart such as workbook.charts.latency_chart(runs)."
+        )
+    table = pd.DataFrame(rows).pivot(index="x", columns="shape", values="median")
+    return table[[name for name in SHAPE_NAMES if name in table.columns]].rename_axis(index=None, columns=None)
+
+
+def drawn_ranking(figure: go.Figure) -> pd.Series:
+    """Per x category of a box chart, its shapes from the lowest median to the highest ("hybrid < embedded < ...")."""
+    medians = drawn_medians(figure)
+    return pd.Series(
+        {x: " < ".join(row.dropna().sort_values().index) for x, row in medians.iterrows()}, name="lowest median first"
     )
 
 

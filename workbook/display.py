@@ -6,15 +6,17 @@ refused write as its reason (a validator's: which rule, which field) instead of 
 
 from __future__ import annotations
 
+import hashlib
 import html
 import re
 import sys
 import textwrap
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from pymongo.errors import BulkWriteError, WriteError
 
+from workbook.errors import UnknownChoiceError
 from workbook.facts import VALIDATION_FAILED
 
 WIDTH = 88
@@ -238,9 +240,13 @@ class Table:
     """A DataFrame shown for reading: counts as integers (30, not 30.0), thousands separated, numbers
     kept whole, and the last text column wrapped between words instead of running off the right edge."""
 
-    def __init__(self, frame: Any, *, caption: str = "") -> None:
+    def __init__(self, frame: Any, *, caption: str = "", wrap: Sequence[str] = ()) -> None:
         self.frame = frame
         self.caption = caption
+        missing = [name for name in wrap if name not in frame.columns]
+        if missing:
+            raise UnknownChoiceError("column to wrap", missing[0], [str(c) for c in frame.columns])
+        self.wrap = tuple(wrap)
 
     def _formatted(self) -> Any:
         frame = self.frame.copy()
@@ -259,7 +265,15 @@ class Table:
         style = "<style>.wb-table td,.wb-table th{white-space:nowrap;text-align:right}"
         if self._ends_in_text():
             style += " .wb-table td:last-child{white-space:normal;text-align:left;min-width:14em}"
-        return f"{style}</style><div class='wb-table'>{caption}{body}</div>"
+        classes = "wb-table"
+        if self.wrap:  # these text columns wrap too, in this table only (a class named after its content)
+            own = "wb-wrap-" + hashlib.sha1(body.encode()).hexdigest()[:10]
+            first = self.frame.index.nlevels + 1  # index cells come first in every row
+            for name in self.wrap:
+                child = first + list(self.frame.columns).index(name)
+                style += f" .{own} td:nth-child({child}){{white-space:normal;text-align:left;min-width:14em}}"
+            classes += f" {own}"
+        return f"{style}</style><div class='{classes}'>{caption}{body}</div>"
 
     def _ends_in_text(self) -> bool:
         """True when the last column holds text (not numbers): that one may wrap."""
@@ -271,8 +285,11 @@ class Table:
         return not pd.api.types.is_numeric_dtype(last) and any(isinstance(v, str) for v in last)
 
 
-def table(frame: Any, caption: str = "") -> Table:
+def table(frame: Any, caption: str = "", *, wrap: Sequence[str] = ()) -> Table:
     """Show a DataFrame for reading (see :class:`Table`); the frame itself is ``.frame``.
+
+    ``wrap`` names text columns that wrap between words as the last one does, so a table of long
+    texts fits the window instead of scrolling sideways.
 
     >>> import pandas as pd
     >>> table(pd.DataFrame({"documents": [30.0, 2000.0], "avg_bytes": [812.4567, 3.25]}))
@@ -280,7 +297,7 @@ def table(frame: Any, caption: str = "") -> Table:
     0        30    812.46
     1     2,000      3.25
     """
-    return Table(frame, caption=caption)
+    return Table(frame, caption=caption, wrap=wrap)
 
 
 class Record:
@@ -323,6 +340,62 @@ def record(values: Mapping[str, Any], caption: str = "") -> Record:
     newest review  Light and bright.
     """
     return Record(values, caption=caption)
+
+
+def _is_rows(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(item, Mapping) for item in value)
+
+
+class Document:
+    """One document shown for reading: its plain fields as a record, each array of sub-documents as a table."""
+
+    def __init__(self, document: Mapping[str, Any], *, caption: str = "") -> None:
+        self.document = dict(document)
+        self.caption = caption
+
+    def parts(self) -> tuple[Record, list[tuple[str, Table]]]:
+        """The record of plain fields, and (field, table) for each array of sub-documents."""
+        import pandas as pd
+
+        plain = {k: v for k, v in self.document.items() if not _is_rows(v)}
+        arrays = [
+            (k, Table(pd.DataFrame(v), caption=f"{k}: {len(v):,} entries"))
+            for k, v in self.document.items()
+            if _is_rows(v)
+        ]
+        return Record(plain, caption=self.caption), arrays
+
+    def __repr__(self) -> str:
+        fields, arrays = self.parts()
+        return "\n\n".join([repr(fields), *(repr(table) for _, table in arrays)])
+
+    def _repr_html_(self) -> str:
+        fields, arrays = self.parts()
+        return fields._repr_html_() + "".join(table._repr_html_() for _, table in arrays)
+
+
+def document(value: Mapping[str, Any], caption: str = "") -> Document:
+    """Show a document for reading (see :class:`Document`); the document itself is ``.document``.
+
+    >>> document({"_id": "bike-1", "parts": [{"partId": "wheel-1", "quantity": 2}]})
+    _id  bike-1
+    <BLANKLINE>
+    parts: 1 entries
+        partId quantity
+    0  wheel-1        2
+    """
+    if not isinstance(value, Mapping):
+        from workbook.errors import ArgumentTypeError
+
+        raise ArgumentTypeError("document", value, "a document (a dict), such as a find_one result")
+    return Document(value, caption=caption)
+
+
+def documents(values: Sequence[Mapping[str, Any]], caption: str = "") -> Table:
+    """Show a list of documents as a table, one row per document (nested values as text)."""
+    import pandas as pd
+
+    return Table(pd.DataFrame(list(values)), caption=caption)
 
 
 def dataset_summary(dataset: Any) -> Record:

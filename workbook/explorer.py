@@ -1,9 +1,10 @@
 """The shape explorer: pick a dataset, a shape and an operation; see its plan, sizes and latency.
 
-It explores what ``load()`` returned: the loaded shapes of one or more datasets. Runs are measured
-once per dataset (all its loaded shapes, all operations) and cached, so toggling between shapes only
-redraws. Every control is a traitlet-backed ipywidget: tests drive it by setting
-``.value`` and read what it shows from ``.summary``, ``.sizes``, ``.figure``.
+It explores what ``load()`` returned: the loaded shapes of one or more datasets. Each operation is
+measured the first time it is shown (on all the dataset's loaded shapes) and cached, so toggling
+between shapes only redraws, and picking another dataset measures one operation, not its whole
+workload. Every control is a traitlet-backed ipywidget: tests drive it by setting ``.value``
+and read what it shows from ``.summary``, ``.sizes``, ``.figure``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from IPython.display import display
 from workbook import charts
 from workbook.calls import measure_call
 from workbook.dataset_parts import workload
-from workbook.errors import WorkbookError
+from workbook.errors import UnknownChoiceError, WorkbookError
 from workbook.loaded import Loadable, LoadedShape, loaded_shapes
 from workbook.measure import explained_reads, run_workload, summarize_runs
 from workbook.shapes import SHAPE_NAMES
@@ -104,13 +105,34 @@ class ShapeExplorer(widgets.VBox):
             for control in self.controls:
                 control.disabled = False
 
-    def runs(self, dataset: str) -> pd.DataFrame:
-        """Measurements of every shape and operation of ``dataset`` (measured on first use, then cached)."""
-        if dataset not in self._runs:
-            with self.busy(f"measuring {dataset} on every shape ({self._repeat} runs of each operation)"):
-                shapes = list(self.loaded[dataset].values())
-                self._runs[dataset] = self._measure(shapes, repeat=self._repeat, warmup=self._warmup)
+    def runs(self, dataset: str, operation: str | None = None) -> pd.DataFrame:
+        """Measurements of ``dataset`` on every shape: ``operation`` is measured the first time it is
+        shown (only it, so the first look at another dataset waits for one operation, not all of them)."""
+        have = self._runs.get(dataset)
+        if operation is not None and (have is None or operation not in set(have["operation"])):
+            shapes = list(self.loaded[dataset].values())
+            calls = len(shapes) * (self._repeat + self._warmup)
+            with self.busy(f"measuring {dataset} {operation} on {len(shapes)} shapes ({calls} calls)"):
+                measured = self._measure(
+                    shapes, operations=[operation], repeat=self._repeat, warmup=self._warmup, progress=False
+                )
+            self._runs[dataset] = measured if have is None else pd.concat([have, measured], ignore_index=True)
+            self._stats.pop(dataset, None)
         return self._runs[dataset]
+
+    def visit(self, dataset: str) -> dict[str, Any]:
+        """Pick ``dataset`` as a learner would, and return what the explorer then shows."""
+        if dataset not in self.loaded:
+            raise UnknownChoiceError("dataset loaded in the explorer", dataset, list(self.loaded))
+        self.dataset.value = dataset
+        return {
+            "operations": list(self.operation.options),
+            "operation": self.operation.value,
+            "shapes": list(self.shape.options),
+            "drawn": [trace.name for trace in self.figure.data] if self.figure is not None else [],
+            "status": self.status.value,
+            "summary": self.summary.value,
+        }
 
     def _set_shapes(self, dataset: str) -> None:
         """The shape buttons: the dataset's loaded shapes, hybrid first chosen when loaded."""
@@ -139,7 +161,7 @@ class ShapeExplorer(widgets.VBox):
         if self._switching:
             return
         dataset, shape, operation = self.dataset.value, self.shape.value, self.operation.value
-        runs = self.runs(dataset)
+        runs = self.runs(dataset, operation)
         missing = [name for name in self.loaded[dataset] if (dataset, name, operation) not in self._plans]
         if missing:
             with self.busy(f"explaining {operation} on every shape"):  # once: later toggles only redraw
@@ -229,6 +251,6 @@ def explore(
     """The shape explorer over what ``load()`` returned (the shapes of one or more datasets).
 
     ``runs`` (from ``run_workload``) are shown for the first dataset instead of measuring again;
-    any other dataset is measured the first time you pick it.
+    any other operation is measured (on its own) the first time you pick it.
     """
     return ShapeExplorer(shapes, dataset=dataset, runs=runs, repeat=repeat, warmup=warmup)

@@ -79,14 +79,44 @@ def load(
     started = time.perf_counter()
     # --- speed (workbook/snapshot.py, workbook/scales.py): the same load restored from a snapshot; ---
     # --- large refused on the offline default unless forced, medium estimated before it starts ---
-    found = snapshot.find(dataset, shape, scale=scale, seed=seed) if info.kind == "offline" else None
-    if found is not None:
-        return _restore(db, found, info.label, started)
+    if info.kind == "offline":  # a restore can take seconds on a busy machine: a bar, gone when done
+        with tqdm(
+            total=2, desc=f"restore {name}/{shape}", unit="step", delay=1.0, leave=False, disable=not progress
+        ) as bar:
+            found = snapshot.find(dataset, shape, scale=scale, seed=seed)
+            bar.update()
+            if found is not None:
+                restored = _restore(db, found, info.label, started)
+                bar.update()
+        if found is not None:
+            warm_models(db, restored.collection_names, progress=progress)
+            return restored
     if info.kind == "offline":
         scales.check_offline_load(name, shape, scale if isinstance(dataset, str) else dataset.scale, force=force)
     # --- end speed ---
     with gc_pause.paused():  # millions of new acyclic objects: no collections over the learner's heap meanwhile
-        return _load_for_real(db, dataset, shape, spec, info, started, scale=scale, seed=seed, progress=progress)
+        loaded = _load_for_real(db, dataset, shape, spec, info, started, scale=scale, seed=seed, progress=progress)
+    if info.kind == "offline":
+        warm_models(db, loaded.collection_names, progress=progress)
+    return loaded
+
+
+def warm_models(db: Database, collections: list[str], *, progress: bool = True) -> None:
+    """Build the planner model of each loaded collection now, under a progress bar (offline default).
+
+    The first read of a collection builds its model (every document decoded once): seconds for the
+    40,000 products at ``small``, spent silently inside whichever cell reads first. Built here, the
+    wait belongs to the load, which shows it; the model stays cached until the collection changes.
+    """
+    from workbook.offline import offline_server
+    from workbook.offline_explain import hook_for
+
+    server = offline_server()
+    hook = hook_for(server.engine)
+    names = tqdm(collections, desc=f"model {db.name}", unit="collection", delay=1.0, leave=False, disable=not progress)
+    with names as bar:
+        for name in bar:
+            server.run(hook.model(db.name, name))
 
 
 def _load_for_real(

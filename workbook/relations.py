@@ -102,11 +102,20 @@ def _read_row(loaded: LoadedShape, call: Callable[[], Any], *, repeat: int = 5) 
     }
 
 
-def compare_reads(shapes: Loadable, product_id: str, *, repeat: int = 5) -> pd.DataFrame:
+def _steps(items: list[Any], desc: str, unit: str, progress: bool) -> Any:
+    """A progress bar over ``items`` that always shows (each step here takes seconds at ``small``;
+    a bar shown only past a delay would come and go between two runs of the same notebook)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(items, desc=desc, unit=unit, disable=not progress)
+
+
+def compare_reads(shapes: Loadable, product_id: str, *, repeat: int = 5, progress: bool = True) -> pd.DataFrame:
     """Every way each shape reads one product's parts, measured side by side (one row per way)."""
     rows = []
-    for loaded in loaded_shapes(shapes):
-        for how in PART_READS[loaded.shape]:
+    ways = [(loaded, how) for loaded in loaded_shapes(shapes) for how in PART_READS[loaded.shape]]
+    with _steps(ways, "measure each way of reading", "way", progress) as bar:
+        for loaded, how in bar:
             measured = _read_row(loaded, partial(read_parts, loaded, product_id, how), repeat=repeat)
             rows.append({"shape": loaded.shape, "read": how, **measured})
     frame = pd.DataFrame(rows).set_index(["shape", "read"])
@@ -121,10 +130,11 @@ def users_of_part(loaded: LoadedShape, part_id: str) -> list[Document]:
     ]
 
 
-def foreign_index_effect(loaded: LoadedShape, part_id: str, *, index: str = "part_products") -> pd.DataFrame:
+def foreign_index_effect(
+    loaded: LoadedShape, part_id: str, *, index: str = "part_products", progress: bool = True
+) -> pd.DataFrame:
     """The ``$lookup`` from a part to the products using it, explained with the foreign-field index
     and again with it hidden (then unhidden): the foreign side's index, scans, documents and keys examined."""
-    from workbook.explaining import explain_aggregate
 
     if "parts" not in loaded.collection_names:
         raise WorkbookError(
@@ -133,32 +143,39 @@ def foreign_index_effect(loaded: LoadedShape, part_id: str, *, index: str = "par
         )
     pipeline = users_of_part(loaded, part_id)
     rows = []
-    for hidden in (False, True):
-        loaded.db.command("collMod", "products", index={"name": index, "hidden": hidden})
-        try:
-            summary = explain_aggregate(loaded["parts"], pipeline).summary()
-        finally:
-            loaded.db.command("collMod", "products", index={"name": index, "hidden": False})
-        lookup = (summary.get("lookups") or [{}])[0]
-        rows.append(
-            {
-                "foreign index": f"{index} hidden" if hidden else f"{index} used",
-                "index used": ", ".join(lookup.get("indexesUsed") or []) or "none",
-                "collection scans": lookup.get("collectionScans"),
-                "products examined": lookup.get("totalDocsExamined"),
-                "keys examined": lookup.get("totalKeysExamined"),
-            }
-        )
+    with _steps([False, True], f"explain with {index} used, then hidden", "explain", progress) as bar:
+        for hidden in bar:
+            rows.append(_lookup_row(loaded, pipeline, index, hidden))
     return pd.DataFrame(rows).set_index("foreign index")
 
 
-def rename_cost(shapes: Loadable, part_id: str, new_name: str, *, restore: bool = True) -> pd.DataFrame:
+def _lookup_row(loaded: LoadedShape, pipeline: list[Document], index: str, hidden: bool) -> dict[str, Any]:
+    from workbook.explaining import explain_aggregate
+
+    loaded.db.command("collMod", "products", index={"name": index, "hidden": hidden})
+    try:
+        summary = explain_aggregate(loaded["parts"], pipeline).summary()
+    finally:
+        loaded.db.command("collMod", "products", index={"name": index, "hidden": False})
+    lookup = (summary.get("lookups") or [{}])[0]
+    return {
+        "foreign index": f"{index} hidden" if hidden else f"{index} used",
+        "index used": ", ".join(lookup.get("indexesUsed") or []) or "none",
+        "collection scans": lookup.get("collectionScans"),
+        "products examined": lookup.get("totalDocsExamined"),
+        "keys examined": lookup.get("totalKeysExamined"),
+    }
+
+
+def rename_cost(
+    shapes: Loadable, part_id: str, new_name: str, *, restore: bool = True, progress: bool = True
+) -> pd.DataFrame:
     """Rename one part in each shape: documents rewritten, round trips and bytes sent back.
 
     With ``restore`` the old name is put back afterwards (not counted), so the data stays as loaded.
     """
     rows = []
-    for loaded in loaded_shapes(shapes):
+    for loaded in _steps(loaded_shapes(shapes), "rename in each shape", "shape", progress):
         ops = _parts_ops(loaded)
         old = ops._current_name(part_id)
         work = measure_call(None, ops.rename_part, part_id, new_name)
@@ -173,6 +190,14 @@ def rename_cost(shapes: Loadable, part_id: str, new_name: str, *, restore: bool 
         if restore and old is not None:
             ops.rename_part(part_id, old)
     return pd.DataFrame(rows).set_index("shape")
+
+
+def products_using(shapes: Loadable, part_id: str, *, progress: bool = True) -> dict[str, list[str]]:
+    """Each shape's answer to "which products use this part" (the multikey index on ``parts.partId``)."""
+    found = {}
+    for loaded in _steps(loaded_shapes(shapes), "find the products using the part", "shape", progress):
+        found[loaded.shape] = loaded.ops.products_using_part(part_id)
+    return found
 
 
 def stale_copies(loaded: LoadedShape) -> int:
@@ -351,3 +376,88 @@ def refresh_copies(loaded: LoadedShape) -> int:
             f"Only the hybrid shape keeps copies to refresh (this is {loaded.shape}).", fix="Pass the hybrid shape."
         )
     return refresh_part_names(loaded.db)
+
+
+GROWTH_CASES: tuple[tuple[str, str, str, str], ...] = (
+    ("an order's lines", "store", "orders", "items"),
+    ("a product's part lines", "parts", "products", "parts"),
+    ("a user's followers", "followers", "follows", "followedId"),
+)
+"""The squillions test's cases: (relationship, dataset, collection, the array or the parent-id field)."""
+
+
+def _longest(dataset: Any, collection: str, field: str) -> int:
+    documents = dataset.collections[collection]
+    if documents and isinstance(documents[0].get(field), list):
+        return max(len(document[field]) for document in documents)
+    return max(Counter(document[field] for document in documents).values())
+
+
+def growth_test(scales: tuple[str, str] = ("tiny", "small"), *, seed: int = 7) -> pd.DataFrame:
+    """The squillions test, measured: does anything stop the count from growing?
+
+    Each relationship's largest count in the generated data at two scales: a count that stays put
+    while the data grows has a ceiling (an array can hold it); one that grows with the data has none.
+    """
+    from tqdm.auto import tqdm
+
+    from workbook.datasets import sizes
+    from workbook.factors import generated
+
+    small, large = scales
+    rows = []
+    steps = [(case, scale) for case in GROWTH_CASES for scale in scales]
+    counts: dict[tuple[str, str], int] = {}
+    with tqdm(steps, desc="generate and count", unit="dataset", delay=1.0) as bar:
+        for (relationship, dataset, collection, field), scale in bar:
+            counts[(relationship, scale)] = _longest(generated(dataset, scale, seed), collection, field)
+    for relationship, dataset, collection, _field in GROWTH_CASES:
+        grew = sizes(dataset, large)[collection] / sizes(dataset, small)[collection]
+        before, after = counts[(relationship, small)], counts[(relationship, large)]
+        rows.append(
+            {
+                "relationship": relationship,
+                f"largest at {small}": before,
+                f"largest at {large}": after,
+                "the data grew": f"x{grew:,.0f} {collection}",
+                "a ceiling?": "yes: the count stayed put" if after == before else "no: it grew with the data",
+            }
+        )
+    return pd.DataFrame(rows).set_index("relationship")
+
+
+NAME_INDEX = "part_name"
+"""The index the parts-management screen's search by exact name gets (seed 001: ``{name: 1}``)."""
+
+
+def _explain_row(how: str, index: str, reply: Mapping[str, Any]) -> dict[str, Any]:
+    from workbook.planner.reading import summarize
+
+    stats = reply["executionStats"]
+    summary = summarize(dict(reply))
+    return {
+        "indexes": index,
+        "explained by": how,
+        "plan": " > ".join(summary["stages"]),
+        "nReturned": stats["nReturned"],
+        "totalKeysExamined": stats["totalKeysExamined"],
+        "totalDocsExamined": stats["totalDocsExamined"],
+    }
+
+
+def index_part_names(loaded: LoadedShape, name: str) -> pd.DataFrame:
+    """Search ``parts`` by exact name, explained two ways, before and after adding :data:`NAME_INDEX`.
+
+    Each search is explained by pymongo's own ``cursor.explain()`` (the command seed 001 writes as
+    ``.explain("executionStats")``) and by ``workbook.explain``: one row each, so they can be compared.
+    """
+    from workbook.explaining.view import explain
+
+    parts = loaded.check()["parts"]
+    rows = []
+    for step in ("_id only", f"_id, {NAME_INDEX}"):
+        if step != "_id only":
+            parts.create_index("name", name=NAME_INDEX)
+        rows.append(_explain_row("cursor.explain()", step, parts.find({"name": name}).explain()))
+        rows.append(_explain_row("workbook.explain", step, explain(parts, {"name": name})))
+    return pd.DataFrame(rows).set_index(["indexes", "explained by"])

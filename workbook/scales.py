@@ -97,19 +97,19 @@ def estimate(dataset: str, shape: str, scale: str) -> tuple[float, str]:
     for other in ("medium", "small", "tiny"):
         seconds = times.get(f"{dataset}/{shape}/{other}")
         if seconds is not None and other != scale:
-            ratio = documents(dataset, scale) / documents(dataset, other)
+            ratio = document_count(dataset, scale) / document_count(dataset, other)
             return seconds * ratio, (
                 f"scaled from a load at {other} measured on this machine ({_duration(seconds)}, x{ratio:g} documents)"
             )
-    ratio = documents(dataset, scale) / documents(dataset, "small")
+    ratio = document_count(dataset, scale) / document_count(dataset, "small")
     benched = _benchmarked_small_seconds(dataset, shape)
     if benched is not None:
         return benched * ratio, f"scaled from this machine's last `workbook bench` at small (x{ratio:g} documents)"
-    guess = documents(dataset, scale) / GUESS_DOCUMENTS_PER_SECOND
+    guess = document_count(dataset, scale) / GUESS_DOCUMENTS_PER_SECOND
     return guess, "a guess: nothing measured on this machine yet (from another 2-core machine, unloaded)"
 
 
-def documents(dataset: str, scale: str) -> int:
+def document_count(dataset: str, scale: str) -> int:
     """How many documents ``generate(dataset, scale)`` makes (before shaping).
 
     >>> documents("store", "large")
@@ -134,7 +134,7 @@ def check_offline_load(dataset: str, shape: str, scale: str, *, force: bool = Fa
     """Refuse ``large`` on the offline default unless ``force``; print an estimate before ``medium``."""
     if scale in REFUSED and not force:
         raise ScaleRefusedError(
-            f"The {scale} {dataset} dataset ({documents(dataset, scale):,} documents) is too big for the offline "
+            f"The {scale} {dataset} dataset ({document_count(dataset, scale):,} documents) is too big for the offline "
             f"default, an engine written in Python inside this kernel: a load of {shape} would take about "
             f"{_duration(estimate_seconds(dataset, shape, scale))} and several GB of memory.",
             fix="Use real MongoDB (set MONGODB_URI, e.g. after `docker compose up -d`), or scale='medium' "
@@ -144,7 +144,7 @@ def check_offline_load(dataset: str, shape: str, scale: str, *, force: bool = Fa
     if scale in ESTIMATED or scale in REFUSED:
         seconds, source = estimate(dataset, shape, scale)
         print(
-            f"Loading {dataset} at {scale} ({documents(dataset, scale):,} documents) as {shape} on the offline "
+            f"Loading {dataset} at {scale} ({document_count(dataset, scale):,} documents) as {shape} on the offline "
             f"default: about {_duration(seconds)} the first time ({source}; more if the machine is busy), "
             "then restored from a snapshot in seconds."
         )

@@ -97,6 +97,10 @@ class OperationSpec:
     per_second: float
     needs: str
     arguments: Callable[[Pools, random.Random], Args]
+    filter: str = ""
+    """What the operation selects by (seed 001: "record filters, sorts, result sizes")."""
+    sort: str = ""
+    returns: str = ""
 
     @property
     def per_day(self) -> float:
@@ -151,6 +155,21 @@ class Workload:
                 for op in self.operations
             ]
         ).set_index("operation")
+
+    def query_table(self) -> pd.DataFrame:
+        """The workload as its queries: rate, what each filters and sorts by, what it returns."""
+        rows = [
+            {
+                "operation": op.name,
+                "rate": op.rate,
+                "type": op.kind,
+                "filter": op.filter or "-",
+                "sort": op.sort or "-",
+                "returns": op.returns or op.needs,
+            }
+            for op in self.operations
+        ]
+        return pd.DataFrame(rows).set_index("operation")
 
     def weights(self) -> dict[str, float]:
         """Each operation's share of all operations (for a weighted mix)."""
@@ -254,12 +273,41 @@ def parts_workload() -> Workload:
         "parts",
         (
             OperationSpec(
-                "product_detail", "read", 500, "a product with every part's name, sku, supplier and cost", product
+                "product_detail",
+                "read",
+                500,
+                "a product with every part's name, sku, supplier and cost",
+                product,
+                filter="products: _id",
+                returns="1 product, its lines (up to 20) with each part's facts",
             ),
-            OperationSpec("bill_of_materials_cost", "read", 50, "the cost of a product's parts", product),
             OperationSpec(
-                "products_using_part", "read", 20, "which products a part goes into (before changing it)", part
+                "bill_of_materials_cost",
+                "read",
+                50,
+                "the cost of a product's parts",
+                product,
+                filter="products: _id; parts: _id in the product's lines",
+                returns="1 number: sum of cost x quantity",
             ),
-            OperationSpec("rename_part", "write", 2 * PER_DAY, "rename a part everywhere it is shown", rename),
+            OperationSpec(
+                "products_using_part",
+                "read",
+                20,
+                "which products a part goes into (before changing it)",
+                part,
+                filter="products: parts.partId",
+                sort="_id",
+                returns="the ids of every product using the part: a handful for most parts",
+            ),
+            OperationSpec(
+                "rename_part",
+                "write",
+                2 * PER_DAY,
+                "rename a part everywhere it is shown",
+                rename,
+                filter="parts: _id; products: parts.partId (where copied)",
+                returns="documents rewritten",
+            ),
         ),
     )

@@ -95,6 +95,11 @@ class Shape:
     collections: list[Collection]
     build: Builder | None = field(default=None, repr=False)
     operations: dict[str, Callable[..., Any]] = field(default_factory=dict, repr=False)
+    copies: dict[str, str] = field(default_factory=dict)
+    """Each field the shape adds that the blog's data does not hold ("posts.likeCount"), with what
+    it is: "atomic" (written in one write or transaction with its source), "may be stale" (written
+    apart from its source, so a failure between the writes leaves it wrong until a recount) or
+    "only home" (the data itself, embedded: no other copy exists). The grade checks every one."""
 
     def builder(self, function: Builder) -> Builder:
         """Decorator: ``function(blog)`` returns ``{collection name: [documents]}`` for every collection."""

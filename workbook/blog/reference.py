@@ -153,6 +153,7 @@ def _embedded() -> Shape:
                 ),
             ),
         ],
+        copies={"posts.comments": "only home", "posts.likes": "only home"},
     )
 
     @shape.builder
@@ -283,6 +284,9 @@ def _hybrid() -> Shape:
             COMMENTS,
             LIKES,
         ],
+        # Each copy is written in its own update after the like or comment: a failure between the two
+        # writes leaves it wrong until a recount, so none is atomic.
+        copies=dict.fromkeys(("posts.likeCount", "posts.commentCount", "posts.newestComments"), "may be stale"),
     )
 
     @shape.builder

@@ -49,6 +49,12 @@ def unregister(name: str) -> None:
     _REGISTERED.pop(name, None)
 
 
+def declared_copies(name: str) -> dict[str, str]:
+    """What the blog shape called ``name`` declared about the fields it adds (see ``Shape.copies``)."""
+    shape = _all().get(name)
+    return dict(shape.copies) if shape is not None else {}
+
+
 def shape_specs() -> dict[str, ShapeSpec]:
     """Every blog shape's declaration, references first."""
     return {name: shape.shape_spec() for name, shape in _all().items()}

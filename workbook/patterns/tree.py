@@ -38,7 +38,7 @@ COLLECTIONS = {layout: f"tree_{layout}" for layout in LAYOUTS}
 
 _INDEXES = {"parent": "parentId", "children": "children", "ancestors": "ancestors", "path": "path"}
 
-QUESTIONS = ("subtree", "path to root")
+TREE_QUESTIONS = ("subtree", "path to root")
 
 
 def catalogue_tree(dataset: Any, *, extra_levels: int = 2, branching: int = 3) -> list[Document]:
