@@ -1,15 +1,19 @@
 """The shape explorer: pick a dataset, a shape and an operation; see its plan, sizes and latency.
 
-It explores what ``load()`` returned: the loaded shapes of one or more datasets. Runs are measured
-once per dataset (all its loaded shapes, all operations) and cached, so toggling between shapes only
-redraws. Every control is a traitlet-backed ipywidget: tests drive it by setting
-``.value`` and read what it shows from ``.summary``, ``.sizes``, ``.figure``.
+It explores what ``load()`` returned: the loaded shapes of one or more datasets. An operation is
+measured on all the dataset's shapes the first time it is shown, and only it (not the whole workload);
+runs passed in, or already made by ``run_workload`` on the same loaded shapes in this process, are
+shown instead of measuring again. Toggling between shapes only redraws. A wait shows a progress bar
+with the time left. Every control is a traitlet-backed ipywidget: tests drive it by setting
+``.value`` and read what it shows from ``.summary``, ``.sizes``, ``.figure``, and what it measured
+from ``.measured``.
 """
 
 from __future__ import annotations
 
 import html
 import random
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, cast
@@ -22,7 +26,7 @@ from IPython.display import display
 from workbook import charts
 from workbook.errors import WorkbookError
 from workbook.loaded import Loadable, LoadedShape, loaded_shapes
-from workbook.measure import explained_reads, run_workload, summarize_runs
+from workbook.measure import explained_reads, run_workload, runs_made, summarize_runs
 from workbook.monitor import capture
 from workbook.shapes import SHAPE_NAMES
 from workbook.sizes import size_table
@@ -57,9 +61,14 @@ class ShapeExplorer(widgets.VBox):
         check_count("repeat", repeat, most=MAX_REPEAT, unit="timed calls per operation")
         check_count("warmup", warmup, most=MAX_REPEAT, unit="warm-up calls per operation", least=0)
         self._repeat, self._warmup = repeat, warmup
-        self._runs: dict[str, pd.DataFrame] = {} if runs is None else {dataset: runs}
+        self._runs: dict[tuple[str, str], pd.DataFrame] = {}
+        if runs is not None:
+            for name, rows in runs.groupby("operation", sort=False):
+                self._runs[(dataset, str(name))] = rows
+        self.measured: list[tuple[str, str]] = []
+        """(dataset, operation) of every measurement the explorer made itself, in order."""
         self._sizes: dict[str, pd.DataFrame] = {}
-        self._stats: dict[str, pd.DataFrame] = {}
+        self._stats: dict[tuple[str, str], pd.DataFrame] = {}
         self._plans: dict[tuple[str, str, str], str] = {}
         self._figures: dict[tuple[str, str], go.Figure] = {}
         self.redraws = 0
@@ -70,6 +79,7 @@ class ShapeExplorer(widgets.VBox):
         self._set_shapes(dataset)
         self.operation = widgets.Dropdown(options=workload(dataset).names, description="operation")
         self.status = widgets.HTML()
+        self.progress = widgets.FloatProgress(value=0.0, min=0.0, max=1.0, layout=widgets.Layout(display="none"))
         self.summary = widgets.HTML()
         self.sizes = widgets.HTML()
         self.chart = widgets.Output()
@@ -79,7 +89,7 @@ class ShapeExplorer(widgets.VBox):
         controls = widgets.HBox([self.dataset, self.operation])
         self.summary.layout.margin = "0 2em 0 0"
         panels = widgets.HBox([self.summary, self.sizes])
-        super().__init__([controls, self.shape, self.status, panels, self.chart])
+        super().__init__([controls, self.shape, self.status, self.progress, panels, self.chart])
         self._redraw()
 
     @property
@@ -93,23 +103,57 @@ class ShapeExplorer(widgets.VBox):
         previous = self.status.value
         for control in self.controls:
             control.disabled = True
-        self.status.value = f"<span class='workbook-busy'>&#8987; <i>{html.escape(message)}…</i></span>"
+        self.status.value = _busy_html(f"{message}…")
         try:
             yield
         except BaseException:
             self.status.value = previous
             raise
         finally:
+            self.progress.layout.display = "none"
             for control in self.controls:
                 control.disabled = False
 
-    def runs(self, dataset: str) -> pd.DataFrame:
-        """Measurements of every shape and operation of ``dataset`` (measured on first use, then cached)."""
-        if dataset not in self._runs:
-            with self.busy(f"measuring {dataset} on every shape ({self._repeat} runs of each operation)"):
-                shapes = list(self.loaded[dataset].values())
-                self._runs[dataset] = self._measure(shapes, repeat=self._repeat, warmup=self._warmup)
-        return self._runs[dataset]
+    @contextmanager
+    def steps(self, message: str, total: int, unit: str) -> Iterator[Callable[[int, int], None]]:
+        """Busy with ``message``, and a bar over ``total`` steps: ``step(done, total)`` moves it and
+        estimates the time left from the steps done so far."""
+        started = time.perf_counter()
+
+        def step(done: int, total: int) -> None:
+            self.progress.value = done / total if total else 1.0
+            left = time_left(done, total, time.perf_counter() - started)
+            self.status.value = _busy_html(f"{message}: {done} of {total} {unit}, {left}")
+
+        with self.busy(message):
+            self.progress.value = 0.0
+            self.progress.layout.display = None
+            step(0, total)
+            yield step
+
+    def runs(self, dataset: str, operation: str) -> pd.DataFrame:
+        """Measurements of ``operation`` on every loaded shape of ``dataset``: the runs given or already
+        made on these shapes, else measured now (only this operation), then cached."""
+        key = (dataset, operation)
+        if key not in self._runs:
+            shapes = list(self.loaded[dataset].values())
+            made = runs_made(shapes, operation)
+            if made is not None:
+                self._runs[key] = made
+            else:
+                calls = (self._repeat + self._warmup) * len(shapes)
+                message = f"measuring {operation} on the {len(shapes)} shapes of {dataset}"
+                with self.steps(message, calls, "calls") as step:
+                    self._runs[key] = self._measure(
+                        shapes,
+                        operations=[operation],
+                        repeat=self._repeat,
+                        warmup=self._warmup,
+                        progress=False,
+                        on_call=step,
+                    )
+                self.measured.append(key)
+        return self._runs[key]
 
     def _set_shapes(self, dataset: str) -> None:
         """The shape buttons: the dataset's loaded shapes, hybrid first chosen when loaded."""
@@ -138,12 +182,13 @@ class ShapeExplorer(widgets.VBox):
         if self._switching:
             return
         dataset, shape, operation = self.dataset.value, self.shape.value, self.operation.value
-        runs = self.runs(dataset)
+        runs = self.runs(dataset, operation)
         missing = [name for name in self.loaded[dataset] if (dataset, name, operation) not in self._plans]
-        if missing:
-            with self.busy(f"explaining {operation} on every shape"):  # once: later toggles only redraw
-                for name in missing:
+        if missing:  # once per operation: later toggles only redraw
+            with self.steps(f"explaining {operation} on every shape", len(missing), "shapes") as step:
+                for done, name in enumerate(missing, 1):
                     self.plan(name, operation)
+                    step(done, len(missing))
         with self.busy(f"drawing {operation} on {shape}"):
             self.summary.value = self._summary_html(dataset, runs, shape, operation)
             self.sizes.value = self._sizes_html(dataset, shape)
@@ -164,15 +209,15 @@ class ShapeExplorer(widgets.VBox):
         """The latency chart of one operation, drawn once; redraws only change which shape stands out."""
         key = (dataset, operation)
         if key not in self._figures:
-            figure = charts.latency_chart(runs[runs["operation"] == operation])
+            figure = charts.latency_chart(runs)
             figure.update_layout(height=420)
             self._figures[key] = figure
         return self._figures[key]
 
     def _summary_html(self, dataset: str, runs: pd.DataFrame, shape: str, operation: str) -> str:
-        if dataset not in self._stats:
-            self._stats[dataset] = summarize_runs(runs)
-        row = cast(pd.Series, self._stats[dataset].loc[(shape, operation)])
+        if (dataset, operation) not in self._stats:
+            self._stats[(dataset, operation)] = summarize_runs(runs)
+        row = cast(pd.Series, self._stats[(dataset, operation)].loc[(shape, operation)])
         plan = self.plan(shape, operation)
         lines = [
             ("winning plan", plan),
@@ -218,6 +263,30 @@ class ShapeExplorer(widgets.VBox):
         return "<h4>document sizes (bytes)</h4>" + shown.to_html(index_names=False)
 
 
+def time_left(done: int, total: int, elapsed: float) -> str:
+    """The time a task of ``total`` steps still needs, estimated from ``done`` steps in ``elapsed`` seconds.
+
+    >>> time_left(0, 36, 0.0)
+    'estimating the time left'
+    >>> time_left(12, 36, 4.0)
+    'about 8 s left'
+    >>> time_left(35, 36, 3.5)
+    'under a second left'
+    >>> time_left(10, 100, 20.0)
+    'about 3 min left'
+    """
+    if done <= 0:
+        return "estimating the time left"
+    left = elapsed / done * max(total - done, 0)
+    if left < 1:
+        return "under a second left"
+    return f"about {left:.0f} s left" if left < 90 else f"about {left / 60:.0f} min left"
+
+
+def _busy_html(message: str) -> str:
+    return f"<span class='workbook-busy'>&#8987; <i>{html.escape(message)}</i></span>"
+
+
 def explore(
     shapes: Loadable,
     *,
@@ -228,7 +297,8 @@ def explore(
 ) -> ShapeExplorer:
     """The shape explorer over what ``load()`` returned (the shapes of one or more datasets).
 
-    ``runs`` (from ``run_workload``) are shown for the first dataset instead of measuring again;
-    any other dataset is measured the first time you pick it.
+    ``runs`` (from ``run_workload``) are shown for the first dataset instead of measuring again, as are
+    runs ``run_workload`` already made on these loaded shapes; any other operation is measured on its
+    dataset's shapes the first time you pick it (only that operation, with a progress bar).
     """
     return ShapeExplorer(shapes, dataset=dataset, runs=runs, repeat=repeat, warmup=warmup)
