@@ -52,10 +52,20 @@ def test_toggling_the_shape_redraws_from_cached_runs(loaded):
     assert explorer.figure.layout.title.text == "Latency of product_page: referenced highlighted"
     opacity = {trace.name: trace.opacity for trace in explorer.figure.data}
     assert opacity["referenced"] == 1.0 and opacity["hybrid"] < 1.0
+    shown = [output for output in explorer.chart.children if output.layout.visibility == "visible"]
+    assert len(explorer.chart.children) == 3 and len(shown) == 1  # the browser shows the chart drawn for it
+    bundle = shown[0].outputs[0]["data"]["application/vnd.plotly.v1+json"]
+    assert bundle["layout"]["title"]["text"] == "Latency of product_page: referenced highlighted"
+    drawn = [len(output.outputs) for output in explorer.chart.children]
+    explorer.shape.value = "embedded"
+    assert [len(output.outputs) for output in explorer.chart.children] == drawn == [1, 1, 1]  # nothing redrawn
+    explorer.shape.value = "referenced"
 
     assert measured == [({"store"}, ["product_page"])]  # only the operation shown; the toggle redrew from the cache
     explorer.operation.value = "my_orders"
     assert explorer.figure.layout.title.text.startswith("Latency of my_orders")
+    assert len(explorer.chart.children) == 6  # product_page's three charts stay, hidden
+    assert sum(output.layout.visibility == "visible" for output in explorer.chart.children) == 1
     explorer.shape.value = "hybrid"
     explorer.operation.value = "product_page"
     assert measured == [({"store"}, ["product_page"]), ({"store"}, ["my_orders"])]  # each once
@@ -101,13 +111,18 @@ def test_every_dataset_can_be_picked_and_shows_its_own_operations(loaded, others
 
 
 def test_the_controls_are_disabled_while_it_measures_and_redraws(loaded, monkeypatch):
+    import workbook.measure as measure
     from workbook.explorer import ShapeExplorer
+
+    monkeypatch.setattr(measure, "_MADE", type(measure._MADE)())  # no runs made by earlier tests
 
     explorer = ShapeExplorer(loaded, repeat=1, warmup=0)
     changes = []
     explorer.shape.observe(lambda change: changes.append(change["new"]), names="disabled")
     explorer.shape.value = "embedded"
-    assert changes == [True, False], "disabled during the redraw, enabled after it"
+    assert changes == [], "a toggle between drawn charts has nothing to wait for"
+    explorer.operation.value = "my_orders"
+    assert changes == [True, False] * 3, "disabled while measuring, explaining and drawing, enabled after"
     assert "workbook-busy" not in explorer.status.value and not explorer.shape.disabled
 
     seen = []
@@ -122,8 +137,6 @@ def test_the_controls_are_disabled_while_it_measures_and_redraws(loaded, monkeyp
     explorer.status.observe(lambda change: messages.append(change["new"]), names="value")
     explorer._runs.clear()
     explorer.measured.clear()
-    import workbook.measure as measure
-
     monkeypatch.setattr(measure, "_MADE", type(measure._MADE)())  # forget the runs made above
     explorer.shape.value = "referenced"
     assert seen == [True], "the controls were disabled while measuring"

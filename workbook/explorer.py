@@ -3,7 +3,9 @@
 It explores what ``load()`` returned: the loaded shapes of one or more datasets. An operation is
 measured on all the dataset's shapes the first time it is shown, and only it (not the whole workload);
 runs passed in, or already made by ``run_workload`` on the same loaded shapes in this process, are
-shown instead of measuring again. Toggling between shapes only redraws. A wait shows a progress bar
+shown instead of measuring again. Toggling between shapes only shows another chart: each operation's
+chart is drawn once per shape (that shape highlighted), all stacked in one place, and a toggle only
+changes which one is visible, so the browser draws nothing on a click. A wait shows a progress bar
 with the time left. Every control is a traitlet-backed ipywidget: tests drive it by setting
 ``.value`` and read what it shows from ``.summary``, ``.sizes``, ``.figure``, and what it measured
 from ``.measured``.
@@ -21,7 +23,7 @@ from typing import Any, cast
 import ipywidgets as widgets
 import pandas as pd
 import plotly.graph_objects as go
-from IPython.display import display
+import plotly.io as pio
 
 from workbook import charts
 from workbook.errors import WorkbookError
@@ -31,6 +33,9 @@ from workbook.monitor import capture
 from workbook.shapes import SHAPE_NAMES
 from workbook.sizes import size_table
 from workbook.workloads import Pools, workload
+
+MIME = pio.renderers["plotly_mimetype"]
+"""Plotly's renderer for JupyterLab (and VS Code): a chart as the mimebundle its plotly extension draws."""
 
 
 class ShapeExplorer(widgets.VBox):
@@ -70,7 +75,8 @@ class ShapeExplorer(widgets.VBox):
         self._sizes: dict[str, pd.DataFrame] = {}
         self._stats: dict[tuple[str, str], pd.DataFrame] = {}
         self._plans: dict[tuple[str, str, str], str] = {}
-        self._figures: dict[tuple[str, str], go.Figure] = {}
+        self._figures: dict[tuple[str, str], dict[str, go.Figure]] = {}
+        self._outputs: dict[tuple[str, str], dict[str, widgets.Output]] = {}
         self.redraws = 0
         self.figure: go.Figure | None = None
         self.dataset = widgets.Dropdown(options=list(self.loaded), value=dataset, description="dataset")
@@ -82,7 +88,8 @@ class ShapeExplorer(widgets.VBox):
         self.progress = widgets.FloatProgress(value=0.0, min=0.0, max=1.0, layout=widgets.Layout(display="none"))
         self.summary = widgets.HTML()
         self.sizes = widgets.HTML()
-        self.chart = widgets.Output()
+        self.chart = widgets.GridBox(layout=widgets.Layout(grid_template_columns="minmax(0, 1fr)"))
+        """Every chart drawn (per operation shown, one per shape), stacked in one grid cell; one is visible."""
         self.dataset.observe(self._dataset_changed, names="value")
         self.shape.observe(self._redraw, names="value")
         self.operation.observe(self._redraw, names="value")
@@ -189,30 +196,39 @@ class ShapeExplorer(widgets.VBox):
                 for done, name in enumerate(missing, 1):
                     self.plan(name, operation)
                     step(done, len(missing))
-        with self.busy(f"drawing {operation} on {shape}"):
-            self.summary.value = self._summary_html(dataset, runs, shape, operation)
-            self.sizes.value = self._sizes_html(dataset, shape)
-            self.figure = self._figure(dataset, runs, operation)
-            self.figure.update_layout(title_text=f"Latency of {operation}: {shape} highlighted")
-            for trace in self.figure.data:
-                trace.opacity = 1.0 if trace.name == shape else 0.35
-            self.chart.clear_output(wait=True)
-            with self.chart:
-                display(self.figure)
+        if (dataset, operation) not in self._outputs:
+            with self.busy(f"drawing {operation} on every shape"):
+                self._draw(dataset, runs, operation)
+            # added, never replaced: a chart taken out of the page and put back was not drawn again in JupyterLab
+            self.chart.children = (*self.chart.children, *self._outputs[(dataset, operation)].values())
+        shown = self._outputs[(dataset, operation)][shape]
+        for output in self.chart.children:  # the one change a toggle sends the browser
+            output.layout.visibility = "visible" if output is shown else "hidden"
+        self.figure = self._figures[(dataset, operation)][shape]
+        self.summary.value = self._summary_html(dataset, runs, shape, operation)
+        self.sizes.value = self._sizes_html(dataset, shape)
         self.status.value = (
             f"<b>{html.escape(dataset)}</b> · shape <b class='workbook-shape'>{html.escape(shape)}</b> · "
             f"operation <b>{html.escape(operation)}</b> · {html.escape(runs['engine'].iloc[0])}"
         )
         self.redraws += 1
 
-    def _figure(self, dataset: str, runs: pd.DataFrame, operation: str) -> go.Figure:
-        """The latency chart of one operation, drawn once; redraws only change which shape stands out."""
-        key = (dataset, operation)
-        if key not in self._figures:
-            figure = charts.latency_chart(runs)
-            figure.update_layout(height=420)
-            self._figures[key] = figure
-        return self._figures[key]
+    def _draw(self, dataset: str, runs: pd.DataFrame, operation: str) -> None:
+        """The latency chart of one operation, once per shape with that shape highlighted, each in an
+        Output of its own (hidden until its shape is picked)."""
+        base = charts.latency_chart(runs)
+        base.update_layout(height=420)
+        figures, outputs = {}, {}
+        for shape in self.loaded[dataset]:
+            figure = go.Figure(base)
+            figure.update_layout(title_text=f"Latency of {operation}: {shape} highlighted")
+            for trace in figure.data:
+                trace.opacity = 1.0 if trace.name == shape else 0.35
+            bundle = {"text/plain": f"<the {shape} chart>", **MIME.to_mimebundle(figure.to_dict())}
+            output = widgets.Output(layout=widgets.Layout(grid_area="1 / 1", visibility="hidden"))
+            output.outputs = ({"output_type": "display_data", "data": bundle, "metadata": {}},)
+            figures[shape], outputs[shape] = figure, output
+        self._figures[(dataset, operation)], self._outputs[(dataset, operation)] = figures, outputs
 
     def _summary_html(self, dataset: str, runs: pd.DataFrame, shape: str, operation: str) -> str:
         if (dataset, operation) not in self._stats:
