@@ -273,7 +273,8 @@ class ShapeExplorer(widgets.VBox):
 
     def _sizes_html(self, dataset: str, shape: str) -> str:
         if dataset not in self._sizes:
-            self._sizes[dataset] = size_table(list(self.loaded[dataset].values()))
+            with self.busy(f"reading the document sizes of {dataset}"):  # once per dataset
+                self._sizes[dataset] = size_table(list(self.loaded[dataset].values()))
         table = pd.DataFrame(self._sizes[dataset].loc[shape, ["documents", "p50_bytes", "p95_bytes", "max_bytes"]])
         shown: pd.DataFrame = table.loc[self.loaded[dataset][shape].collection_names].round(0).astype(int)
         return "<h4>document sizes (bytes)</h4>" + shown.to_html(index_names=False)
