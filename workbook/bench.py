@@ -390,8 +390,14 @@ def _toggle_explorer(widget: Any) -> list[Figure]:
         toggles.append(seconds * 1000)
     operations, _ = timed(lambda: setattr(widget.operation, "value", widget.operation.options[-1]))
     return [
-        Figure("explorer", "toggle shape to redraw, median of 12", statistics.median(toggles), "ms", at_most=200),
-        Figure("explorer", "toggle shape to redraw, slowest of 12", max(toggles), "ms", at_most=200),
+        # the kernel's share of a toggle only: the 200 ms goal is held by the click timed in chromium
+        Figure(
+            "explorer",
+            "toggle shape in the kernel (value set in Python), median of 12",
+            statistics.median(toggles),
+            "ms",
+        ),
+        Figure("explorer", "toggle shape in the kernel (value set in Python), slowest of 12", max(toggles), "ms"),
         Figure("explorer", "change operation (first time: explains it on 3 shapes)", operations * 1000, "ms"),
     ]
 
