@@ -102,3 +102,45 @@ def test_the_repository_readme_has_the_speed_table_markers():
     assert folder is not None
     text = (folder.parent / "README.md").read_text()
     assert text.index(bench.README_START) < text.index(bench.README_END)
+
+
+def _checkout(tmp_path, monkeypatch):
+    """A fake checkout: notebooks/ (how the bench finds one) and where the browser test writes its result."""
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.setattr(bench, "notebooks_dir", lambda: tmp_path / "notebooks")
+    return tmp_path / bench.BROWSER_TOGGLE_RESULT
+
+
+def test_the_browser_toggle_row_reports_the_browser_tests_measurement(tmp_path, monkeypatch):
+    import time
+
+    result = _checkout(tmp_path, monkeypatch)
+    result.parent.mkdir(parents=True)
+    clicks = [250.0, 180.0, 262.5, 240.0, 199.0, 300.0, 255.0, 270.0, 230.0]
+    report = {"clicks_ms": clicks, "median_ms": 250.0, "slowest_ms": 300.0, "over_200_ms": 7}
+    result.write_text(json.dumps({**report, "load_average": 1.6, "measured_at": time.time()}))
+    ran = []
+    monkeypatch.setattr(bench.subprocess, "run", lambda *args, **kwargs: ran.append(args))
+    median, slowest = bench.bench_browser_toggle()
+    assert ran == []  # a fresh measurement is read, not repeated
+    assert (median.value, slowest.value, median.at_most) == (250.0, 300.0, 200)
+    assert median.ok is False and "median of 9" in median.name and "7 of 9 over 200 ms" in median.note
+    assert median.load_average == 1.6  # the load when the browser measured, not now
+
+
+def test_the_browser_toggle_row_runs_the_browser_test_when_there_is_no_measurement(tmp_path, monkeypatch):
+    result = _checkout(tmp_path, monkeypatch)
+    ran = []
+
+    def run(command, **kwargs):
+        ran.append((command, kwargs["cwd"]))
+        result.parent.mkdir(parents=True)
+        result.write_text(json.dumps({"clicks_ms": [120.0] * 9, "median_ms": 120.0, "slowest_ms": 130.0}))
+
+    monkeypatch.setattr(bench.subprocess, "run", run)
+    median, slowest = bench.bench_browser_toggle()
+    assert [(cmd[cmd.index("pytest") + 1], cwd) for cmd, cwd in ran] == [(bench.BROWSER_TOGGLE_TEST, tmp_path)]
+    assert median.ok is True and slowest.value == 130.0
+
+    monkeypatch.setattr(bench.subprocess, "run", lambda *args, **kwargs: result.unlink())  # skipped: no file
+    assert bench.bench_browser_toggle(full=True) == []

@@ -17,11 +17,26 @@ def loaded():
         shape.db.client.drop_database(shape.db.name)
 
 
+@pytest.fixture(scope="module")
+def others():
+    """followers and parts, each in every shape, at tiny."""
+    from workbook.shapes import SHAPE_NAMES
+
+    shapes = [
+        workbook.load(name, shape, scale="tiny", progress=False)
+        for name in ("followers", "parts")
+        for shape in SHAPE_NAMES
+    ]
+    yield shapes
+    for shape in shapes:
+        shape.db.client.drop_database(shape.db.name)
+
+
 def test_toggling_the_shape_redraws_from_cached_runs(loaded):
     measured = []
 
     def counting_run(shapes, **kwargs):
-        measured.append({shape.dataset for shape in shapes})
+        measured.append(({shape.dataset for shape in shapes}, kwargs["operations"]))
         return run_workload(shapes, **kwargs)
 
     from workbook.explorer import ShapeExplorer
@@ -37,26 +52,24 @@ def test_toggling_the_shape_redraws_from_cached_runs(loaded):
     assert explorer.figure.layout.title.text == "Latency of product_page: referenced highlighted"
     opacity = {trace.name: trace.opacity for trace in explorer.figure.data}
     assert opacity["referenced"] == 1.0 and opacity["hybrid"] < 1.0
+    shown = [output for output in explorer.chart.children if output.layout.visibility == "visible"]
+    assert len(explorer.chart.children) == 3 and len(shown) == 1  # the browser shows the chart drawn for it
+    bundle = shown[0].outputs[0]["data"]["application/vnd.plotly.v1+json"]
+    assert bundle["layout"]["title"]["text"] == "Latency of product_page: referenced highlighted"
+    drawn = [len(output.outputs) for output in explorer.chart.children]
+    explorer.shape.value = "embedded"
+    assert [len(output.outputs) for output in explorer.chart.children] == drawn == [1, 1, 1]  # nothing redrawn
+    explorer.shape.value = "referenced"
 
-    assert measured == [{"store"}]  # the product page, measured once; the toggle redrew from the cache
+    assert measured == [({"store"}, ["product_page"])]  # only the operation shown; the toggle redrew from the cache
     explorer.operation.value = "my_orders"
     assert explorer.figure.layout.title.text.startswith("Latency of my_orders")
+    assert len(explorer.chart.children) == 6  # product_page's three charts stay, hidden
+    assert sum(output.layout.visibility == "visible" for output in explorer.chart.children) == 1
     explorer.shape.value = "hybrid"
-    assert measured == [{"store"}, {"store"}]  # one measurement per operation shown, none per toggle
-
-
-def test_a_dataset_switch_measures_only_the_operation_shown(loaded):
-    from workbook.explorer import ShapeExplorer
-
-    operations = []
-
-    def counting_run(shapes, **kwargs):
-        operations.append(kwargs.get("operations"))
-        return run_workload(shapes, **kwargs)
-
-    explorer = ShapeExplorer(loaded, repeat=1, warmup=0, measure=counting_run)
-    assert operations == [["product_page"]]
-    assert set(explorer.runs("store")["operation"]) == {"product_page"}
+    explorer.operation.value = "product_page"
+    assert measured == [({"store"}, ["product_page"]), ({"store"}, ["my_orders"])]  # each once
+    assert explorer.measured == [("store", "product_page"), ("store", "my_orders")]
 
 
 def test_writes_say_so_instead_of_a_plan(loaded):
@@ -112,14 +125,19 @@ def test_every_dataset_can_be_picked_and_shows_its_own_operations(loaded):
             shape.db.client.drop_database(shape.db.name)
 
 
-def test_the_controls_are_disabled_while_it_measures_and_redraws(loaded):
+def test_the_controls_are_disabled_while_it_measures_and_redraws(loaded, monkeypatch):
+    import workbook.measure as measure
     from workbook.explorer import ShapeExplorer
+
+    monkeypatch.setattr(measure, "_MADE", type(measure._MADE)())  # no runs made by earlier tests
 
     explorer = ShapeExplorer(loaded, repeat=1, warmup=0)
     changes = []
     explorer.shape.observe(lambda change: changes.append(change["new"]), names="disabled")
     explorer.shape.value = "embedded"
-    assert changes == [True, False], "disabled during the redraw, enabled after it"
+    assert changes == [], "a toggle between drawn charts has nothing to wait for"
+    explorer.operation.value = "my_orders"
+    assert changes == [True, False] * 3, "disabled while measuring, explaining and drawing, enabled after"
     assert "workbook-busy" not in explorer.status.value and not explorer.shape.disabled
 
     seen = []
@@ -133,6 +151,58 @@ def test_the_controls_are_disabled_while_it_measures_and_redraws(loaded):
     messages = []
     explorer.status.observe(lambda change: messages.append(change["new"]), names="value")
     explorer._runs.clear()
+    explorer.measured.clear()
+    monkeypatch.setattr(measure, "_MADE", type(measure._MADE)())  # forget the runs made above
     explorer.shape.value = "referenced"
     assert seen == [True], "the controls were disabled while measuring"
-    assert any("measuring store" in message and "workbook-busy" in message for message in messages)
+    assert any("measuring product_page" in message and "workbook-busy" in message for message in messages)
+    assert explorer.measured == [("store", "product_page")]
+
+
+def test_the_first_switch_to_another_dataset_measures_only_the_operation_shown(loaded, others, monkeypatch):
+    import workbook.measure as measure
+    from workbook.dataset_parts import workload
+    from workbook.explorer import ShapeExplorer
+
+    monkeypatch.setattr(measure, "_MADE", type(measure._MADE)())  # no runs made before this test
+    calls = []
+
+    def counting_run(shapes, *, on_call, **kwargs):
+        def count(done, total):
+            calls.append((kwargs["operations"][0], done, total))
+            on_call(done, total)
+
+        return run_workload(shapes, on_call=count, **kwargs)
+
+    runs = run_workload(loaded, repeat=1, warmup=0, explain_runs=0, progress=False)
+    explorer = ShapeExplorer([*loaded, *others], runs=runs, repeat=2, warmup=1, measure=counting_run)
+    assert explorer.measured == [] and calls == []  # the store runs given were used
+    progress, messages = [], []
+    explorer.progress.observe(lambda change: progress.append(change["new"]), names="value")
+    explorer.status.observe(lambda change: messages.append(change["new"]), names="value")
+
+    explorer.dataset.value = "followers"
+    first = workload("followers").names[0]
+    assert explorer.measured == [("followers", first)]  # one operation, not the dataset's whole workload
+    assert [call[1] for call in calls] == list(range(1, 10)) and {call[2] for call in calls} == {9}
+    assert {call[0] for call in calls} == {first}  # 3 shapes x (2 timed + 1 warm-up) calls of it, no other
+    measuring = progress[: progress.index(1.0) + 1]  # then the bar of explaining it on each shape
+    assert measuring == [done / 9 for done in range(10)]  # the bar moved with every call
+    shown = [m for m in messages if f"measuring {first} on the 3 shapes of followers" in m]
+    assert any("3 of 9 calls" in m and " left" in m for m in shown)  # a count and an estimate while it runs
+    assert explorer.progress.layout.display == "none" and not explorer.shape.disabled  # hidden once done
+
+    explorer.shape.value = "embedded"
+    explorer.dataset.value = "store"
+    explorer.dataset.value = "followers"
+    assert explorer.measured == [("followers", first)]  # back and forth: nothing measured again
+
+
+def test_runs_already_made_on_the_shapes_are_shown_not_remeasured(loaded):
+    from workbook.explorer import explore
+
+    run_workload(loaded, operations=["product_page", "my_orders"], repeat=1, warmup=0, explain_runs=1, progress=False)
+    explorer = explore(loaded)
+    explorer.operation.value = "my_orders"
+    assert explorer.measured == []  # explore() without runs= reused what run_workload made
+    assert "(1 runs)" in explorer.summary.value

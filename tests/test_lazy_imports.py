@@ -60,3 +60,20 @@ def test_an_iri_check_still_works_and_loads_the_real_grammar_on_first_use():
         "print(json.dumps({'before': before, 'good': good, 'bad': bad, 'real': real}))"
     )
     assert seen == {"before": [], "good": True, "bad": False, "real": True}
+
+
+def test_a_duration_check_still_works_and_loads_isoduration_on_first_use():
+    seen = fresh(
+        "import json, sys\n"
+        "from workbook.offline import offline_server\n"
+        "offline_server()\n"
+        "before = 'isoduration' in sys.modules or 'arrow' in sys.modules\n"
+        "import jsonschema\n"
+        "check = jsonschema.Draft202012Validator.FORMAT_CHECKER\n"
+        "v = jsonschema.Draft202012Validator({'format': 'duration'}, format_checker=check)\n"
+        "good, bad = v.is_valid('P3Y6M4DT12H30M5S'), v.is_valid('P1X')\n"
+        "import isoduration\n"
+        "real = hasattr(isoduration, 'format_duration')\n"
+        "print(json.dumps({'before': before, 'good': good, 'bad': bad, 'real': real}))"
+    )
+    assert seen == {"before": False, "good": True, "bad": False, "real": True}

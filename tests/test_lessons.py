@@ -261,8 +261,8 @@ def test_the_explorer_switches_to_every_dataset():
             shapes.append(workbook.load(dataset, shape, db, progress=False))
     try:
 
-        def measure(loaded, repeat, warmup, operations=None, progress=True):  # the explorer's call
-            return workbook.run_workload(loaded, operations=operations, repeat=1, warmup=0, explain_runs=0)
+        def measure(loaded, repeat, warmup, **kwargs):
+            return workbook.run_workload(loaded, repeat=1, warmup=0, explain_runs=0, **kwargs)
 
         explorer = ShapeExplorer(shapes, measure=measure)
         for name, first in (("followers", "profile"), ("parts", "product_detail"), ("store", "product_page")):

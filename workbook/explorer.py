@@ -1,16 +1,21 @@
 """The shape explorer: pick a dataset, a shape and an operation; see its plan, sizes and latency.
 
-It explores what ``load()`` returned: the loaded shapes of one or more datasets. Each operation is
-measured the first time it is shown (on all the dataset's loaded shapes) and cached, so toggling
-between shapes only redraws, and picking another dataset measures one operation, not its whole
-workload. Every control is a traitlet-backed ipywidget: tests drive it by setting ``.value``
-and read what it shows from ``.summary``, ``.sizes``, ``.figure``.
+It explores what ``load()`` returned: the loaded shapes of one or more datasets. An operation is
+measured on all the dataset's shapes the first time it is shown, and only it (not the whole workload);
+runs passed in, or already made by ``run_workload`` on the same loaded shapes in this process, are
+shown instead of measuring again. Toggling between shapes only shows another chart: each operation's
+chart is drawn once per shape (that shape highlighted), all stacked in one place, and a toggle only
+changes which one is visible, so the browser draws nothing on a click. A wait shows a progress bar
+with the time left. Every control is a traitlet-backed ipywidget: tests drive it by setting
+``.value`` and read what it shows from ``.summary``, ``.sizes``, ``.figure``, and what it measured
+from ``.measured``.
 """
 
 from __future__ import annotations
 
 import html
 import random
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, cast
@@ -18,17 +23,20 @@ from typing import Any, cast
 import ipywidgets as widgets
 import pandas as pd
 import plotly.graph_objects as go
-from IPython.display import display
+import plotly.io as pio
 
 from workbook import charts
 from workbook.calls import measure_call
 from workbook.dataset_parts import workload
 from workbook.errors import UnknownChoiceError, WorkbookError
 from workbook.loaded import Loadable, LoadedShape, loaded_shapes
-from workbook.measure import explained_reads, run_workload, summarize_runs
+from workbook.measure import explained_reads, run_workload, runs_made, summarize_runs
 from workbook.shapes import SHAPE_NAMES
 from workbook.sizes import size_table
 from workbook.workloads import Pools
+
+MIME = pio.renderers["plotly_mimetype"]
+"""Plotly's renderer for JupyterLab (and VS Code): a chart as the mimebundle its plotly extension draws."""
 
 
 class ShapeExplorer(widgets.VBox):
@@ -59,11 +67,17 @@ class ShapeExplorer(widgets.VBox):
         check_count("repeat", repeat, most=MAX_REPEAT, unit="timed calls per operation")
         check_count("warmup", warmup, most=MAX_REPEAT, unit="warm-up calls per operation", least=0)
         self._repeat, self._warmup = repeat, warmup
-        self._runs: dict[str, pd.DataFrame] = {} if runs is None else {dataset: runs}
+        self._runs: dict[tuple[str, str], pd.DataFrame] = {}
+        if runs is not None:
+            for name, rows in runs.groupby("operation", sort=False):
+                self._runs[(dataset, str(name))] = rows
+        self.measured: list[tuple[str, str]] = []
+        """(dataset, operation) of every measurement the explorer made itself, in order."""
         self._sizes: dict[str, pd.DataFrame] = {}
-        self._stats: dict[str, pd.DataFrame] = {}
+        self._stats: dict[tuple[str, str], pd.DataFrame] = {}
         self._plans: dict[tuple[str, str, str], str] = {}
-        self._figures: dict[tuple[str, str], go.Figure] = {}
+        self._figures: dict[tuple[str, str], dict[str, go.Figure]] = {}
+        self._outputs: dict[tuple[str, str], dict[str, widgets.Output]] = {}
         self.redraws = 0
         self.figure: go.Figure | None = None
         self.dataset = widgets.Dropdown(options=list(self.loaded), value=dataset, description="dataset")
@@ -72,16 +86,18 @@ class ShapeExplorer(widgets.VBox):
         self._set_shapes(dataset)
         self.operation = widgets.Dropdown(options=workload(dataset).names, description="operation")
         self.status = widgets.HTML()
+        self.progress = widgets.FloatProgress(value=0.0, min=0.0, max=1.0, layout=widgets.Layout(display="none"))
         self.summary = widgets.HTML()
         self.sizes = widgets.HTML()
-        self.chart = widgets.Output()
+        self.chart = widgets.GridBox(layout=widgets.Layout(grid_template_columns="minmax(0, 1fr)"))
+        """Every chart drawn (per operation shown, one per shape), stacked in one grid cell; one is visible."""
         self.dataset.observe(self._dataset_changed, names="value")
         self.shape.observe(self._redraw, names="value")
         self.operation.observe(self._redraw, names="value")
         controls = widgets.HBox([self.dataset, self.operation])
         self.summary.layout.margin = "0 2em 0 0"
         panels = widgets.HBox([self.summary, self.sizes])
-        super().__init__([controls, self.shape, self.status, panels, self.chart])
+        super().__init__([controls, self.shape, self.status, self.progress, panels, self.chart])
         self._redraw()
 
     @property
@@ -95,30 +111,57 @@ class ShapeExplorer(widgets.VBox):
         previous = self.status.value
         for control in self.controls:
             control.disabled = True
-        self.status.value = f"<span class='workbook-busy'>&#8987; <i>{html.escape(message)}…</i></span>"
+        self.status.value = _busy_html(f"{message}…")
         try:
             yield
         except BaseException:
             self.status.value = previous
             raise
         finally:
+            self.progress.layout.display = "none"
             for control in self.controls:
                 control.disabled = False
 
-    def runs(self, dataset: str, operation: str | None = None) -> pd.DataFrame:
-        """Measurements of ``dataset`` on every shape: ``operation`` is measured the first time it is
-        shown (only it, so the first look at another dataset waits for one operation, not all of them)."""
-        have = self._runs.get(dataset)
-        if operation is not None and (have is None or operation not in set(have["operation"])):
+    @contextmanager
+    def steps(self, message: str, total: int, unit: str) -> Iterator[Callable[[int, int], None]]:
+        """Busy with ``message``, and a bar over ``total`` steps: ``step(done, total)`` moves it and
+        estimates the time left from the steps done so far."""
+        started = time.perf_counter()
+
+        def step(done: int, total: int) -> None:
+            self.progress.value = done / total if total else 1.0
+            left = time_left(done, total, time.perf_counter() - started)
+            self.status.value = _busy_html(f"{message}: {done} of {total} {unit}, {left}")
+
+        with self.busy(message):
+            self.progress.value = 0.0
+            self.progress.layout.display = None
+            step(0, total)
+            yield step
+
+    def runs(self, dataset: str, operation: str) -> pd.DataFrame:
+        """Measurements of ``operation`` on every loaded shape of ``dataset``: the runs given or already
+        made on these shapes, else measured now (only this operation), then cached."""
+        key = (dataset, operation)
+        if key not in self._runs:
             shapes = list(self.loaded[dataset].values())
-            calls = len(shapes) * (self._repeat + self._warmup)
-            with self.busy(f"measuring {dataset} {operation} on {len(shapes)} shapes ({calls} calls)"):
-                measured = self._measure(
-                    shapes, operations=[operation], repeat=self._repeat, warmup=self._warmup, progress=False
-                )
-            self._runs[dataset] = measured if have is None else pd.concat([have, measured], ignore_index=True)
-            self._stats.pop(dataset, None)
-        return self._runs[dataset]
+            made = runs_made(shapes, operation)
+            if made is not None:
+                self._runs[key] = made
+            else:
+                calls = (self._repeat + self._warmup) * len(shapes)
+                message = f"measuring {operation} on the {len(shapes)} shapes of {dataset}"
+                with self.steps(message, calls, "calls") as step:
+                    self._runs[key] = self._measure(
+                        shapes,
+                        operations=[operation],
+                        repeat=self._repeat,
+                        warmup=self._warmup,
+                        progress=False,
+                        on_call=step,
+                    )
+                self.measured.append(key)
+        return self._runs[key]
 
     def visit(self, dataset: str) -> dict[str, Any]:
         """Pick ``dataset`` as a learner would, and return what the explorer then shows."""
@@ -163,39 +206,49 @@ class ShapeExplorer(widgets.VBox):
         dataset, shape, operation = self.dataset.value, self.shape.value, self.operation.value
         runs = self.runs(dataset, operation)
         missing = [name for name in self.loaded[dataset] if (dataset, name, operation) not in self._plans]
-        if missing:
-            with self.busy(f"explaining {operation} on every shape"):  # once: later toggles only redraw
-                for name in missing:
+        if missing:  # once per operation: later toggles only redraw
+            with self.steps(f"explaining {operation} on every shape", len(missing), "shapes") as step:
+                for done, name in enumerate(missing, 1):
                     self.plan(name, operation)
-        with self.busy(f"drawing {operation} on {shape}"):
-            self.summary.value = self._summary_html(dataset, runs, shape, operation)
-            self.sizes.value = self._sizes_html(dataset, shape)
-            self.figure = self._figure(dataset, runs, operation)
-            self.figure.update_layout(title_text=f"Latency of {operation}: {shape} highlighted")
-            for trace in self.figure.data:
-                trace.opacity = 1.0 if trace.name == shape else 0.35
-            self.chart.clear_output(wait=True)
-            with self.chart:
-                display(self.figure)
+                    step(done, len(missing))
+        if (dataset, operation) not in self._outputs:
+            with self.busy(f"drawing {operation} on every shape"):
+                self._draw(dataset, runs, operation)
+            # added, never replaced: a chart taken out of the page and put back was not drawn again in JupyterLab
+            self.chart.children = (*self.chart.children, *self._outputs[(dataset, operation)].values())
+        shown = self._outputs[(dataset, operation)][shape]
+        for output in self.chart.children:  # the one change a toggle sends the browser
+            output.layout.visibility = "visible" if output is shown else "hidden"
+        self.figure = self._figures[(dataset, operation)][shape]
+        self.summary.value = self._summary_html(dataset, runs, shape, operation)
+        self.sizes.value = self._sizes_html(dataset, shape)
         self.status.value = (
             f"<b>{html.escape(dataset)}</b> · shape <b class='workbook-shape'>{html.escape(shape)}</b> · "
             f"operation <b>{html.escape(operation)}</b> · {html.escape(runs['engine'].iloc[0])}"
         )
         self.redraws += 1
 
-    def _figure(self, dataset: str, runs: pd.DataFrame, operation: str) -> go.Figure:
-        """The latency chart of one operation, drawn once; redraws only change which shape stands out."""
-        key = (dataset, operation)
-        if key not in self._figures:
-            figure = charts.latency_chart(runs[runs["operation"] == operation])
-            figure.update_layout(height=420)
-            self._figures[key] = figure
-        return self._figures[key]
+    def _draw(self, dataset: str, runs: pd.DataFrame, operation: str) -> None:
+        """The latency chart of one operation, once per shape with that shape highlighted, each in an
+        Output of its own (hidden until its shape is picked)."""
+        base = charts.latency_chart(runs)
+        base.update_layout(height=420)
+        figures, outputs = {}, {}
+        for shape in self.loaded[dataset]:
+            figure = go.Figure(base)
+            figure.update_layout(title_text=f"Latency of {operation}: {shape} highlighted")
+            for trace in figure.data:
+                trace.opacity = 1.0 if trace.name == shape else 0.35
+            bundle = {"text/plain": f"<the {shape} chart>", **MIME.to_mimebundle(figure.to_dict())}
+            output = widgets.Output(layout=widgets.Layout(grid_area="1 / 1", visibility="hidden"))
+            output.outputs = ({"output_type": "display_data", "data": bundle, "metadata": {}},)
+            figures[shape], outputs[shape] = figure, output
+        self._figures[(dataset, operation)], self._outputs[(dataset, operation)] = figures, outputs
 
     def _summary_html(self, dataset: str, runs: pd.DataFrame, shape: str, operation: str) -> str:
-        if dataset not in self._stats:
-            self._stats[dataset] = summarize_runs(runs)
-        row = cast(pd.Series, self._stats[dataset].loc[(shape, operation)])
+        if (dataset, operation) not in self._stats:
+            self._stats[(dataset, operation)] = summarize_runs(runs)
+        row = cast(pd.Series, self._stats[(dataset, operation)].loc[(shape, operation)])
         plan = self.plan(shape, operation)
         lines = [
             ("winning plan", plan),
@@ -234,10 +287,35 @@ class ShapeExplorer(widgets.VBox):
 
     def _sizes_html(self, dataset: str, shape: str) -> str:
         if dataset not in self._sizes:
-            self._sizes[dataset] = size_table(list(self.loaded[dataset].values()))
+            with self.busy(f"reading the document sizes of {dataset}"):  # once per dataset
+                self._sizes[dataset] = size_table(list(self.loaded[dataset].values()))
         table = pd.DataFrame(self._sizes[dataset].loc[shape, ["documents", "p50_bytes", "p95_bytes", "max_bytes"]])
         shown: pd.DataFrame = table.loc[self.loaded[dataset][shape].collection_names].round(0).astype(int)
         return "<h4>document sizes (bytes)</h4>" + shown.to_html(index_names=False)
+
+
+def time_left(done: int, total: int, elapsed: float) -> str:
+    """The time a task of ``total`` steps still needs, estimated from ``done`` steps in ``elapsed`` seconds.
+
+    >>> time_left(0, 36, 0.0)
+    'estimating the time left'
+    >>> time_left(12, 36, 4.0)
+    'about 8 s left'
+    >>> time_left(35, 36, 3.5)
+    'under a second left'
+    >>> time_left(10, 100, 20.0)
+    'about 3 min left'
+    """
+    if done <= 0:
+        return "estimating the time left"
+    left = elapsed / done * max(total - done, 0)
+    if left < 1:
+        return "under a second left"
+    return f"about {left:.0f} s left" if left < 90 else f"about {left / 60:.0f} min left"
+
+
+def _busy_html(message: str) -> str:
+    return f"<span class='workbook-busy'>&#8987; <i>{html.escape(message)}</i></span>"
 
 
 def explore(
@@ -250,7 +328,8 @@ def explore(
 ) -> ShapeExplorer:
     """The shape explorer over what ``load()`` returned (the shapes of one or more datasets).
 
-    ``runs`` (from ``run_workload``) are shown for the first dataset instead of measuring again;
-    any other operation is measured (on its own) the first time you pick it.
+    ``runs`` (from ``run_workload``) are shown for the first dataset instead of measuring again, as are
+    runs ``run_workload`` already made on these loaded shapes; any other operation is measured on its
+    dataset's shapes the first time you pick it (only that operation, with a progress bar).
     """
     return ShapeExplorer(shapes, dataset=dataset, runs=runs, repeat=repeat, warmup=warmup)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import numpy as np
 import pandas as pd
@@ -22,7 +23,7 @@ from workbook.calls import measure_call
 from workbook.errors import ArgumentTypeError, OperationRejectedError, WorkbookError
 from workbook.explaining.work import explained_reads as explained_reads  # re-exported for the explorer
 from workbook.explaining.work import work_examined
-from workbook.loaded import Loadable, loaded_shapes
+from workbook.loaded import Loadable, LoadedShape, loaded_shapes
 from workbook.workloads import Pools
 
 COLUMNS = [
@@ -38,6 +39,9 @@ COLUMNS = [
     "ok",
     "engine",
 ]
+
+_MADE: WeakKeyDictionary[LoadedShape, dict[str, pd.DataFrame]] = WeakKeyDictionary()
+"""Per loaded shape and operation, the rows of the last run of it in this process (``runs_made``)."""
 
 
 def _count(name: str, value: Any, minimum: int) -> int:
@@ -59,6 +63,7 @@ def run_workload(
     explain_runs: int = 3,
     seed: int = 7,
     progress: bool = True,
+    on_call: Callable[[int, int], None] | None = None,
 ) -> pd.DataFrame:
     """Run the dataset's workload on each loaded shape: each operation timed ``repeat`` times (or, with
     ``mix=True``, the weighted mix), one row per timed call.
@@ -68,7 +73,8 @@ def run_workload(
     are not recorded. Keys and documents examined come from explaining the commands of the first
     ``explain_runs`` timed calls of each operation (explain is far slower than the call); other
     rows leave them empty. A progress bar appears once a run passes one second (``progress=False``
-    hides it).
+    hides it); ``on_call(done, total)`` is called after every call, for a progress display of your own.
+    Each run is remembered per loaded shape and operation (``runs_made`` hands it back).
     """
     from workbook.connection import engine_info
 
@@ -89,6 +95,7 @@ def run_workload(
     rows: list[dict[str, Any]] = []
     calls = len(_plan(spec, names, repeat, warmup, mix, seed)) * len(loaded)  # speed: a bar for runs over 1 s
     bar = tqdm(total=calls, desc=f"run {spec.dataset}", unit="call", delay=1.0, disable=not progress)
+    done = 0
     for shape in loaded:
         engine = engine_info(shape.db).label
         ops, pools = shape.ops, Pools(shape.db)
@@ -96,16 +103,36 @@ def run_workload(
         for index, (name, timed) in enumerate(_plan(spec, names, repeat, warmup, mix, seed)):
             args, kwargs = spec.operation(name).arguments(pools, random.Random(f"{seed}:{name}:{index}"))
             row, commands = _timed_call(ops, name, args, kwargs)
+            if timed:
+                row.update(shape=shape.shape, operation=name, run=timed_so_far[name], engine=engine)
+                if timed_so_far[name] < explain_runs:
+                    row.update(work_examined(shape.db, commands))
+                timed_so_far[name] += 1
+                rows.append(row)
             bar.update(1)
-            if not timed:
-                continue
-            row.update(shape=shape.shape, operation=name, run=timed_so_far[name], engine=engine)
-            if timed_so_far[name] < explain_runs:
-                row.update(work_examined(shape.db, commands))
-            timed_so_far[name] += 1
-            rows.append(row)
+            done += 1
+            if on_call is not None:
+                on_call(done, calls)
     bar.close()
-    return pd.DataFrame(rows, columns=COLUMNS)
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    if not mix:  # a mix's calls per operation follow the weights, not repeat: not a run of each operation
+        for shape in loaded:
+            made = _MADE.setdefault(shape, {})
+            for name in names:
+                made[name] = frame[(frame["shape"] == shape.shape) & (frame["operation"] == name)]
+    return frame
+
+
+def runs_made(shapes: Iterable[LoadedShape], operation: str) -> pd.DataFrame | None:
+    """The rows of the last ``run_workload`` of ``operation`` on every one of ``shapes`` in this process, or
+    None if one of them has not been run (the explorer shows these instead of measuring again)."""
+    frames = []
+    for shape in shapes:
+        frame = _MADE.get(shape, {}).get(operation)
+        if frame is None or frame.empty:
+            return None
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True) if frames else None
 
 
 def _plan(spec: Any, names: list[str], repeat: int, warmup: int, mix: bool, seed: int) -> list[tuple[str, bool]]:

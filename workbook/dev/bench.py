@@ -390,10 +390,57 @@ def _toggle_explorer(widget: Any) -> list[Figure]:
         toggles.append(seconds * 1000)
     operations, _ = timed(lambda: setattr(widget.operation, "value", widget.operation.options[-1]))
     return [
-        Figure("explorer", "toggle shape to redraw, median of 12", statistics.median(toggles), "ms", at_most=200),
-        Figure("explorer", "toggle shape to redraw, slowest of 12", max(toggles), "ms", at_most=200),
+        # the kernel's share of a toggle only: the 200 ms goal is held by the click timed in chromium
+        Figure(
+            "explorer",
+            "toggle shape in the kernel (value set in Python), median of 12",
+            statistics.median(toggles),
+            "ms",
+        ),
+        Figure("explorer", "toggle shape in the kernel (value set in Python), slowest of 12", max(toggles), "ms"),
         Figure("explorer", "change operation (first time: explains it on 3 shapes)", operations * 1000, "ms"),
     ]
+
+
+BROWSER_TOGGLE_RESULT = Path("tests") / "artifacts" / "explorer-toggle.json"
+"""What ``tests/test_browser.py::test_explorer_click_to_redraw_time`` writes: 9 shape toggles clicked in
+chromium, each timed in the page from the click to the redrawn chart (in a checkout)."""
+
+BROWSER_TOGGLE_TEST = "tests/test_browser.py::test_explorer_click_to_redraw_time"
+
+BROWSER_RESULT_MAX_AGE = 24 * 3600.0
+"""A browser measurement older than this (seconds) is measured again rather than reported."""
+
+
+def bench_browser_toggle(full: bool = False) -> list[Figure]:
+    """The explorer's shape toggle clicked in chromium, click to redrawn chart: median and slowest of 9.
+
+    Reads the browser test's result, running that test first (JupyterLab in headless chromium) when it
+    is missing, older than a day, or ``full``; nothing when there is no checkout or no browser.
+    """
+    folder = notebooks_dir()
+    if folder is None:
+        return []
+    result = folder.parent / BROWSER_TOGGLE_RESULT
+    fresh = result.is_file() and time.time() - result.stat().st_mtime < BROWSER_RESULT_MAX_AGE
+    if full or not fresh:
+        command = [sys.executable, "-m", "pytest", BROWSER_TOGGLE_TEST, "-m", "browser", "-q"]
+        command += ["-p", "no:cacheprovider", "-o", "addopts="]
+        subprocess.run(command, cwd=folder.parent, capture_output=True, text=True, check=False)
+    try:
+        data = json.loads(result.read_text())
+        median, slowest, clicks = float(data["median_ms"]), float(data["slowest_ms"]), len(data["clicks_ms"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return []  # the browser test was skipped (no chromium or playwright) or failed: no figure to report
+    age = (time.time() - float(data.get("measured_at", result.stat().st_mtime))) / 60
+    note = f"chromium, {data.get('over_200_ms', '?')} of {clicks} over 200 ms, measured {age:.0f} min ago"
+    load = data.get("load_average")
+    return [
+        Figure("explorer", f"click toggle to redrawn chart in chromium, median of {clicks}", median, "ms",
+               at_most=200, note=note, load_average=load),
+        Figure("explorer", f"click toggle to redrawn chart in chromium, slowest of {clicks}", slowest, "ms",
+               at_most=200, note=note, load_average=load),
+    ]  # fmt: skip
 
 
 def bench_overhead(calls: int = 300) -> list[Figure]:
@@ -833,6 +880,7 @@ def measure(full: bool = False) -> BenchRun:
             ("sizes", bench_sizes),
             ("run()", run_step),
             ("explorer", lambda: bench_explorer(runs_holder["runs"])),
+            ("explorer in chromium", lambda: bench_browser_toggle(full)),
             ("harness overhead", bench_overhead),
             ("integer ids", bench_insert_ids),
             ("point query", bench_point_query),

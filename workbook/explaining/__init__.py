@@ -15,10 +15,37 @@ Reading an explain (stage names, the plan walk, SBE and ``$cursor`` unwrapping, 
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from workbook.errors import ExplainError
-from workbook.explain_draw import draw_plan
-from workbook.explaining.view import Explain, explain, explain_aggregate, explain_command
-from workbook.planner.reading import normalise_server_explain, summarize
+
+if TYPE_CHECKING:
+    from workbook.explain_draw import draw_plan
+    from workbook.explaining.view import Explain, explain, explain_aggregate, explain_command
+    from workbook.planner.reading import normalise_server_explain, summarize
+
+_LAZY = {
+    "draw_plan": "workbook.explain_draw",
+    "Explain": "workbook.explaining.view",
+    "explain": "workbook.explaining.view",
+    "explain_aggregate": "workbook.explaining.view",
+    "explain_command": "workbook.explaining.view",
+    "normalise_server_explain": "workbook.planner.reading",
+    "summarize": "workbook.planner.reading",
+}
+"""Imported on first use: the offline server imports :mod:`~workbook.explaining.native` at its start,
+which runs this package first, and needs neither the drawing nor the learner's view (nor the
+connection module the view imports)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Explain",
