@@ -26,6 +26,10 @@ CELL_PADDING_PX = 14
 WRAPPED_MIN_PX = 14 * 13
 """A wrapping last column (``display.table``'s ``min-width: 14em``) needs only this much."""
 
+PRE_MAX = re.compile(r"max-width:\s*([\d.]+)em")
+"""A ``<pre>`` with a max-width scrolls inside it: its lines count at most that wide."""
+FONT_PX = 13
+
 RICH = {"text/html", "application/vnd.jupyter.widget-view+json", "application/vnd.plotly.v1+json", "image/png"}
 
 
@@ -41,6 +45,7 @@ class _Tables(HTMLParser):
         self._in_style = False
         self._cell: list[str] | None = None
         self._below: dict[int, int] = {}
+        self._pre_chars: int | None = None
 
     def _skip_spanned(self, row: list[str]) -> None:
         """Leave empty the columns a cell of an earlier row spans down into."""
@@ -53,9 +58,18 @@ class _Tables(HTMLParser):
             self._in_style = True
         elif tag == "div":
             self._classes += (dict(attrs).get("class") or "").split()
+        elif tag == "pre":
+            found = PRE_MAX.search(dict(attrs).get("style") or "")
+            self._pre_chars = int(float(found.group(1)) * FONT_PX / CHAR_PX) if found else 10**6
         if tag == "table":
             self.tables.append([])
             self._below = {}
+            # JupyterLab's own table cells wrap between words (white-space: normal); display.table's
+            # wb-table turns that off for every column but the ones it names.
+            if "wb-table" not in self._classes:
+                self.tables[-1].append(["<wraps>"])
+                self.wraps.append({ALL})
+                return
             wrapped = {-1} if "td:last-child{white-space:normal" in self._style else set()
             for own, child in re.findall(r"\.(wb-wrap-\w+) td:nth-child\((\d+)\)\{white-space:normal", self._style):
                 if own in self._classes:
@@ -74,6 +88,8 @@ class _Tables(HTMLParser):
                 self._below[len(row)] = down - 1
 
     def handle_endtag(self, tag: str) -> None:
+        if tag == "pre":
+            self._pre_chars = None
         if tag == "tr" and self.tables and self.tables[-1]:
             self._skip_spanned(self.tables[-1][-1])
         if tag == "style":
@@ -85,19 +101,30 @@ class _Tables(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self._in_style:
             self._style += data
+        elif self._cell is not None and self._pre_chars is not None:  # one unbreakable line, scrolled past its width
+            longest = max((len(line) for line in data.splitlines()), default=0)
+            self._cell.append(" " + "x" * min(longest, self._pre_chars) + " ")
         elif self._cell is not None:
             self._cell.append(data)
 
 
+ALL = -2
+"""In a table's wrap set: every column wraps between words (a plain HTML table in JupyterLab)."""
+
+
 def table_width_px(rows: list[list[str]], wraps: set[int]) -> float:
-    """The estimated width of one table: each column as wide as its longest cell, plus padding."""
+    """The estimated width of one table: each column as wide as its longest cell, plus padding; a
+    wrapping column as wide as its longest word, or its wrapping width if that is more."""
+    rows = [row for row in rows if row != ["<wraps>"]]
     columns = max((len(row) for row in rows), default=0)
     width = 0.0
     for index in range(columns):
         longest = max((len(row[index]) for row in rows if index < len(row)), default=0)
         text = longest * CHAR_PX
-        if index in wraps or (-1 in wraps and index == columns - 1):
-            text = min(text, WRAPPED_MIN_PX)
+        if ALL in wraps or index in wraps or (-1 in wraps and index == columns - 1):
+            word = max((len(w) for row in rows if index < len(row) for w in row[index].split()), default=0)
+            # a plain table shrinks a column to its longest word; display.table's keeps a 14em minimum
+            text = word * CHAR_PX if ALL in wraps else max(min(text, WRAPPED_MIN_PX), word * CHAR_PX)
         width += text + CELL_PADDING_PX
     return width
 
@@ -119,12 +146,24 @@ def shown_tables(name: str) -> list[tuple[int, list[list[str]], set[int]]]:
 def test_the_width_estimate_counts_columns_and_wrapping() -> None:
     rows = [["operation", "rate"], ["product_detail", "500/s"]]
     assert table_width_px(rows, set()) == pytest.approx(14 * CHAR_PX + 5 * CHAR_PX + 2 * CELL_PADDING_PX)
-    long = [["a", "x" * 400, "y" * 400]]
+    long = [["a", "x " * 200, "y " * 200]]
     assert table_width_px(long, {-1}) < table_width_px(long, set())
     assert table_width_px(long, {1, -1}) < table_width_px(long, {-1})
     parser = _Tables()
-    parser.feed("<style>.t td:last-child{white-space:normal}</style><table><tr><th colspan='2'>ab</th></tr></table>")
+    parser.feed(
+        "<style>.t td:last-child{white-space:normal}</style>"
+        "<div class='wb-table'><table><tr><th colspan='2'>ab</th></tr></table></div>"
+    )
     assert parser.tables == [[["", "ab"]]] and parser.wraps == [{-1}]
+    plain = _Tables()  # JupyterLab wraps a plain table's cells between words; a <pre> scrolls past its max-width
+    plain.feed(
+        "<table><tr><td>"
+        + "word " * 300
+        + "</td><td><pre style='max-width:10em'>"
+        + "y" * 500
+        + "</pre></td></tr></table>"
+    )
+    assert plain.wraps == [{ALL}] and table_width_px(plain.tables[0], plain.wraps[0]) < 600
     import pandas as pd
 
     from workbook import display
@@ -134,7 +173,9 @@ def test_the_width_estimate_counts_columns_and_wrapping() -> None:
     parser.feed(display.table(frame, wrap=["a", "b"])._repr_html_())
     assert parser.wraps == [{1, 2}]
     parser = _Tables()
-    parser.feed("<table><tr><th rowspan='2'>a</th><td>1</td></tr><tr><td>22</td></tr></table>")
+    parser.feed(
+        "<div class='wb-table'><table><tr><th rowspan='2'>a</th><td>1</td></tr><tr><td>22</td></tr></table></div>"
+    )
     assert parser.tables == [[["a", "1"], ["", "22"]]]
 
 

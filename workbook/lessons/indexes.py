@@ -184,6 +184,18 @@ class SortMemory:
         average = self.bytes / self.documents if self.documents else 0
         return int(self.limit // average) if average else 0
 
+    def _repr_html_(self) -> str:
+        from workbook.display import record
+
+        shown = {
+            "documents sorted": self.documents,
+            "bytes held in memory": self.bytes,
+            "share of the 100 MiB limit": f"{self.share_of_limit:.2%}",
+            "the sort": "needs allowDiskUse, or fails (292)" if self.needs_disk else "runs in memory",
+            "documents of this size that fill the limit": self.documents_to_limit,
+        }
+        return str(record(shown, caption="What a blocking sort holds in memory")._repr_html_())
+
     def __repr__(self) -> str:
         verdict = "over it: needs allowDiskUse or fails" if self.needs_disk else "under it: sorts in memory"
         return (
