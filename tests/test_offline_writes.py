@@ -63,3 +63,52 @@ def test_an_inserting_upsert_examines_no_documents_at_1k_or_10k(offline_db, make
     assert examined[10_000] <= 2 * max(examined[1_000], 20), examined
     offline_db.c.update_one({"_id": "k5"}, {"$set": {"hit": True}}, upsert=True)  # a stored _id still matches
     assert offline_db.c.find_one({"_id": "k5"})["hit"] is True and offline_db.c.count_documents({}) == 10_020
+
+
+def _numeric_id_work(db, size: int) -> tuple[int, int]:
+    """Documents examined for numeric ``_id`` equality, and candidates, by 80 single-document writes."""
+    from workbook.offline import WORK_COUNTERS
+
+    db.c.drop()
+    offline_server().bulk_insert(db.name, "c", ({"_id": i, "n": i} for i in range(size)))
+    db.c.insert_one({"_id": -1})  # the first numeric insert counts the collection's _ids once
+    WORK_COUNTERS["id_documents_examined"], WRITE_WORK["candidates"] = 0, 0
+    for k in range(20):
+        db.c.insert_one({"_id": size + k})
+        db.c.update_one({"_id": size + 100 + k}, {"$set": {"u": 1}}, upsert=True)
+        db.c.replace_one({"_id": k}, {"r": 1})
+        db.c.delete_one({"_id": 10**9 + k})  # not stored: no candidates
+    assert db.c.count_documents({}) == size + 41
+    return WORK_COUNTERS["id_documents_examined"], WRITE_WORK["candidates"]
+
+
+def test_numeric_id_writes_examine_the_same_documents_at_1k_and_10k(offline_db):
+    """mongoeco walked every stored _id per numeric insert or upsert: 20 inserts into 10,000 = 200,000."""
+    small, large = _numeric_id_work(offline_db, 1_000), _numeric_id_work(offline_db, 10_000)
+    assert small == large and large[0] == 0 and large[1] <= 20, (small, large)
+
+
+def test_numeric_ids_stay_equal_across_types_with_the_count(offline_db):
+    from bson import Decimal128, Int64
+    from pymongo.errors import BulkWriteError, DuplicateKeyError
+
+    offline_server().bulk_insert(offline_db.name, "c", ({"_id": i} for i in range(100)))
+    offline_db.c.insert_one({"_id": 1000})
+    for same in (5, 5.0, Int64(5), Decimal128("5"), Decimal128("5.00"), 1000.0):
+        with pytest.raises(DuplicateKeyError):
+            offline_db.c.insert_one({"_id": same})
+    with pytest.raises(BulkWriteError) as caught:  # a repeat inside one batch
+        offline_db.c.insert_many([{"_id": 2000}, {"_id": 2000.0}])
+    assert caught.value.details["nInserted"] == 1
+    offline_db.c.update_one({"_id": 7.0}, {"$set": {"x": 1}}, upsert=True)  # matches the stored 7
+    assert offline_db.c.find_one({"_id": 7}) == {"_id": 7, "x": 1}
+    offline_db.c.delete_one({"_id": 4.0})
+    offline_db.c.insert_one({"_id": 4.0})  # deleted: the count let it go
+    assert offline_db.c.find_one({"_id": 4}) == {"_id": 4.0} and offline_db.c.count_documents({}) == 102
+    # an aborted transaction leaves no trace in the count
+    with offline_db.client.start_session() as session, session.start_transaction():
+        offline_db.c.insert_one({"_id": 3000}, session=session)
+        session.abort_transaction()
+    offline_db.c.insert_one({"_id": 3000.0})
+    with pytest.raises(DuplicateKeyError):
+        offline_db.c.insert_one({"_id": Int64(3000)})

@@ -390,6 +390,16 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName(_MEMORY, "MemoryEngine._direct_id_lookup_from_plan", "the _id a plan looks up, if any"),
     PrivateName(_MEMORY, "MemoryEngine.delete_with_operation", "yield to the loop per deleted document"),
     PrivateName(_MEMORY, "MemoryEngine.update_with_operation", "yield to the loop per updated document"),
+    # Numeric _id checks from a per-collection count (workbook/offline_ids.py, patches/numeric-id-inserts.md).
+    PrivateName(
+        _MEMORY, "id_contains_numeric_value", "switch mongoeco's per-write numeric _id scans off (module global)"
+    ),
+    PrivateName(_MEMORY, "MemoryEngine._storage_view", "the stored collections a write sees", ("context",)),
+    PrivateName(_MEMORY, "MemoryEngine._unique_key_error", "the engine's own E11000 for a numeric _id duplicate"),
+    PrivateName(_MEMORY, "MemoryEngine._storage_key", "the storage key of an _id (is {_id: v} stored under v's key?)"),
+    PrivateName(_MEMORY, "MemoryEngine.merge_document", "a $merge's numeric _id check from the count"),
+    PrivateName(_STORAGE, "MemoryCollection.__setitem__", "keep a collection's numeric _id count current"),
+    PrivateName(_STORAGE, "MemoryCollection.__delitem__", "keep a collection's numeric _id count current"),
 )
 
 
@@ -680,6 +690,32 @@ def storage_chunks(storage: Any) -> Any:
         chunk = chunks[chunk_id]
         yield chunk, [item[1] for item in chunk.items if item is not _DELETED]
         chunk_id = chunk.following
+
+
+def memory_collection_class() -> type:
+    """mongoeco's persistent stored collection (``MemoryCollection``), whose set and delete offline_ids wraps."""
+    collection_class: type = memory_storage_internals().MemoryCollection
+    return collection_class
+
+
+_NUMERIC_SCANS_SWITCH: list[Any] = []
+
+
+def skip_numeric_id_scans_when(predicate: Any) -> None:
+    """Make the memory engine's numeric ``_id`` scans (``id_contains_numeric_value`` in its module) answer
+    False while ``predicate()`` holds: the caller then checks numeric ``_id`` equality itself. Idempotent."""
+    if _NUMERIC_SCANS_SWITCH:
+        return
+    from mongoeco.engines import memory
+
+    original = memory.id_contains_numeric_value
+
+    def id_contains_numeric_value(value: Any) -> bool:
+        return False if predicate() else bool(original(value))
+
+    module: Any = memory
+    module.id_contains_numeric_value = id_contains_numeric_value
+    _NUMERIC_SCANS_SWITCH.append(original)
 
 
 def memory_storage_internals() -> Any:
