@@ -6,7 +6,7 @@ import pytest
 from bson import ObjectId
 
 from workbook.offline import offline_server
-from workbook.offline_writes import WRITE_WORK
+from workbook.offline_writes import BULK_CHUNK, BULK_INSERT_CHUNK, WRITE_WORK
 
 
 @pytest.fixture
@@ -44,7 +44,8 @@ def test_delete_many_walks_the_change_log_once_per_document(offline_db):
         WRITE_WORK.update({"writes": 0, "change_log_entries_walked": 0})
         assert offline_db.c.delete_many({}).deleted_count == size
         walked[size] = WRITE_WORK["change_log_entries_walked"]
-        assert WRITE_WORK["writes"] >= size  # one change per deleted document reached the log
+        # the changes reached the log: one per document, or (nobody watching) one gap per chunk
+        assert WRITE_WORK["writes"] >= size // BULK_CHUNK
     assert walked[4_000] <= 4 * walked[1_000] * 1.2 and walked[4_000] <= 2 * 4_000, walked
 
 
@@ -112,3 +113,89 @@ def test_numeric_ids_stay_equal_across_types_with_the_count(offline_db):
     offline_db.c.insert_one({"_id": 3000.0})
     with pytest.raises(DuplicateKeyError):
         offline_db.c.insert_one({"_id": Int64(3000)})
+
+
+def test_pings_keep_answering_while_a_50000_document_delete_many_runs(offline_db):
+    """The delete runs in chunks of BULK_CHUNK documents with a turn of the engine loop between them.
+
+    Counted, not timed: the most documents deleted without yielding, and the pings answered while it
+    ran (mongoeco's delete_many held the server for minutes at this size; a blocked server answers
+    none). The slowest ping is held to a bound far above an idle machine's, far below the seconds
+    a blocked server took, so it holds on a busy machine.
+    """
+    import threading
+    import time
+
+    from pymongo import MongoClient
+
+    server = offline_server()
+    server.bulk_insert(offline_db.name, "big", ({"_id": i, "pad": "x" * 40} for i in range(50_000)))
+    pings: list[float] = []
+    started, done = threading.Event(), threading.Event()
+
+    def ping_meanwhile() -> None:
+        with MongoClient(server.uri, serverSelectionTimeoutMS=10_000) as other:
+            other.admin.command("ping")
+            started.set()
+            while not done.is_set():
+                began = time.perf_counter()
+                other.admin.command("ping")
+                pings.append(time.perf_counter() - began)
+
+    pinger = threading.Thread(target=ping_meanwhile)
+    pinger.start()
+    started.wait(30)
+    WRITE_WORK["largest_step"] = 0
+    try:
+        deleted = offline_db.big.delete_many({}).deleted_count
+    finally:
+        done.set()
+        pinger.join()
+    assert deleted == 50_000 and offline_db.big.count_documents({}) == 0
+    assert 0 < WRITE_WORK["largest_step"] <= BULK_CHUNK, WRITE_WORK
+    assert len(pings) >= 10, len(pings)
+    assert max(pings) < 1.5, max(pings)
+
+
+def test_bulk_delete_keeps_indexes_and_unique_keys_right(offline_db):
+    offline_db.c.create_index("k", unique=True)
+    offline_db.c.create_index("g")
+    offline_server().bulk_insert(offline_db.name, "c", ({"_id": i, "k": f"k{i}", "g": i % 3} for i in range(1_000)))
+    assert offline_db.c.delete_many({"g": 1}).deleted_count == 333
+    assert offline_db.c.count_documents({}) == 667 and offline_db.c.count_documents({"g": 1}) == 0
+    assert offline_db.c.find_one({"k": "k1"}) is None and offline_db.c.find_one({"k": "k3"})["_id"] == 3
+    offline_db.c.insert_one({"_id": 1, "k": "k1", "g": 1})  # its unique key and _id were let go
+    with pytest.raises(Exception, match="E11000|uplicate"):
+        offline_db.c.insert_one({"_id": 5000, "k": "k3"})
+    assert offline_db.c.delete_many({"_id": {"$gte": 990}}).deleted_count == 7  # 991, 994, 997 went
+    assert offline_db.c.delete_one({"g": 0}).deleted_count == 1  # limit 1 keeps mongoeco's own path
+    with offline_db.client.start_session() as session, session.start_transaction():  # in a transaction too
+        assert offline_db.c.delete_many({"g": 2}, session=session).deleted_count == 330
+        session.abort_transaction()
+    assert offline_db.c.count_documents({"g": 2}) == 330 and offline_db.c.count_documents({}) == 660
+
+
+def test_delete_many_examines_each_document_once(offline_db):
+    examined = {}
+    for size in (1_000, 4_000):
+        offline_db.c.drop()
+        offline_server().bulk_insert(offline_db.name, "c", ({"_id": i} for i in range(size)))
+        WRITE_WORK["candidates"] = 0
+        assert offline_db.c.delete_many({}).deleted_count == size
+        examined[size] = WRITE_WORK["candidates"]
+    assert examined == {1_000: 1_000, 4_000: 4_000}, examined
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_insert_many_in_pieces_reports_errors_at_their_index(offline_db, ordered):
+    from pymongo.errors import BulkWriteError
+
+    offline_db.c.insert_one({"_id": 450})
+    WRITE_WORK["largest_step"] = 0
+    with pytest.raises(BulkWriteError) as caught:
+        offline_db.c.insert_many([{"_id": i} for i in range(1_000)], ordered=ordered)
+    details = caught.value.details
+    assert [e["index"] for e in details["writeErrors"]] == [450] and details["writeErrors"][0]["code"] == 11000
+    assert details["nInserted"] == (450 if ordered else 999)
+    assert offline_db.c.count_documents({}) == details["nInserted"] + 1
+    assert 0 < WRITE_WORK["largest_step"] <= BULK_INSERT_CHUNK

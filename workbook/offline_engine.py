@@ -57,6 +57,7 @@ _fast_writes = (
     offline_writes.CountedCandidates,
     offline_writes.MissingIdIsEmpty,
     offline_ids.NumericIdsByCount,
+    offline_writes.BulkDeletes,
 )
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from decimal import Decimal
 from typing import Any
 
 from workbook import engine_compat
@@ -102,6 +103,36 @@ class NumericIds:
         return count
 
 
+def id_key(identifier: Any) -> Any:
+    """The key two numeric ``_id`` values share when MongoDB compares them equal; None if not numeric.
+
+    A plain ``int`` is its own key; any other number is mongoeco's equality key with an integral
+    value turned into that ``int`` (so 5, 5.0, Int64(5) and Decimal128("5.00") share the key 5).
+
+    >>> from bson import Int64
+    >>> [id_key(v) for v in (5, 5.0, Int64(5), 5.5 * 2, "5", True)]
+    [5, 5, 5, 11, None, None]
+    """
+    if type(identifier) is int:
+        return identifier
+    if identifier is None or isinstance(identifier, str | bool) or not _is_numeric(identifier):
+        return None
+    key = _equality_key(identifier)
+    if type(key) is tuple and len(key) == 2 and key[0] == "number" and isinstance(key[1], Decimal):
+        number = key[1]
+        if number.is_finite() and number == number.to_integral_value():
+            return int(number)
+    return key
+
+
+def _is_numeric(identifier: Any) -> bool:
+    return type(identifier) is int or engine_compat.id_contains_numeric_value(identifier)
+
+
+def _equality_key(identifier: Any) -> Any:
+    return engine_compat.bson_equality_key(identifier)
+
+
 def numeric_ids(engine: Any, collection: Any) -> NumericIds | None:
     """``collection``'s current :class:`NumericIds` (built or rebuilt if needed); None for a plain dict."""
     if not hasattr(collection, "_values"):  # a collection that does not exist is an empty dict
@@ -109,13 +140,10 @@ def numeric_ids(engine: Any, collection: Any) -> NumericIds | None:
     ids: NumericIds | None = collection.__dict__.get(ATTRIBUTE)
     if ids is None:
         borrow = engine._borrow_storage_document
-        key = engine_compat.bson_equality_key
-        numeric = engine_compat.id_contains_numeric_value
 
         def key_of(data: Any) -> Any:
             document = borrow(data)
-            identifier = document.get("_id") if isinstance(document, dict) else None
-            return key(identifier) if identifier is not None and numeric(identifier) else None
+            return id_key(document.get("_id")) if isinstance(document, dict) else None
 
         ids = NumericIds(key_of)
         collection.__dict__[ATTRIBUTE] = ids
@@ -177,13 +205,13 @@ class NumericIdsByCount:
         return numeric_ids(self, storage.get(db_name, {}).get(coll_name, {}))
 
     async def insert_documents(self, db_name: str, coll_name: str, documents: Any, **kw: Any) -> Any:
-        numeric = [d["_id"] for d in documents if "_id" in d and engine_compat.id_contains_numeric_value(d["_id"])]
+        numeric = [d["_id"] for d in documents if "_id" in d and _is_numeric(d["_id"])]
         if not numeric:
             return await super().insert_documents(db_name, coll_name, documents, **kw)  # type: ignore[misc]
         operation_context = kw.get("operation_context")
         context = operation_context.session if operation_context is not None else kw.get("context")
         ids = self._numeric_ids_for(db_name, coll_name, context)
-        keys = [engine_compat.bson_equality_key(identifier) for identifier in numeric]
+        keys = [id_key(identifier) for identifier in numeric]
         stored = ids.counts if ids is not None else {}
         if len(set(keys)) < len(keys) or any(key in stored for key in keys):
             # A numeric duplicate: mongoeco's own path (one scan) reports it as the engine does.
@@ -204,12 +232,12 @@ class NumericIdsByCount:
 
     def _ensure_unique_indexes(self, db_name: str, coll_name: str, candidate: Any, **kw: Any) -> None:
         identifier = candidate.get("_id")
-        if checked() and kw.get("check_id_storage") and engine_compat.id_contains_numeric_value(identifier):
+        if checked() and kw.get("check_id_storage") and _is_numeric(identifier):
             storage = kw.get("storage_view") or self._storage  # type: ignore[attr-defined]
             collection = storage.get(db_name, {}).get(coll_name, {})
             ids = numeric_ids(self, collection)
             exclude = kw.get("exclude_storage_key")
-            if ids is not None and ids.holders(engine_compat.bson_equality_key(identifier), exclude, collection):
+            if ids is not None and ids.holders(id_key(identifier), exclude, collection):
                 raise self._unique_key_error(  # type: ignore[attr-defined]
                     f"Duplicate key: _id={identifier}", f"{db_name}.{coll_name}", candidate
                 )
@@ -222,10 +250,10 @@ class NumericIdsByCount:
             identifier is not None
             and kw.get("collation") is None
             and not isinstance(identifier, bool)
-            and engine_compat.id_contains_numeric_value(identifier)
+            and _is_numeric(identifier)
             and self._storage_key(identifier) not in coll  # type: ignore[attr-defined]
         ):
             ids = numeric_ids(self, coll)
-            if ids is None or not ids.holders(engine_compat.bson_equality_key(identifier)):
+            if ids is None or not ids.holders(id_key(identifier)):
                 return []
         return super()._candidate_items_for_plan_locked(coll, query_plan, **kw)  # type: ignore[misc]
