@@ -199,3 +199,17 @@ def test_insert_many_in_pieces_reports_errors_at_their_index(offline_db, ordered
     assert details["nInserted"] == (450 if ordered else 999)
     assert offline_db.c.count_documents({}) == details["nInserted"] + 1
     assert 0 < WRITE_WORK["largest_step"] <= BULK_INSERT_CHUNK
+
+
+def test_update_many_work_grows_with_the_documents_it_updates(offline_db):
+    """update_many updates one document per engine call: each examines its one candidate and walks the
+    change log once; the whole command is linear (the rebuilt change log made it quadratic)."""
+    work = {}
+    for size in (1_000, 4_000):
+        offline_db.c.drop()
+        offline_server().bulk_insert(offline_db.name, "c", ({"_id": i, "n": i} for i in range(size)))
+        WRITE_WORK.update({"candidates": 0, "change_log_entries_walked": 0})
+        assert offline_db.c.update_many({}, {"$inc": {"n": 1}}).modified_count == size
+        work[size] = (WRITE_WORK["candidates"], WRITE_WORK["change_log_entries_walked"])
+    assert work[4_000][0] <= 4 * work[1_000][0] * 1.05 and work[4_000][1] <= 2 * 4_000, work
+    assert offline_db.c.find_one({"_id": 7})["n"] == 8
