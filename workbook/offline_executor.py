@@ -262,7 +262,7 @@ class WorkbenchExecutor(_ExecutorBase):
         rebuilding a set of every numeric _id per document (O(n^2) for numeric ids)."""
         body = context.command_document
         documents = list(body.get("documents") or [])
-        too_large = any(bson_size(document) > MAX_BSON_SIZE for document in documents)
+        too_large = await _any_too_large(documents)
         if not documents or not isinstance(body.get("insert"), str) or too_large:
             # mongoeco's own one-by-one path reports a too-large document as that document's
             # write error (code 10334), as MongoDB does; the batch path would fail the command.
@@ -434,6 +434,17 @@ class WorkbenchExecutor(_ExecutorBase):
                 if key in body:
                     options[key] = body[key]
         return {**reply, "ok": 1.0}
+
+
+async def _any_too_large(documents: list[Any]) -> bool:
+    """Whether a document is over 16 MiB, sized a piece at a time with a turn of the loop between pieces."""
+    piece = offline_writes.BULK_INSERT_CHUNK * 5
+    for start in range(0, len(documents), piece):
+        if start:
+            await asyncio.sleep(0)
+        if any(bson_size(document) > MAX_BSON_SIZE for document in documents[start : start + piece]):
+            return True
+    return False
 
 
 def check_write_concern(body: Mapping[str, Any]) -> None:
