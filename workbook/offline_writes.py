@@ -14,8 +14,14 @@ It also yields to the engine's event loop before each single-document delete and
 ``delete_many`` of 50,000 documents (one engine call per document) lets other clients' commands,
 ``ping`` included, run between documents instead of waiting for the whole command.
 
-:data:`WRITE_WORK` counts the change-log entries each write walks in Python: a guard test checks it
-does not grow with the collection.
+A ``delete`` command that deletes every match (``delete_many``) is answered by :class:`BulkDeletes`
+in one engine pass, :data:`BULK_CHUNK` documents per turn of the loop (mongoeco makes one full
+engine call per document); the executor's ``insert`` stores :data:`BULK_INSERT_CHUNK` documents per
+engine call, with a turn of the loop between pieces.
+
+:data:`WRITE_WORK` counts the change-log entries each write walks in Python, the candidates each
+query examines and the most documents written without a turn of the loop: guard tests check they
+do not grow with the collection.
 """
 
 from __future__ import annotations
