@@ -42,7 +42,7 @@ def test_delete_many_walks_the_change_log_once_per_document(offline_db):
         offline_db.c.drop()
         offline_server().bulk_insert(offline_db.name, "c", ({"_id": i} for i in range(size)))
         WRITE_WORK.update({"writes": 0, "change_log_entries_walked": 0})
-        assert offline_db.c.delete_many({}).deleted_count == size
+        assert offline_db.c.delete_many({"_id": {"$gte": 0}}).deleted_count == size  # ({} empties in one step)
         walked[size] = WRITE_WORK["change_log_entries_walked"]
         # the changes reached the log: one per document, or (nobody watching) one gap per chunk
         assert WRITE_WORK["writes"] >= size // BULK_CHUNK
@@ -146,8 +146,8 @@ def test_pings_keep_answering_while_a_50000_document_delete_many_runs(offline_db
     pinger.start()
     started.wait(30)
     WRITE_WORK["largest_step"] = 0
-    try:
-        deleted = offline_db.big.delete_many({}).deleted_count
+    try:  # a filter, so the chunked path runs ({} empties the collection in one step)
+        deleted = offline_db.big.delete_many({"_id": {"$gte": 0}}).deleted_count
     finally:
         done.set()
         pinger.join()
@@ -181,7 +181,7 @@ def test_delete_many_examines_each_document_once(offline_db):
         offline_db.c.drop()
         offline_server().bulk_insert(offline_db.name, "c", ({"_id": i} for i in range(size)))
         WRITE_WORK["candidates"] = 0
-        assert offline_db.c.delete_many({}).deleted_count == size
+        assert offline_db.c.delete_many({"_id": {"$gte": 0}}).deleted_count == size  # {} examines none
         examined[size] = WRITE_WORK["candidates"]
     assert examined == {1_000: 1_000, 4_000: 4_000}, examined
 
@@ -213,3 +213,21 @@ def test_update_many_work_grows_with_the_documents_it_updates(offline_db):
         work[size] = (WRITE_WORK["candidates"], WRITE_WORK["change_log_entries_walked"])
     assert work[4_000][0] <= 4 * work[1_000][0] * 1.05 and work[4_000][1] <= 2 * 4_000, work
     assert offline_db.c.find_one({"_id": 7})["n"] == 8
+
+
+def test_delete_many_of_everything_is_one_step_and_earlier_copies_keep_their_documents(offline_db):
+    from workbook.engine_reads import local_storage
+
+    offline_db.c.create_index("k", unique=True)
+    offline_server().bulk_insert(offline_db.name, "c", ({"_id": i, "k": i} for i in range(50_000)))
+    _engine, before = local_storage(offline_db, "c")  # a frozen copy (what a transaction's snapshot holds)
+    WRITE_WORK["largest_step"], WRITE_WORK["writes"], WRITE_WORK["candidates"] = 0, 0, 0
+    assert offline_db.c.delete_many({}).deleted_count == 50_000
+    assert WRITE_WORK["largest_step"] == 1 and WRITE_WORK["writes"] == 1  # one step, one gap in the change log
+    assert WRITE_WORK["candidates"] == 0  # nothing listed: {} matches everything
+    assert offline_db.c.count_documents({}) == 0 and offline_db.c.find_one({"k": 7}) is None
+    assert len(before) == 50_000  # the copy still holds every document
+    offline_db.c.insert_many([{"_id": 7, "k": 7}, {"_id": 8, "k": 8}])  # _id and unique keys were let go
+    assert offline_db.c.find_one({"k": 7}) == {"_id": 7, "k": 7}
+    with pytest.raises(Exception, match="E11000|uplicate"):
+        offline_db.c.insert_one({"_id": 9, "k": 8})

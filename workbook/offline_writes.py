@@ -174,7 +174,14 @@ class BulkDeletes:
     MongoDB delete's yields). Between chunks the loop runs other commands, and the cyclic collector is
     paused inside a chunk (:mod:`workbook.gc_pause`), so no chunk stalls the server for long.
     :data:`WRITE_WORK` ``"largest_step"`` records the most documents deleted without yielding.
+    ``delete_many({})`` that no change stream watches empties the collection and its index maps in one
+    O(1) step instead (persistent maps: earlier copies keep their documents).
     """
+
+    def _delete_everything_locked(
+        self, db_name: str, coll_name: str, operation_context: Any, context: Any, coll: Any
+    ) -> int:
+        return _delete_everything_locked_impl(self, db_name, coll_name, operation_context, context, coll)
 
     async def delete_all_matching(self, db_name: str, coll_name: str, operation: Any, *, context: Any = None) -> int:
         from mongoeco.core.filtering import QueryEngine
@@ -192,6 +199,7 @@ class BulkDeletes:
             indexes, index_data = engine._indexes_view(context), engine._index_data_view(context)
             return storage, indexes, index_data, storage.get(db_name, {}).get(coll_name)
 
+        emit = str(getattr(operation_context, "publication", "")) == "emit"  # a change stream is open
         async with engine._get_lock(db_name, coll_name):
             storage, indexes, index_data, coll = views()
             if coll is None:
@@ -205,6 +213,8 @@ class BulkDeletes:
                 storage_view=storage,
                 now=variables.now.replace(tzinfo=UTC),
             )
+            if not emit and not operation.filter_spec:  # {} matches everything: no need to list it
+                return self._delete_everything_locked(db_name, coll_name, operation_context, context, coll)
             candidates = [
                 key
                 for key, _ in engine._candidate_items_for_plan_locked(
@@ -216,7 +226,6 @@ class BulkDeletes:
                     collation=None,
                 )
             ]
-        emit = str(getattr(operation_context, "publication", "")) == "emit"  # a change stream is open
         deleted = 0
         for start in range(0, len(candidates), BULK_CHUNK):
             await asyncio.sleep(0)  # other clients' commands, ping included, run between chunks
@@ -278,6 +287,42 @@ class BulkDeletes:
                     if in_chunk and not emit:  # nobody watches: the chunk is one gap in the change log
                         engine._record_committed_change(operation_context, _gap_payload(db_name, coll_name))
         return deleted
+
+
+def _delete_everything_locked_impl(
+    engine: Any, db_name: str, coll_name: str, operation_context: Any, context: Any, coll: Any
+) -> int:
+    """``delete_many({})`` that nobody watches: the collection and its index maps emptied in one step.
+
+    The stored collection and the index maps are persistent maps: emptying one replaces its roots,
+    O(1), and every earlier copy (a transaction's snapshot, the read layer's frozen view) keeps its
+    documents. One gap goes to the change log, as for any write nobody watches.
+    """
+    from workbook import gc_pause
+
+    storage = engine._storage_view(context)
+    index_data = engine._index_data_view(context)
+    count = len(coll)
+    with (
+        gc_pause.paused(),
+        engine._document_state_rollback_locked(
+            db_name,
+            coll_name,
+            storage=storage,
+            indexes=engine._indexes_view(context),
+            index_data=index_data,
+            search_indexes=engine._search_indexes_view(context),
+            collections=engine._collections_view(context),
+            options=engine._collection_options_view(context),
+        ),
+    ):
+        engine._invalidate_search_runtime_cache(db_name, coll_name)
+        engine._record_committed_change(operation_context, _gap_payload(db_name, coll_name))
+        coll.clear()
+        for index_map in index_data.get(db_name, {}).get(coll_name, {}).values():
+            index_map.clear()
+    WRITE_WORK["largest_step"] = max(WRITE_WORK["largest_step"], 1)
+    return count
 
 
 def _gap_payload(db_name: str, coll_name: str) -> dict[str, Any]:
