@@ -308,7 +308,10 @@ class WorkbenchExecutor(_ExecutorBase):
                 await asyncio.sleep(0)
             offline_writes.WRITE_WORK["largest_step"] = max(offline_writes.WRITE_WORK["largest_step"], len(piece))
             try:
-                with gc_pause.paused():  # the new documents all survive: no collection would free any
+                # The new documents all survive: no collection would free any. Not while a transaction
+                # is open: the insert may then wait for it, and the collector stays off meanwhile.
+                pause = gc_pause.paused() if self.server is None or not self.server.engine._transactions.open else None
+                with pause or contextlib.nullcontext():
                     await collection.insert_many(
                         piece,
                         ordered=ordered,
