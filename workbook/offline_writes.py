@@ -152,7 +152,7 @@ class YieldingWrites:
         return await super().update_with_operation(*args, **kwargs)  # type: ignore[misc]
 
 
-BULK_CHUNK = 200
+BULK_CHUNK = 100
 """Documents a bulk delete removes per turn of the engine loop (then other clients' commands run)."""
 
 BULK_INSERT_CHUNK = 200
