@@ -43,6 +43,8 @@ _PROXY = "mongoeco.wire.proxy"
 _STORAGE = "mongoeco.engines._memory_collection"
 _COLLECTION = "mongoeco.api._async.collection"
 _AGGREGATION = "mongoeco.api._async.aggregation_cursor"
+_RUNTIME = "mongoeco.api._async._collection_runtime"
+_MODIFY = "mongoeco.api._async._collection_modify"
 
 PRIVATE_NAMES: tuple[PrivateName, ...] = (
     # The memory engine: subclassed by workbook.offline_engine.WorkbenchEngine.
@@ -390,6 +392,49 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName(_MEMORY, "MemoryEngine._direct_id_lookup_from_plan", "the _id a plan looks up, if any"),
     PrivateName(_MEMORY, "MemoryEngine.delete_with_operation", "yield to the loop per deleted document"),
     PrivateName(_MEMORY, "MemoryEngine.update_with_operation", "yield to the loop per updated document"),
+    # Numeric _id checks from a per-collection count (workbook/offline_ids.py, patches/numeric-id-inserts.md).
+    PrivateName(
+        _MEMORY, "id_contains_numeric_value", "switch mongoeco's per-write numeric _id scans off (module global)"
+    ),
+    PrivateName(_MEMORY, "MemoryEngine._storage_view", "the stored collections a write sees", ("context",)),
+    PrivateName(_MEMORY, "MemoryEngine._unique_key_error", "the engine's own E11000 for a numeric _id duplicate"),
+    PrivateName(_MEMORY, "MemoryEngine._storage_key", "the storage key of an _id (is {_id: v} stored under v's key?)"),
+    PrivateName(_MEMORY, "MemoryEngine.merge_document", "a $merge's numeric _id check from the count"),
+    # Bulk delete_many (workbook/offline_writes.py BulkDeletes, patches/change-log-rebuilt-per-write.md).
+    *(
+        PrivateName(_MEMORY, f"MemoryEngine.{method}", f"a bulk delete does what delete_with_operation does: {why}")
+        for method, why in (
+            ("_change_payload", "the change-log payload of one delete"),
+            ("_record_committed_change", "record it in the write's publication frame"),
+            ("_document_state_rollback_locked", "one rollback and publication scope per chunk"),
+            ("_invalidate_search_runtime_cache", "forget search caches of the collection"),
+            ("_purge_expired_documents_locked", "TTL purge before the candidates are listed"),
+            ("_is_profile_namespace", "system.profile keeps mongoeco's own path"),
+            ("_index_data_view", "the index maps a write sees"),
+            ("_search_indexes_view", "the search index definitions a write sees"),
+            ("_collections_view", "the registered collections a write sees"),
+            ("_collection_options_view", "the collection options a write sees"),
+        )
+    ),
+    PrivateName(_COLLECTION, "AsyncCollection._normalize_filter", "a delete statement's filter, as the API takes it"),
+    PrivateName(
+        _COLLECTION, "AsyncCollection._mongodb_dialect", "compile the delete's filter", instance_attribute=True
+    ),
+    PrivateName(_COLLECTION, "AsyncCollection._planning_mode", "compile the delete's filter", instance_attribute=True),
+    PrivateName(_COLLECTION, "AsyncCollection._runtime", "the collection's change delivery", instance_attribute=True),
+    *(
+        PrivateName(_RUNTIME, f"CollectionRuntimeCoordinator.{method}", f"{why} around a bulk delete, as the API does")
+        for method, why in (
+            ("_prepare_engine_change_delivery", "prepare change delivery"),
+            ("_dispatch_engine_changes", "deliver the recorded changes"),
+        )
+    ),
+    PrivateName(_MODIFY, "_bind_execution_context", "bind a bulk delete's operation context as delete_many does"),
+    PrivateName("mongoeco.wire._framing", "op_msg_flags", "a large request decoded off the loop: its reply policy"),
+    PrivateName(_PROXY, "AsyncMongoEcoProxyServer._dispatch_wire_request", "decode a large request off the loop"),
+    PrivateName(_PROXY, "AsyncMongoEcoProxyServer._decode_wire_context", "use the body decoded off the loop"),
+    PrivateName(_STORAGE, "MemoryCollection.__setitem__", "keep a collection's numeric _id count current"),
+    PrivateName(_STORAGE, "MemoryCollection.__delitem__", "keep a collection's numeric _id count current"),
 )
 
 
@@ -680,6 +725,53 @@ def storage_chunks(storage: Any) -> Any:
         chunk = chunks[chunk_id]
         yield chunk, [item[1] for item in chunk.items if item is not _DELETED]
         chunk_id = chunk.following
+
+
+def bound_delete_operation(collection: Any, filter_spec: Any, comment: Any, session: Any) -> Any:
+    """A delete-many operation over ``filter_spec`` bound to its operation context, as the API's ``delete_many``."""
+    from mongoeco.api._async._collection_modify import _bind_execution_context
+    from mongoeco.api.operations import compile_update_operation
+
+    operation = compile_update_operation(
+        collection._normalize_filter(filter_spec),
+        comment=comment,
+        dialect=collection._mongodb_dialect,
+        planning_mode=collection._planning_mode,
+    )
+    return _bind_execution_context(operation, collection, session=session, change_operation_type="delete")
+
+
+def wire_message_flags(payload: bytes) -> int:
+    """The OP_MSG flag bits of ``payload`` (moreToCome: no reply)."""
+    from mongoeco.wire._framing import op_msg_flags
+
+    return int(op_msg_flags(payload))
+
+
+def memory_collection_class() -> type:
+    """mongoeco's persistent stored collection (``MemoryCollection``), whose set and delete offline_ids wraps."""
+    collection_class: type = memory_storage_internals().MemoryCollection
+    return collection_class
+
+
+_NUMERIC_SCANS_SWITCH: list[Any] = []
+
+
+def skip_numeric_id_scans_when(predicate: Any) -> None:
+    """Make the memory engine's numeric ``_id`` scans (``id_contains_numeric_value`` in its module) answer
+    False while ``predicate()`` holds: the caller then checks numeric ``_id`` equality itself. Idempotent."""
+    if _NUMERIC_SCANS_SWITCH:
+        return
+    from mongoeco.engines import memory
+
+    original = memory.id_contains_numeric_value
+
+    def id_contains_numeric_value(value: Any) -> bool:
+        return False if predicate() else bool(original(value))
+
+    module: Any = memory
+    module.id_contains_numeric_value = id_contains_numeric_value
+    _NUMERIC_SCANS_SWITCH.append(original)
 
 
 def memory_storage_internals() -> Any:

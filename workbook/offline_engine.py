@@ -24,7 +24,7 @@ defer_iri_grammar()  # mongoeco imports jsonschema, which would build a 1.4 s gr
 from mongoeco.core.collation import normalize_collation, string_equality_key  # noqa: E402
 from mongoeco.errors import OperationFailure, WriteError  # noqa: E402
 
-from workbook import engine_compat, offline_transactions, offline_writes  # noqa: E402
+from workbook import engine_compat, offline_ids, offline_transactions, offline_writes  # noqa: E402
 from workbook.facts import MAX_BSON_SIZE, TOO_LARGE_AFTER_UPDATE, TOO_LARGE_ON_INSERT  # noqa: E402
 from workbook.offline_limits import (  # noqa: E402
     WORK_COUNTERS,
@@ -44,12 +44,19 @@ def _count_id_scan(storage: Mapping[str, Any], db_name: str, coll_name: str) -> 
 
 engine_compat.install_type_bracketing()
 engine_compat.install_bson_value_sizes()
+offline_ids.install_tracking()  # numeric _id checks from a per-collection count (no scan per write)
 _record_type, _default_index_name, _normalize_index_keys, _duplicate_error = engine_compat.index_helpers()
 
 _memory_engine: Any = offline_transactions.engine_class(engine_compat.memory_engine_class())  # per-document txns
 _change_log: Any = offline_writes.change_log_mixin(engine_compat.committed_change_class())
 
-_fast_writes = (offline_writes.YieldingWrites, offline_writes.CountedCandidates, offline_writes.MissingIdIsEmpty)
+_fast_writes = (
+    offline_writes.YieldingWrites,
+    offline_writes.CountedCandidates,
+    offline_writes.MissingIdIsEmpty,
+    offline_ids.NumericIdsByCount,
+    offline_writes.BulkDeletes,
+)
 
 
 class WorkbenchEngine(*_fast_writes, _change_log, _memory_engine):  # type: ignore[misc]
@@ -61,16 +68,14 @@ class WorkbenchEngine(*_fast_writes, _change_log, _memory_engine):  # type: igno
         numeric = engine_compat.id_contains_numeric_value(candidate.get("_id"))
         if kw.get("scan_payload_id") and not numeric:
             kw["scan_payload_id"] = False
-        if kw.get("check_id_storage") and (kw.get("scan_payload_id") or numeric):
+        if kw.get("check_id_storage") and (kw.get("scan_payload_id") or numeric) and not offline_ids.checked():
             _count_id_scan(kw.get("storage_view") or self._storage, db_name, coll_name)
         super()._ensure_unique_indexes(db_name, coll_name, candidate, **kw)
 
     async def insert_documents(self, db_name: str, coll_name: str, documents: Any, **kw: Any) -> Any:
         # mongoeco collects every stored _id once per call when a numeric _id is inserted: one
         # call per batch is linear, one call per document (its own wire insert) is quadratic.
-        WORK_COUNTERS["insert_calls"] += 1
-        if any(engine_compat.id_contains_numeric_value(d.get("_id")) for d in documents):
-            _count_id_scan(self._storage, db_name, coll_name)
+        WORK_COUNTERS["insert_calls"] += 1  # its numeric _id scans are counted by offline_ids.NumericIdsByCount
         return await super().insert_documents(db_name, coll_name, documents, **kw)
 
     async def update_with_operation(self, *args: Any, **kwargs: Any) -> Any:

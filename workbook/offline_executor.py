@@ -10,13 +10,15 @@ per-process credentials. Importing this module imports mongoeco: only
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mongoeco.errors import BulkWriteError, OperationFailure
 
-from workbook import engine_compat, offline_transactions, offline_validators, offline_views
+from workbook import engine_compat, gc_pause, offline_transactions, offline_validators, offline_views, offline_writes
 from workbook.facts import (
     BAD_VALUE,
     DOLLAR_PREFIXED_FIELD,
@@ -222,6 +224,10 @@ class WorkbenchExecutor(_ExecutorBase):
                 return read
         if command == "insert":
             return await self._insert(context)
+        if command == "delete":  # delete_many in chunks, one engine pass (offline_writes.BulkDeletes)
+            deleted = await offline_writes.bulk_delete(self, context)
+            if deleted is not None:
+                return deleted
         if command == "renameCollection":
             return await self._rename(context.command_document, context.session)
         if command == "count" and self.server is not None:
@@ -261,7 +267,7 @@ class WorkbenchExecutor(_ExecutorBase):
         rebuilding a set of every numeric _id per document (O(n^2) for numeric ids)."""
         body = context.command_document
         documents = list(body.get("documents") or [])
-        too_large = any(engine_bson_size(document) > MAX_BSON_SIZE for document in documents)
+        too_large = await _any_too_large(documents)
         if not documents or not isinstance(body.get("insert"), str) or too_large:
             # mongoeco's own one-by-one path reports a too-large document as that document's
             # write error (code 10334), as MongoDB does; the batch path would fail the command.
@@ -297,21 +303,38 @@ class WorkbenchExecutor(_ExecutorBase):
         if not documents:
             return 0, []
         body = context.command_document
-        try:
-            await collection.insert_many(
-                documents,
-                ordered=bool(body.get("ordered", True)),
-                bypass_document_validation=bool(body.get("bypassDocumentValidation", False)),
-                session=context.session,
-            )
-        except BulkWriteError as error:
-            details = dict(getattr(error, "details", None) or {})
-            errors = [
-                {**{k: v for k, v in dict(e).items() if k != "op"}, "index": int(dict(e)["index"]) + offset}
-                for e in details.get("writeErrors", [])
-            ]
-            return int(details.get("nInserted", 0)), errors
-        return len(documents), []
+        ordered = bool(body.get("ordered", True))
+        inserted, errors = 0, []
+        # In pieces, with a turn of the loop between them, so a 50,000-document insert_many never keeps
+        # other clients' commands waiting (offline_writes.BULK_INSERT_CHUNK documents at most per turn).
+        for start in range(0, len(documents), offline_writes.BULK_INSERT_CHUNK):
+            piece = documents[start : start + offline_writes.BULK_INSERT_CHUNK]
+            if start:
+                await asyncio.sleep(0)
+            offline_writes.WRITE_WORK["largest_step"] = max(offline_writes.WRITE_WORK["largest_step"], len(piece))
+            try:
+                # The new documents all survive: no collection would free any. Not while a transaction
+                # is open: the insert may then wait for it, and the collector stays off meanwhile.
+                pause = gc_pause.paused() if self.server is None or not self.server.engine._transactions.open else None
+                with pause or contextlib.nullcontext():
+                    await collection.insert_many(
+                        piece,
+                        ordered=ordered,
+                        bypass_document_validation=bool(body.get("bypassDocumentValidation", False)),
+                        session=context.session,
+                    )
+            except BulkWriteError as error:
+                details = dict(getattr(error, "details", None) or {})
+                errors += [
+                    {**{k: v for k, v in dict(e).items() if k != "op"}, "index": int(dict(e)["index"]) + offset + start}
+                    for e in details.get("writeErrors", [])
+                ]
+                inserted += int(details.get("nInserted", 0))
+                if ordered:
+                    break
+                continue
+            inserted += len(piece)
+        return inserted, errors
 
     def _view_of(self, db_name: str, name: Any) -> tuple[str, list[dict[str, Any]]] | None:
         """``(source, pipeline)`` when ``name`` is a view in ``db_name``, else None."""
@@ -421,6 +444,17 @@ class WorkbenchExecutor(_ExecutorBase):
         return {**reply, "ok": 1.0}
 
 
+async def _any_too_large(documents: list[Any]) -> bool:
+    """Whether a document is over 16 MiB, sized a piece at a time with a turn of the loop between pieces."""
+    piece = offline_writes.BULK_INSERT_CHUNK * 5
+    for start in range(0, len(documents), piece):
+        if start:
+            await asyncio.sleep(0)
+        if any(engine_bson_size(document) > MAX_BSON_SIZE for document in documents[start : start + piece]):
+            return True
+    return False
+
+
 def check_write_concern(body: Mapping[str, Any]) -> None:
     """A standalone server refuses ``w`` > 1, as MongoDB does (nothing can acknowledge it)."""
     concern = body.get("writeConcern")
@@ -501,11 +535,49 @@ def fill_write_error_codes(reply: Mapping[str, Any]) -> None:
             entry["code"] = BAD_VALUE
 
 
+LARGE_REQUEST = 256 * 1024
+"""Bytes above which a request's BSON is decoded off the network loop (an insert_many of 50,000
+documents took the loop, and every other client's replies, for seconds)."""
+
+
 class WorkbenchProxy(_ProxyBase):
-    """mongoeco's wire server with the workbench's executor."""
+    """mongoeco's wire server with the workbench's executor.
+
+    A large OP_MSG (an ``insert_many``) is decoded in a worker thread (:data:`LARGE_REQUEST`), so the
+    network loop keeps answering other clients (hello, handshakes) while it is read; its command
+    then runs as any other.
+    """
+
+    _predecoded: dict[int, Any]
+
+    async def _dispatch_wire_request(self, header: Any, payload: bytes, *, connection: Any) -> Any:
+        from mongoeco.wire.protocol import OP_MSG, decode_op_msg
+
+        if len(payload) > LARGE_REQUEST and header.op_code == OP_MSG:
+            with contextlib.suppress(Exception):  # the loop's own decode below reports it as mongoeco does
+                self._predecoded[id(payload)] = await asyncio.to_thread(lambda: decode_op_msg(header, payload).body)
+        try:
+            return await super()._dispatch_wire_request(header, payload, connection=connection)
+        finally:
+            self._predecoded.pop(id(payload), None)
+
+    def _decode_wire_context(self, header: Any, payload: bytes, connection: Any, state: Any) -> Any:
+        body = self._predecoded.pop(id(payload), None)
+        if body is None:
+            return super()._decode_wire_context(header, payload, connection, state)
+        from mongoeco.wire.protocol import OP_MSG_MORE_TO_COME
+
+        if engine_compat.wire_message_flags(payload) & OP_MSG_MORE_TO_COME:  # as mongoeco's own _decode_wire_context
+            state.disposition = "suppress"
+            state.expects_reply = False
+        state.phase = "prepare"
+        return self._executor._build_request_context(
+            body, connection=connection, db_name=None, on_normalized=state.normalized
+        )
 
     def __init__(self, *, server: OfflineServer, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self._predecoded = {}
         self._executor = WorkbenchExecutor(
             self._client, self._cursor_store, self._session_store, surface=self._surface, auth=self._auth
         )

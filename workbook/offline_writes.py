@@ -14,8 +14,14 @@ It also yields to the engine's event loop before each single-document delete and
 ``delete_many`` of 50,000 documents (one engine call per document) lets other clients' commands,
 ``ping`` included, run between documents instead of waiting for the whole command.
 
-:data:`WRITE_WORK` counts the change-log entries each write walks in Python: a guard test checks it
-does not grow with the collection.
+A ``delete`` command that deletes every match (``delete_many``) is answered by :class:`BulkDeletes`
+in one engine pass, :data:`BULK_CHUNK` documents per turn of the loop (mongoeco makes one full
+engine call per document); the executor's ``insert`` stores :data:`BULK_INSERT_CHUNK` documents per
+engine call, with a turn of the loop between pieces.
+
+:data:`WRITE_WORK` counts the change-log entries each write walks in Python, the candidates each
+query examines and the most documents written without a turn of the loop: guard tests check they
+do not grow with the collection.
 """
 
 from __future__ import annotations
@@ -23,9 +29,10 @@ from __future__ import annotations
 import asyncio
 import bisect
 from copy import deepcopy
+from datetime import UTC
 from typing import Any
 
-WRITE_WORK: dict[str, int] = {"writes": 0, "change_log_entries_walked": 0, "candidates": 0}
+WRITE_WORK: dict[str, int] = {"writes": 0, "change_log_entries_walked": 0, "candidates": 0, "largest_step": 0}
 """Work done per write on the change log (entries touched in Python), for the scaling guard tests."""
 
 
@@ -143,3 +150,216 @@ class YieldingWrites:
     async def update_with_operation(self, *args: Any, **kwargs: Any) -> Any:
         await asyncio.sleep(0)
         return await super().update_with_operation(*args, **kwargs)  # type: ignore[misc]
+
+
+BULK_CHUNK = 100
+"""Documents a bulk delete removes per turn of the engine loop (then other clients' commands run)."""
+
+BULK_INSERT_CHUNK = 200
+"""Documents an ``insert`` command stores per turn of the engine loop (the executor's ``_insert_run``)."""
+
+BULK_KEYS = frozenset({"delete", "deletes", "ordered", "comment", "writeConcern", "lsid", "$db", "$clusterTime"})
+"""The ``delete`` command fields the bulk path understands; any other field takes mongoeco's own path."""
+
+
+class BulkDeletes:
+    """Engine mixin: delete every document a filter matches in chunks of :data:`BULK_CHUNK`, one pass.
+
+    mongoeco's ``delete_many`` finds the matches, then deletes each with a full engine call (its own
+    filter compilation, lock, TTL purge, candidate lookup, rollback and publication scopes, deep
+    copies): about 1,500 documents a second, and one such call per document. Here the candidates are
+    listed once under the collection lock, then deleted a chunk at a time, each chunk under the lock
+    in one rollback and publication scope (its changes recorded in one frame), each document checked
+    again against the filter (another client may have changed it between chunks, as between a
+    MongoDB delete's yields). Between chunks the loop runs other commands, and the cyclic collector is
+    paused inside a chunk (:mod:`workbook.gc_pause`), so no chunk stalls the server for long.
+    :data:`WRITE_WORK` ``"largest_step"`` records the most documents deleted without yielding.
+    ``delete_many({})`` that no change stream watches empties the collection and its index maps in one
+    O(1) step instead (persistent maps: earlier copies keep their documents).
+    """
+
+    def _delete_everything_locked(
+        self, db_name: str, coll_name: str, operation_context: Any, context: Any, coll: Any
+    ) -> int:
+        return _delete_everything_locked_impl(self, db_name, coll_name, operation_context, context, coll)
+
+    async def delete_all_matching(self, db_name: str, coll_name: str, operation: Any, *, context: Any = None) -> int:
+        from mongoeco.core.filtering import QueryEngine
+        from mongoeco.core.query_plan import ensure_query_plan
+
+        from workbook import gc_pause
+
+        engine: Any = self
+        operation_context = operation.context
+        dialect, variables = operation_context.dialect, operation_context.expressions
+        plan = ensure_query_plan(operation.filter_spec, operation.plan, dialect=dialect, variables=variables)
+
+        def views() -> tuple[Any, Any, Any, Any]:
+            storage = engine._storage_view(context)
+            indexes, index_data = engine._indexes_view(context), engine._index_data_view(context)
+            return storage, indexes, index_data, storage.get(db_name, {}).get(coll_name)
+
+        emit = str(getattr(operation_context, "publication", "")) == "emit"  # a change stream is open
+        async with engine._get_lock(db_name, coll_name):
+            storage, indexes, index_data, coll = views()
+            if coll is None:
+                return 0
+            engine._purge_expired_documents_locked(
+                db_name,
+                coll_name,
+                context=context,
+                indexes_view=indexes,
+                index_data_view=index_data,
+                storage_view=storage,
+                now=variables.now.replace(tzinfo=UTC),
+            )
+            if not emit and not operation.filter_spec:  # {} matches everything: no need to list it
+                return self._delete_everything_locked(db_name, coll_name, operation_context, context, coll)
+            candidates = [
+                key
+                for key, _ in engine._candidate_items_for_plan_locked(
+                    coll,
+                    plan,
+                    dialect=dialect,
+                    indexes=indexes.get(db_name, {}).get(coll_name, []),
+                    index_data=index_data.get(db_name, {}).get(coll_name, {}),
+                    collation=None,
+                )
+            ]
+        deleted = 0
+        for start in range(0, len(candidates), BULK_CHUNK):
+            await asyncio.sleep(0)  # other clients' commands, ping included, run between chunks
+            chunk = candidates[start : start + BULK_CHUNK]
+            WRITE_WORK["largest_step"] = max(WRITE_WORK["largest_step"], len(chunk))
+            async with engine._get_lock(db_name, coll_name):
+                storage, indexes, index_data, coll = views()
+                if coll is None:
+                    break
+                with (
+                    gc_pause.paused(),
+                    engine._document_state_rollback_locked(
+                        db_name,
+                        coll_name,
+                        storage=storage,
+                        indexes=indexes,
+                        index_data=index_data,
+                        search_indexes=engine._search_indexes_view(context),
+                        collections=engine._collections_view(context),
+                        options=engine._collection_options_view(context),
+                    ),
+                ):
+                    engine._invalidate_search_runtime_cache(db_name, coll_name)
+                    in_chunk = 0
+                    for key in chunk:
+                        data = coll.get(key)
+                        if data is None:
+                            continue
+                        document = engine._borrow_storage_document(data)
+                        if not QueryEngine.match_plan(
+                            document, plan, dialect=dialect, collation=None, variables=variables
+                        ):
+                            continue
+                        engine._update_indexes_locked(
+                            db_name,
+                            coll_name,
+                            key,
+                            document,
+                            action="delete",
+                            index_data_view=index_data,
+                            indexes_view=indexes,
+                        )
+                        engine._delete_storage_document_locked(coll, key)
+                        deleted, in_chunk = deleted + 1, in_chunk + 1
+                        if not emit:
+                            continue
+                        change = operation_context.derive(change_event_index=deleted - 1)
+                        if "_id" not in document:
+                            change = change.for_unpublishable_change()
+                        engine._record_committed_change(
+                            change,
+                            engine._change_payload(
+                                operation_type="delete",
+                                db_name=db_name,
+                                coll_name=coll_name,
+                                document_key={"_id": document["_id"]} if "_id" in document else {},
+                            ),
+                        )
+                    if in_chunk and not emit:  # nobody watches: the chunk is one gap in the change log
+                        engine._record_committed_change(operation_context, _gap_payload(db_name, coll_name))
+        return deleted
+
+
+def _delete_everything_locked_impl(
+    engine: Any, db_name: str, coll_name: str, operation_context: Any, context: Any, coll: Any
+) -> int:
+    """``delete_many({})`` that nobody watches: the collection and its index maps emptied in one step.
+
+    The stored collection and the index maps are persistent maps: emptying one replaces its roots,
+    O(1), and every earlier copy (a transaction's snapshot, the read layer's frozen view) keeps its
+    documents. One gap goes to the change log, as for any write nobody watches.
+    """
+    from workbook import gc_pause
+
+    storage = engine._storage_view(context)
+    index_data = engine._index_data_view(context)
+    count = len(coll)
+    with (
+        gc_pause.paused(),
+        engine._document_state_rollback_locked(
+            db_name,
+            coll_name,
+            storage=storage,
+            indexes=engine._indexes_view(context),
+            index_data=index_data,
+            search_indexes=engine._search_indexes_view(context),
+            collections=engine._collections_view(context),
+            options=engine._collection_options_view(context),
+        ),
+    ):
+        engine._invalidate_search_runtime_cache(db_name, coll_name)
+        engine._record_committed_change(operation_context, _gap_payload(db_name, coll_name))
+        coll.clear()
+        for index_map in index_data.get(db_name, {}).get(coll_name, {}).values():
+            index_map.clear()
+    WRITE_WORK["largest_step"] = max(WRITE_WORK["largest_step"], 1)
+    return count
+
+
+def _gap_payload(db_name: str, coll_name: str) -> dict[str, Any]:
+    """A change-log payload for changes nobody watches (recorded as a gap: the payload is dropped)."""
+    return {"operation_type": "delete", "db_name": db_name, "coll_name": coll_name, "document_key": {}}
+
+
+async def bulk_delete(executor: Any, context: Any) -> dict[str, Any] | None:
+    """The reply to a ``delete`` command whose every statement deletes all matches (``limit: 0``) with a
+    plain filter outside a transaction, deleted by :class:`BulkDeletes`; None for anything else
+    (mongoeco's own path answers it)."""
+    from workbook import engine_compat
+
+    body = context.command_document
+    deletes = body.get("deletes")
+    session = context.session
+    engine = executor.server.engine if executor.server is not None else None
+    if (
+        engine is None
+        or not isinstance(body.get("delete"), str)
+        or set(body) - BULK_KEYS
+        or not isinstance(deletes, list)
+        or not deletes
+        or any(set(d) - {"q", "limit"} or d.get("limit", 0) != 0 or not isinstance(d.get("q"), dict) for d in deletes)
+        or (session is not None and session.in_transaction)
+        or engine._transactions.open  # a transaction holds documents: per-document deletes wait for it
+        or engine._is_profile_namespace(body["delete"])
+    ):
+        return None
+    collection = executor._client.get_database(context.db_name).get_collection(body["delete"])
+    deleted = 0
+    for statement in deletes:
+        operation = engine_compat.bound_delete_operation(collection, statement["q"], body.get("comment"), session)
+        runtime = collection._runtime
+        runtime._prepare_engine_change_delivery(operation.context)
+        deleted += await engine.delete_all_matching(
+            context.db_name, body["delete"], operation, context=operation.context.session
+        )
+        runtime._dispatch_engine_changes(operation.context)
+    return {"n": deleted, "ok": 1.0}

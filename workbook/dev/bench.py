@@ -46,6 +46,27 @@ DATASETS = ("store", "followers", "parts")
 SHAPES = ("embedded", "referenced", "hybrid")
 
 
+MARGIN = 0.7
+"""A goal holds only with 30% to spare: measured <= 0.7 x an upper goal, or >= a lower goal / 0.7."""
+
+CALIBRATION_LOOP = 2_000_000
+"""Iterations of the fixed pure-Python loop whose time heads the table (runs compare as ratios to it)."""
+
+
+def calibration(repeat: int = 3) -> float:
+    """Seconds of a fixed pure-Python loop (the best of ``repeat``): this machine's speed, right now.
+
+    Two runs on two machines compare as ``figure / calibration``; a loaded machine shows it too.
+    """
+    best = float("inf")
+    for _ in range(repeat):
+        started, total = time.perf_counter(), 0
+        for index in range(CALIBRATION_LOOP):
+            total += index % 7
+        best = min(best, time.perf_counter() - started)
+    return round(best, 4)
+
+
 def _load_now() -> float | None:
     """The 1-minute load average now (None where the platform has none)."""
     return round(os.getloadavg()[0], 1) if hasattr(os, "getloadavg") else None
@@ -75,11 +96,16 @@ class Figure:
 
     @property
     def ok(self) -> bool | None:
-        """Whether the goal holds (None when there is no goal)."""
+        """Whether the goal holds with :data:`MARGIN` to spare (None when there is no goal).
+
+        A "<= 3 s" goal holds at 2.1 s at most, a ">= 100 x" goal at 143 x at least: a machine of
+        the same kind 30% slower still meets it.
+        """
+        tolerance = 1 + 1e-9  # 2.1 holds "<= 3" although 0.7 * 3.0 is 2.0999999999999996 in floating point
         if self.at_most is not None:
-            return self.value <= self.at_most
+            return self.value <= MARGIN * self.at_most * tolerance
         if self.at_least is not None:
-            return self.value >= self.at_least
+            return self.value * MARGIN * tolerance >= self.at_least
         return None
 
 
@@ -152,6 +178,7 @@ def machine() -> dict[str, Any]:
         "pymongo": installed("pymongo"),
         "workbook": installed("workbook"),
         "scale": SCALE,
+        "calibration_s": calibration(),
     }
 
 
@@ -162,6 +189,12 @@ def machine_line(info: dict[str, Any]) -> str:
     return (
         f"{info['when']} · {info['cores']} cores{busy} · Python {info['python']} · {info['engine']} · "
         f"pymongo {info['pymongo']} · scale {info['scale']}"
+        + (
+            f" · calibration {info['calibration_s']:.3f} s ({CALIBRATION_LOOP:,}-step Python loop; "
+            f"goals hold with {1 - MARGIN:.0%} margin)"
+            if info.get("calibration_s")
+            else ""
+        )
     )
 
 
@@ -538,69 +571,111 @@ def bench_insert_ids(count: int = 10_000, budget: float = 60.0) -> list[Figure]:
     ]
 
 
-WRITE_KINDS = (
-    "insert_one int _id",
-    "insert_one str _id",
-    "update_one",
-    "replace_one",
-    "upsert (inserts)",
-    "delete_one",
-)
+WRITE_KINDS = ("insert_one", "update_one", "replace_one", "upsert (inserts)", "delete_one")
 """The single-document writes whose cost must not grow with the collection (issue 23)."""
 
+ID_TYPES: dict[str, Callable[[int], Any]] = {
+    "int": lambda index: index,
+    "str": lambda index: f"k{index}",
+    "ObjectId": lambda index: __import__("bson").ObjectId(f"{index:024x}"),
+}
+"""The ``_id`` types each write kind is measured with, and the ``_id`` of document ``index``."""
 
-def _one_write(collection: Any, kind: str, size: int, step: int) -> None:
-    """One single-document write of ``kind`` on a ``size``-document collection (``_id`` i or "k<i>")."""
-    if kind == "insert_one int _id":
-        collection.insert_one({"_id": size + step, "n": step})
-    elif kind == "insert_one str _id":
-        collection.insert_one({"_id": f"s{size + step}", "n": step})
+
+def _one_write(collection: Any, kind: str, make_id: Callable[[int], Any], size: int, step: int) -> None:
+    """One single-document write of ``kind`` on a ``size``-document collection whose ids are ``make_id(i)``."""
+    if kind == "insert_one":
+        collection.insert_one({"_id": make_id(size + 10 + step), "n": step})
     elif kind == "update_one":
-        collection.update_one({"_id": step}, {"$set": {"touched": True}})
+        collection.update_one({"_id": make_id(step)}, {"$set": {"touched": True}})
     elif kind == "replace_one":
-        collection.replace_one({"_id": step}, {"n": -step})
+        collection.replace_one({"_id": make_id(100 + step)}, {"n": -step})
     elif kind == "upsert (inserts)":
-        collection.update_one({"_id": f"u{step}"}, {"$set": {"n": step}}, upsert=True)
+        collection.update_one({"_id": make_id(size + 1_000 + step)}, {"$set": {"n": step}}, upsert=True)
     else:
-        collection.delete_one({"_id": step + 10})
+        collection.delete_one({"_id": make_id(200 + step)})
 
 
-def bench_writes(full: bool, writes: int = 5) -> list[Figure]:
-    """Per-write cost at a small and a large collection, delete/insert throughput, and the ping bound."""
+def bench_write_costs(full: bool, writes: int = 21, sizes: tuple[int, int] = (1_000, 100_000)) -> list[Figure]:
+    """Per-write cost of each single-document write kind and ``_id`` type at 1,000 and 100,000 documents.
+
+    Both collections are loaded side by side and written in turns (one write on the small, the same on
+    the large); each figure is the median of ``writes`` writes, in CPU time of this process (client,
+    wire and engine threads together: other processes' load on a shared machine does not count). The
+    goal is on the ratio, large / small, at most 2 (issue 23). ``full`` measures every kind with every
+    ``_id`` type; quick, the int and ObjectId types (str takes ObjectId's paths: exact keys).
+    """
+    import workbook
+    from workbook.offline import offline_server
+
+    db = workbook.connect(database="bench_write_costs", quiet=True)
+    server = offline_server()
+    small, large = sizes
+    types = list(ID_TYPES) if full else ["int", "ObjectId"]
+    costs: dict[tuple[str, str, int], float] = {}
+    for id_type in types:
+        make_id = ID_TYPES[id_type]
+        db.client.drop_database(db.name)
+        for size in (small, large):
+            documents = ({"_id": make_id(i), "n": i, "pad": "x" * 40} for i in range(size))
+            server.bulk_insert(db.name, f"c{size}", documents)
+            db[f"c{size}"].insert_one({"_id": make_id(size + 5)})  # the first write after a load pays once
+        for kind in WRITE_KINDS:
+            times: dict[int, list[float]] = {small: [], large: []}
+            for step in range(writes):
+                for size in (small, large):
+                    started = time.process_time()
+                    _one_write(db[f"c{size}"], kind, make_id, size, step)
+                    times[size].append(time.process_time() - started)
+            for size in (small, large):
+                costs[(kind, id_type, size)] = statistics.median(times[size]) * 1000
+    db.client.drop_database(db.name)
+    figures: list[Figure] = []
+    for kind in WRITE_KINDS:
+        for id_type in types:
+            at_small, at_large = costs[(kind, id_type, small)], costs[(kind, id_type, large)]
+            figures += [
+                Figure("writes", f"{kind}, {id_type} _id, at {small:,} documents (CPU)", at_small, "ms"),
+                Figure("writes", f"{kind}, {id_type} _id, at {large:,} documents (CPU)", at_large, "ms"),
+                Figure("writes", f"{kind}, {id_type} _id: at {large:,} / at {small:,}", at_large / at_small, "x", 2.0),
+            ]
+    return figures
+
+
+def bench_write_throughput(full: bool) -> list[Figure]:
+    """Documents a second over the wire: ``delete_many({})`` (a learner starting over), a filtered
+    ``delete_many`` of as many documents (deleted in chunks) with another client pinging meanwhile (the
+    slowest ping: the server always answers), and ``insert_many`` (issue 23)."""
     import threading
 
     from pymongo import MongoClient
 
     import workbook
     from workbook.offline import offline_server
+    from workbook.offline_writes import WRITE_WORK
 
-    small, large = (1_000, 100_000) if full else (1_000, 10_000)
     db = workbook.connect(database="bench_writes", quiet=True)
     server = offline_server()
-    figures: list[Figure] = []
-    for kind in WRITE_KINDS:
-        costs = {}
-        for size in (small, large):
-            db.client.drop_database(db.name)
-            server.bulk_insert(db.name, "c", ({"_id": i, "n": i, "pad": "x" * 40} for i in range(size)))
-            started = time.perf_counter()
-            for step in range(writes):
-                _one_write(db.c, kind, size, step)
-            seconds = time.perf_counter() - started
-            costs[size] = seconds / writes * 1000
-            figures.append(Figure("writes", f"{kind} at {size:,} documents", costs[size], "ms"))
-        figures.append(
-            Figure("writes", f"{kind}: cost at {large:,} / at {small:,}", costs[large] / costs[small], "x", at_most=2.0)
-        )
-    deleted = 50_000 if full else 5_000
-    db.client.drop_database(db.name)
-    server.bulk_insert(db.name, "big", ({"_id": i, "pad": "x" * 40} for i in range(deleted)))
+    count = 50_000 if full else 20_000
+
+    def fill() -> None:
+        db.client.drop_database(db.name)
+        server.bulk_insert(db.name, "big", ({"_id": i, "pad": "x" * 40} for i in range(count)))
+
+    fill()
+    seconds, _ = timed(lambda: db.big.delete_many({}))
+    figures = [
+        Figure("writes", f"delete_many({{}}) of {count:,} over the wire", count / seconds, "doc/s", at_least=50_000)
+    ]
+    fill()
     pings: list[float] = []
-    done = threading.Event()
+    ready, done = threading.Event(), threading.Event()
 
     def ping_meanwhile() -> None:
         other: MongoClient[dict[str, Any]]
         with MongoClient(server.uri, serverSelectionTimeoutMS=10_000) as other:  # a second client
+            other.admin.command("ping")
+            ready.set()
             while not done.is_set():
                 started = time.perf_counter()
                 other.admin.command("ping")
@@ -608,29 +683,36 @@ def bench_writes(full: bool, writes: int = 5) -> list[Figure]:
 
     pinger = threading.Thread(target=ping_meanwhile)
     pinger.start()
+    ready.wait(30)
+    WRITE_WORK["largest_step"] = 0
+    cpu = time.process_time()
     try:
-        seconds, _ = timed(lambda: db.big.delete_many({}))
+        seconds, _ = timed(lambda: db.big.delete_many({"_id": {"$gte": 0}}))
     finally:
+        cpu = time.process_time() - cpu
         done.set()
         pinger.join()
-    figures.append(
-        Figure("writes", f"delete_many({{}}) of {deleted:,} over the wire", deleted / seconds, "doc/s", at_least=50_000)
-    )
-    figures.append(
+    figures += [
+        Figure("writes", f'delete_many({{"_id": {{"$gte": 0}}}}) of {count:,} over the wire', count / seconds, "doc/s"),
+        Figure("writes", "  the same, per CPU second of this process (pings included)", count / cpu, "doc/s"),
         Figure(
             "writes",
             f"slowest ping during that delete ({len(pings)} pings)",
             max(pings, default=seconds) * 1000,
             "ms",
             at_most=100,
-        )
-    )
-    inserted = 50_000 if full else 5_000
-    batch = [{"_id": i, "pad": "x" * 40} for i in range(inserted)]
+        ),
+        Figure("writes", "most documents deleted without a turn of the loop", WRITE_WORK["largest_step"], "doc"),
+    ]
+    db.client.drop_database(db.name)
+    batch = [{"_id": i, "pad": "x" * 40} for i in range(count)]
+    cpu = time.process_time()
     seconds, _ = timed(lambda: db.big.insert_many(batch))
-    figures.append(
-        Figure("writes", f"insert_many of {inserted:,} over the wire", inserted / seconds, "doc/s", at_least=20_000)
-    )
+    cpu = time.process_time() - cpu
+    figures += [
+        Figure("writes", f"insert_many of {count:,} over the wire", count / seconds, "doc/s", at_least=20_000),
+        Figure("writes", "  the same, per CPU second of this process", count / cpu, "doc/s"),
+    ]
     db.client.drop_database(db.name)
     return figures
 
@@ -884,7 +966,8 @@ def measure(full: bool = False) -> BenchRun:
             ("harness overhead", bench_overhead),
             ("integer ids", bench_insert_ids),
             ("point query", bench_point_query),
-            ("writes", lambda: bench_writes(full)),
+            ("write costs", lambda: bench_write_costs(full)),
+            ("write throughput", lambda: bench_write_throughput(full)),
         ]
         steps.append(("engine start", bench_engine_start))
         if full:
