@@ -59,6 +59,18 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         _MEMORY, "MemoryEngine._indexes_view", "read index records for the unique-index fast path", ("context",)
     ),
     PrivateName(_MEMORY, "MemoryEngine._storage_view", "read documents for the unique-index fast path", ("context",)),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._index_data_view",
+        "the index maps a same-key or compound hashed index replaces (workbook.offline_indexes)",
+        ("context",),
+    ),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._rebuild_index_data_locked",
+        "rebuild a same-key index's map for its real key pattern (workbook.offline_indexes)",
+        ("db_name", "coll_name", "index", "index_data_view", "storage_view"),
+    ),
     PrivateName(_MEMORY, "MemoryEngine._borrow_storage_document", "decode a stored document without copying"),
     PrivateName(
         _MEMORY,
@@ -482,6 +494,31 @@ def to_pymongo(value: Any) -> Any:
     from mongoeco.wire.bson_bridge import encode_wire_value
 
     return encode_wire_value(value)
+
+
+def with_pymongo_scalars(document: Any) -> Any:
+    """A decoded document with mongoeco's own Regex, Timestamp and DBRef values (which its find replies
+    with) as pymongo's ``bson`` types, which the planner model orders and matches; the same document
+    when it holds none (the common case: no copy)."""
+    from mongoeco._types._bson_values import DBRef, Regex, Timestamp
+
+    engine_types = (Regex, Timestamp, DBRef)
+
+    def holds(value: Any) -> bool:
+        if isinstance(value, dict):
+            return any(holds(item) for item in value.values())
+        if isinstance(value, list):
+            return any(holds(item) for item in value)
+        return isinstance(value, engine_types)
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, dict):
+            return type(value)((key, convert(item)) for key, item in value.items()) if holds(value) else value
+        if isinstance(value, list):
+            return [convert(item) for item in value] if holds(value) else value
+        return to_pymongo(value) if isinstance(value, engine_types) else value
+
+    return convert(document)
 
 
 def index_helpers() -> tuple[Any, Any, Any, Any]:

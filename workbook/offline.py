@@ -69,9 +69,11 @@ def _engine_class() -> type:
     memory_engine: Any = offline_transactions.engine_class(engine_compat.memory_engine_class())  # per-document txns
     change_log: Any = offline_writes.change_log_mixin(engine_compat.committed_change_class())
 
+    from workbook.offline_indexes import IndexDefinitions  # same-key twins, compound hashed indexes
+
     fast_writes = (offline_writes.YieldingWrites, offline_writes.CountedCandidates, offline_writes.MissingIdIsEmpty)
 
-    class _WorkbenchEngine(*fast_writes, change_log, memory_engine):  # type: ignore[misc]
+    class _WorkbenchEngine(IndexDefinitions, *fast_writes, change_log, memory_engine):  # type: ignore[misc]
         """mongoeco's memory engine with the storage-level fixes the course needs."""
 
         def _ensure_unique_indexes(self, db_name: str, coll_name: str, candidate: Any, **kw: Any) -> None:
@@ -454,6 +456,8 @@ def _executor_class() -> type:
             wanted = list(dict(hint).items()) if isinstance(hint, Mapping) else None
             for record in records:
                 if record.name == hint or (wanted is not None and list(record.key) == wanted):
+                    if not all(direction in (1, -1) for _, direction in record.key):
+                        return body  # a hashed (or other special) key orders by no sort: the model runs it
                     return {**body, "sort": dict(record.key)}
             return body
 
