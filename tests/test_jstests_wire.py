@@ -351,3 +351,183 @@ def test_every_type_in_bson_order(db: Database, indexed: bool) -> None:
     cursor = db.c.find({"a": {"$gte": {}}})
     assert [d["_id"] for d in cursor.clone()] == [4]
     assert cursor.explain()["executionStats"]["nReturned"] == 1
+
+
+# --- small-file ports: counts with and without the jstest's index ---------------------------------
+
+
+def _counts(db: Database, docs: list[dict[str, Any]], cases: list[tuple[Any, int]], indexes: list[Any]) -> None:
+    """Insert ``docs``, then check every (filter, count) with no index and after each index is built."""
+    coll = db.jst
+    coll.drop()
+    coll.insert_many([dict(d) for d in docs])
+    for index in [None, *indexes]:
+        if index is not None:
+            coll.create_index(index)
+        for filter_, count in cases:
+            assert len(list(coll.find(filter_))) == count, (filter_, index)
+            assert coll.count_documents(filter_) == count, (filter_, index)
+
+
+# jstests/core/query/all/all.js: every count of doTest, unindexed and with {a: 1} (the last state of
+# the collection, which each count of the file's later steps sees).
+ALL_DOCS = [{"a": [1, 2, 3]}, {"a": [1, 2, 4]}, {"a": [1, 8, 5]}, {"a": [1, 8, 6]}, {"a": [1, 9, 7]}, {"a": []}, {}]
+
+
+def test_all(db: Database) -> None:
+    first = [
+        ({"a": {"$all": [1]}}, 5), ({"a": {"$all": [1, 2]}}, 2), ({"a": {"$all": [1, 8]}}, 2),
+        ({"a": {"$all": [1, 3]}}, 1), ({"a": {"$all": [2]}}, 2), ({"a": {"$all": [2, 3]}}, 1),
+        ({"a": {"$all": [2, 1]}}, 2),
+    ]  # fmt: skip
+    _counts(db, ALL_DOCS, first, [[("a", 1)]])
+    docs = [*ALL_DOCS, {"a": [2, 2]}, {"a": [[2]]}, {"a": [{"b": [10, 11]}, 11]}, {"a": {"b": [20, 30]}}]
+    later = [
+        ({"a": {"$all": [2, 2]}}, 3), ({"a": {"$all": [2]}}, 3), ({"a.b": {"$all": [10]}}, 1),
+        ({"a.b": {"$all": [20]}}, 1), ({"a": {"$all": [11]}}, 1), ({"a.b": {"$all": [20, 30]}}, 1),
+        ({"a": {"$all": [1]}}, 5), ({"a": {"$all": [19]}}, 0), ({"a": {"$all": []}}, 0),
+    ]  # fmt: skip
+    _counts(db, docs, later, [[("a", 1)]])
+
+
+# jstests/core/query/and/andor.js: every ok() (one match) of both test() functions, unindexed and
+# with {a: 1}.
+ANDOR_EQUALITY = [
+    {"a": 1}, {"$and": [{"a": 1}]}, {"$or": [{"a": 1}]}, {"$and": [{"$and": [{"a": 1}]}]},
+    {"$or": [{"$or": [{"a": 1}]}]}, {"$and": [{"$or": [{"a": 1}]}]}, {"$or": [{"$and": [{"a": 1}]}]},
+    {"$and": [{"$and": [{"$or": [{"a": 1}]}]}]}, {"$and": [{"$or": [{"$and": [{"a": 1}]}]}]},
+    {"$or": [{"$and": [{"$and": [{"a": 1}]}]}]}, {"$or": [{"$and": [{"$or": [{"a": 1}]}]}]},
+    {"$nor": [{"a": 2}]}, {"$nor": [{"$nor": [{"a": 1}]}]}, {"$and": [{"$nor": [{"a": 2}]}]},
+    {"$nor": [{"$and": [{"a": 2}]}]}, {"$and": [{"$and": [{"$nor": [{"a": 2}]}]}]},
+    {"$and": [{"$nor": [{"$and": [{"a": 2}]}]}]}, {"$nor": [{"$and": [{"$and": [{"a": 2}]}]}]},
+    {"$nor": [{"$and": [{"$nor": [{"a": 1}]}]}]},
+]  # fmt: skip
+ANDOR_NE = [
+    {"a": {"$ne": 2}}, {"$and": [{"a": {"$ne": 2}}]}, {"$or": [{"a": {"$ne": 2}}]},
+    {"$and": [{"$and": [{"a": {"$ne": 2}}]}]}, {"$or": [{"$or": [{"a": {"$ne": 2}}]}]},
+    {"$and": [{"$or": [{"a": {"$ne": 2}}]}]}, {"$or": [{"$and": [{"a": {"$ne": 2}}]}]},
+    {"$and": [{"$and": [{"$or": [{"a": {"$ne": 2}}]}]}]}, {"$and": [{"$or": [{"$and": [{"a": {"$ne": 2}}]}]}]},
+    {"$or": [{"$and": [{"$and": [{"a": {"$ne": 2}}]}]}]}, {"$or": [{"$and": [{"$or": [{"a": {"$ne": 2}}]}]}]},
+    {"$nor": [{"a": {"$ne": 1}}]}, {"$nor": [{"$nor": [{"a": {"$ne": 2}}]}]}, {"$and": [{"$nor": [{"a": {"$ne": 1}}]}]},
+    {"$nor": [{"$and": [{"a": {"$ne": 1}}]}]}, {"$and": [{"$and": [{"$nor": [{"a": {"$ne": 1}}]}]}]},
+    {"$and": [{"$nor": [{"$and": [{"a": {"$ne": 1}}]}]}]}, {"$nor": [{"$and": [{"$and": [{"a": {"$ne": 1}}]}]}]},
+    {"$nor": [{"$and": [{"$nor": [{"a": {"$ne": 2}}]}]}]},
+]  # fmt: skip
+
+
+def test_andor(db: Database) -> None:
+    _counts(db, [{"a": 1}], [(q, 1) for q in ANDOR_EQUALITY + ANDOR_NE], [[("a", 1)]])
+
+
+# jstests/core/query/array/array_match1.js: the four counts of test(), unindexed and with {a: 1}.
+def test_array_match1(db: Database) -> None:
+    docs = [{"_id": 1, "a": [5, 5]}, {"_id": 2, "a": [6, 6]}, {"_id": 3, "a": [5, 5]}]
+    _counts(db, docs, [({"a": [5, 5]}, 2), ({"a": [6, 6]}, 1)], [[("a", 1)]])
+    nested = [{"_id": d["_id"], "a": {"b": d["a"]}} for d in docs]
+    _counts(db, nested, [({"a.b": [5, 5]}, 2), ({"a.b": [6, 6]}, 1)], [[("a", 1)]])
+
+
+# jstests/core/query/array/array_match4.js: $eq and $gte to a whole array, unindexed and indexed.
+def test_array_match4(db: Database) -> None:
+    _counts(db, [{"a": [1, 2]}], [({"a": [1, 2]}, 1), ({"a": {"$gte": [1, 2]}}, 1)], [[("a", 1)]])
+
+
+# jstests/core/query/array/arrayfind3.js: A1, A2, B1, B2.
+def test_arrayfind3(db: Database) -> None:
+    docs = [{"a": [1, 2]}, {"a": [1, 2, 6]}, {"a": [1, 4, 6]}]
+    cases = [({"a": {"$gte": 3, "$lte": 5}}, 2), ({"a": {"$elemMatch": {"$gte": 3, "$lte": 5}}}, 1)]
+    _counts(db, docs, cases, [[("a", 1)]])
+
+
+# jstests/core/query/array/arrayfind4.js: every itcount, hinted {$natural: 1} and {a: 1}.
+@pytest.mark.parametrize("doc", [{"a": []}, {"a": [[]]}], ids=["empty array", "array of an empty array"])
+def test_arrayfind4(db: Database, doc: dict[str, Any]) -> None:
+    db.c.insert_one(dict(doc))
+    db.c.create_index("a")
+    for filter_ in ({"a": []}, {"a": {"$in": [[]]}}):
+        for hint in ([("$natural", 1)], [("a", 1)]):
+            assert len(list(db.c.find(filter_).hint(hint))) == 1, (filter_, hint)
+
+
+# jstests/core/query/array/arrayfind5.js: check() for both documents, unindexed and with {"a.b": 1},
+# with the 7.0/8.0 answer for {"a.b": null} (the file's 7.0 version): 9.0 (requires_fcv_90,
+# SERVER-36681) lets a non-object element (5) match a dotted null; 7.0 and 8.0 do not.
+@pytest.mark.parametrize(("doc", "null_elem_match"), [({"a": [{}, {"b": 1}]}, 1), ({"a": [5, {"b": 1}]}, 0)])
+def test_arrayfind5(db: Database, doc: dict[str, Any], null_elem_match: int) -> None:
+    cases = [
+        ({"a.b": 1}, 1),
+        ({"a": {"$elemMatch": {"b": 1}}}, 1),
+        ({"a.b": None}, null_elem_match),
+        ({"a": {"$elemMatch": {"b": None}}}, null_elem_match),
+    ]
+    _counts(db, [doc], cases, [[("a.b", 1)]])
+
+
+# jstests/core/query/array/arrayfind6.js: every count of checkElemMatchMatches, unindexed and with {"a.b": 1}.
+def test_arrayfind6(db: Database) -> None:
+    cases = [
+        ({"a": {"$elemMatch": {"b": 1, "c": 2}}}, 1),
+        ({"a": {"$not": {"$elemMatch": {"b": 1, "c": 2}}}}, 0),
+        ({"a": {"$not": {"$elemMatch": {"b": 1, "c": 3}}}}, 1),
+        ({"a": {"$not": {"$elemMatch": {"b": {"$ne": 1}, "c": 3}}}}, 1),
+        ({"a": {"$not": {"$elemMatch": {"b": {"$ne": 2}, "c": 3}}}}, 1),
+    ]
+    _counts(db, [{"a": [{"b": 1, "c": 2}]}], cases, [[("a.b", 1)]])
+
+
+# jstests/core/query/array/arrayfind7.js: the nested $elemMatch count and every checkElemMatch
+# (unindexed, indexed, and after a document makes the index multikey).
+ARRAYFIND7 = [
+    (
+        [("a.b.c", 1)],
+        {"a": [{"b": [{"c": 1}]}]},
+        {"a": {"$elemMatch": {"b": {"$elemMatch": {"c": {"$gte": 1, "$lte": 1}}}}}},
+    ),
+    (
+        [("a.b.c", 1)],
+        {"a": [{"b": [{"c": 2}]}]},
+        {"a": {"$elemMatch": {"b": {"$elemMatch": {"c": {"$gte": 1, "$in": [2]}}}}}},
+    ),
+    (
+        [("a.d.e", 1), ("a.b.c", 1)],
+        {"a": [{"b": [{"c": 1}], "d": [{"e": 1}]}]},
+        {"a": {"$elemMatch": {"d": {"$elemMatch": {"e": {"$lte": 1}}}, "b": {"$elemMatch": {"c": {"$gte": 1}}}}}},
+    ),
+    (
+        [("a.x", 1), ("a.b.c", 1)],
+        {"a": [{"b": [{"c": 1}], "x": 1}]},
+        {"a.x": 1, "a": {"$elemMatch": {"b": {"$elemMatch": {"c": {"$gte": 1}}}}}},
+    ),
+    (
+        [("a.b.c", 1)],
+        {"a": [{"b": [{"c": [1]}]}]},
+        {"a": {"$elemMatch": {"b.c": {"$elemMatch": {"$gte": 1, "$lte": 1}}}}},
+    ),
+]
+
+
+def test_arrayfind7(db: Database) -> None:
+    nested = {"a": {"$elemMatch": {"b": {"$elemMatch": {"c": 1, "d": 2}}}}}
+    _counts(db, [{"a": [{"b": [{"c": 1, "d": 2}]}]}], [(nested, 1)], [[("a.b.c", 1)]])
+    for index, doc, query in ARRAYFIND7:
+        _counts(db, [doc], [(query, 1)], [index])
+        db.jst.insert_one({"a": {"b": {"c": [10, 11]}}})  # makes the index multikey
+        assert db.jst.count_documents(query) == 1 and len(list(db.jst.find(query))) == 1
+
+
+# jstests/core/query/array/arrayfinda.js: $elemMatch matches only elements of arrays, also hinted.
+def test_arrayfinda(db: Database) -> None:
+    db.c.insert_many([{"a": [{"b": 1}]}, {"a": {"b": 1}}])
+    for query in ({"a": {"$elemMatch": {"b": {"$gte": 1}}}}, {"a": {"$elemMatch": {"b": 1}}}):
+        assert [d["a"] for d in db.c.find(query)] == [[{"b": 1}]]
+    db.c.create_index("a")
+    for query in ({"a": {"$elemMatch": {"b": {"$gte": 1}}}}, {"a": {"$elemMatch": {"b": 1}}}):
+        assert [d["a"] for d in db.c.find(query).hint([("a", 1)])] == [[{"b": 1}]]
+
+
+# jstests/core/query/array/arrayfindb.js: both cases, unindexed and indexed.
+def test_arrayfindb(db: Database) -> None:
+    case1 = [({"a": {"$elemMatch": {"b": {"$gte": 2, "$lt": 4}, "c": 25}}}, 0)]
+    _counts(db, [{"a": [{"b": 1, "c": 25}, {"a": 3, "b": 59}]}], case1, [[("a.b", 1), ("a.c", 1)]])
+    docs = [{"a": [{"b": 1}, {"c": 1}]}, {"a": [{"b": 2}, {"c": 1}]}, {"a": [{"b": 1}, {"c": 2}]}]
+    _counts(db, docs, [({"a": {"$elemMatch": {"$or": [{"b": 2}, {"c": 2}]}}}, 2)], [[("a.b", 1)], [("a.c", 1)]])

@@ -69,6 +69,8 @@ def _negatable(predicate: Predicate) -> bool:
     """Whether the complement of the predicate's bounds is its negation's bounds: not for a regex
     (its bounds are loose) nor for an array (an array's bounds are its first element and itself,
     INEXACT_FETCH), which QueryPlannerIXSelect also refuses to index under a negation."""
+    if predicate.op in COMPARISONS:
+        return not isinstance(predicate.value, list | tuple)
     if predicate.op not in ("$eq", "$ne", "$in", "$nin"):
         return True
     values = predicate.value if predicate.op in ("$in", "$nin") else (predicate.value,)
@@ -86,6 +88,8 @@ def indexable(predicate: Predicate) -> bool:
         return all(inner.op in NEGATABLE and _negatable(inner) for inner in predicate.value)
     if predicate.op in ("$ne", "$nin"):
         return _negatable(predicate)
+    if predicate.op in COMPARISONS and isinstance(predicate.value, list | tuple):
+        return False  # a range to a whole array (array_match4.js): no bounds, the document is checked
     return predicate.op in INDEXABLE
 
 
