@@ -12,6 +12,7 @@ Tally (kept by hand when a section is added): see :data:`PORTED`.
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -356,14 +357,20 @@ def test_every_type_in_bson_order(db: Database, indexed: bool) -> None:
 # --- small-file ports: counts with and without the jstest's index ---------------------------------
 
 
-def _counts(db: Database, docs: list[dict[str, Any]], cases: list[tuple[Any, int]], indexes: list[Any]) -> None:
-    """Insert ``docs``, then check every (filter, count) with no index and after each index is built."""
+def _counts(
+    db: Database, docs: list[dict[str, Any]], cases: list[tuple[Any, int]], indexes: list[Any], *, alone: bool = False
+) -> None:
+    """Insert ``docs``, then check every (filter, count) with no index and after each index is built
+    (``alone``: each index replaces the one before, as a jstest's dropIndexes() between checks)."""
     coll = db.jst
     coll.drop()
     coll.insert_many([dict(d) for d in docs])
     for index in [None, *indexes]:
         if index is not None:
-            coll.create_index(index)
+            if alone:
+                coll.drop_indexes()
+            key, options = (index[0], index[1]) if isinstance(index, tuple) else (index, {})
+            coll.create_index(key, **options)
         for filter_, count in cases:
             assert len(list(coll.find(filter_))) == count, (filter_, index)
             assert coll.count_documents(filter_) == count, (filter_, index)
@@ -531,3 +538,195 @@ def test_arrayfindb(db: Database) -> None:
     _counts(db, [{"a": [{"b": 1, "c": 25}, {"a": 3, "b": 59}]}], case1, [[("a.b", 1), ("a.c", 1)]])
     docs = [{"a": [{"b": 1}, {"c": 1}]}, {"a": [{"b": 2}, {"c": 1}]}, {"a": [{"b": 1}, {"c": 2}]}]
     _counts(db, docs, [({"a": {"$elemMatch": {"$or": [{"b": 2}, {"c": 2}]}}}, 2)], [[("a.b", 1)], [("a.c", 1)]])
+
+
+# jstests/core/query/exists/exists2.js: A1-A4, B1, B2.
+def test_exists2(db: Database) -> None:
+    cases = [
+        ({}, 2),
+        ({"a": 1, "b": 1}, 2),
+        ({"a": 1, "b": 1, "c": {"$exists": True}}, 1),
+        ({"a": 1, "b": 1, "c": {"$exists": False}}, 1),
+    ]
+    _counts(db, [{"a": 1, "b": 1}, {"a": 1, "b": 1, "c": 1}], cases, [[("a", 1), ("b", 1), ("c", 1)]])
+
+
+# jstests/core/query/exists/exists4.js: all seven counts over the unique {date: -1, country_code: 1, user_id: 1}.
+def test_exists4(db: Database) -> None:
+    day = datetime.datetime(2010, 8, 27)
+    rows = [(None, None), ("IT", None), ("ES", None), ("ES", "a@s.org"), ("ES", "a@gmail.com"), ("ES", "a@p.com")]
+    docs = [
+        {"date": day, **({"country_code": c} if c else {}), **({"user_id": u} if u else {}), "tot_visit": n}
+        for n, (c, u) in enumerate(rows)
+    ]
+    cases = [
+        ({"date": day}, 6),
+        ({"date": day, "country_code": {"$exists": True}}, 5),
+        ({"date": day, "country_code": {"$exists": False}}, 1),
+        ({"date": day, "country_code": None}, 1),
+        ({"date": day, "country_code": {"$exists": True}, "user_id": {"$exists": True}}, 3),
+        ({"date": day, "country_code": {"$exists": True}, "user_id": {"$exists": False}}, 2),
+        ({"date": day, "country_code": {"$exists": True}, "user_id": None}, 2),
+    ]
+    _counts(db, docs, cases, [([("date", -1), ("country_code", 1), ("user_id", 1)], {"unique": True})])
+
+
+# jstests/core/query/exists/exists6.js: every itcount, over {b: 1} and then {a: 1, b: 1}.
+def test_exists6(db: Database) -> None:
+    docs = [{}, {"b": 1}, {"b": None}]
+    single = [
+        ({"b": {"$exists": True}}, 2),
+        ({"b": {"$not": {"$exists": False}}}, 2),
+        ({"b": {"$exists": False}}, 1),
+        ({"b": {"$not": {"$exists": True}}}, 1),
+    ]
+    _counts(db, docs, single, [[("b", 1)]])
+    docs += [{"a": 1}, {"a": 1, "b": 1}, {"a": 1, "b": None}]
+    compound = [({"a": 1, **q}, n) for q, n in single]
+    _counts(db, docs, compound, [[("b", 1)], [("a", 1), ("b", 1)]])
+
+
+# jstests/core/query/exists/exists7.js: $exists with 1 and 0, unindexed and with {b: 1}.
+def test_exists7(db: Database) -> None:
+    docs = [{}, {"a": 1}, {"a": 2}, {"a": 3, "b": 3}, {"a": 4, "b": 4}]
+    _counts(db, docs, [({"b": {"$exists": 1}}, 2), ({"b": {"$exists": 0}}, 3)], [[("b", 1)]])
+
+
+# jstests/core/query/exists/exists8.js: every count (array element field names in $exists paths).
+EXISTS8 = [
+    ({"a": [1]}, [("a.0", True, 1), ("a.1", False, 1), ("a.0", False, 0), ("a.1", True, 0)]),
+    ({"a": [1, 2]}, [("a.0", True, 1), ("a.1", False, 0), ("a.0", False, 0), ("a.1", True, 1)]),
+    ({"a": [{}]}, [("a.0", True, 1), ("a.1", False, 1), ("a.0", False, 0), ("a.1", True, 0)]),
+    ({"a": [{}, {}]}, [("a.0", True, 1), ("a.1", False, 0), ("a.0", False, 0), ("a.1", True, 1)]),
+    ({"a": [{"b": 2}, {"a": 1}]}, [("a.a", True, 1), ("a.1.a", True, 1), ("a.0.a", False, 1)]),
+    (
+        {"a": [[1]]},
+        [("a.0", True, 1), ("a.0.0", True, 1), ("a.0.0", False, 0), ("a.0.0.0", True, 0), ("a.0.0.0", False, 1)],
+    ),
+    ({"a": [[[1]]]}, [("a.0.0.0", True, 1)]),
+    ({"a": [[{"b": 1}]]}, [("a.b", True, 0), ("a.b", False, 1), ("a.0.b", True, 1), ("a.0.b", False, 0)]),
+    (
+        {"a": [[], [{"b": 1}]]},
+        [
+            ("a.0.b", True, 0), ("a.0.b", False, 1), ("a.1.b", True, 1), ("a.1.b", False, 0),
+            ("a.1.0.b", True, 1), ("a.1.0.b", False, 0), ("a.1.1.b", True, 0), ("a.1.1.b", False, 1),
+        ],
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("doc", "checks"), EXISTS8, ids=[repr(d) for d, _ in EXISTS8])
+def test_exists8(db: Database, doc: dict[str, Any], checks: list[tuple[str, bool, int]]) -> None:
+    _counts(db, [doc], [({path: {"$exists": exists}}, n) for path, exists, n in checks], [])
+
+
+# jstests/core/query/exists/existsb.js: every count of checkExistsNull with no index, {a: 1},
+# sparse {a: 1}, {a: 1, b: 1} and sparse {a: 1, b: 1}.
+def test_existsb(db: Database) -> None:
+    docs = [{}, {"a": 1}, {"b": 1}, {"a": 1, "b": None}, {"a": 1, "b": 1}]
+    yes, no = {"$exists": True}, {"$exists": False}
+    cases = [
+        ({"a": yes}, 3), ({"a": no}, 2), ({"b": yes}, 3), ({"b": no}, 2),
+        ({"a": {"$not": no}}, 3), ({"a": {"$not": yes}}, 2), ({"b": {"$not": no}}, 3), ({"b": {"$not": yes}}, 2),
+        ({"a": 1, "b": yes}, 2), ({"a": 1, "b": no}, 1), ({"a": yes, "b": 1}, 1), ({"a": no, "b": 1}, 1),
+        ({"a": yes, "b": yes}, 2), ({"a": yes, "b": no}, 1), ({"a": no, "b": yes}, 1), ({"a": no, "b": no}, 1),
+    ]  # fmt: skip
+    indexes = [
+        [("a", 1)],
+        ([("a", 1)], {"sparse": True}),
+        [("a", 1), ("b", 1)],
+        ([("a", 1), ("b", 1)], {"sparse": True}),
+    ]
+    _counts(db, docs, cases, indexes, alone=True)
+
+
+# jstests/core/query/ne/ne1.js: A and B.
+def test_ne1(db: Database) -> None:
+    _counts(db, [{"x": 1}, {"x": 2}, {"x": 3}], [({"x": {"$ne": 2}}, 2)], [[("x", 1)]])
+
+
+# jstests/core/query/ne/ne2.js: nReturned A and B of the explain over {a: 1}.
+def test_ne2(db: Database) -> None:
+    db.c.create_index("a")
+    db.c.insert_many([{"a": -0.5}, {"a": 0}, {"a": 0}, {"a": 0.5}])
+    for query in ({"a": {"$ne": 0}}, {"a": {"$gt": -1, "$lt": 1, "$ne": 0}}):
+        assert db.c.find(query).explain()["executionStats"]["nReturned"] == 2
+        assert len(list(db.c.find(query))) == 2
+
+
+# jstests/core/query/not/not1.js: every count of test(), unindexed and with {a: 1}.
+def test_not1(db: Database) -> None:
+    cases = [({}, 3), ({"a": 1}, 1), ({"a": {"$ne": 1}}, 2), ({"a": {"$in": [1]}}, 1), ({"a": {"$nin": [1]}}, 2)]
+    _counts(db, [{"a": 1}, {"a": 2}, {}], cases, [[("a", 1)]])
+
+
+# jstests/core/query/not/not2.js: every check() and fail() of doTest, unindexed and with {i: 1}.
+NOT2_STRINGS = [
+    ({"i": {"$not": {"$not": {"$gt": "a"}}}}, ["b"]), ({"i": {"$gt": "a"}}, ["b"]),
+    ({"i": {"$not": {"$gt": "a"}}}, ["a"]), ({"i": {"$not": {"$ne": "a"}}}, ["a"]),
+    ({"i": {"$not": {"$gte": "b"}}}, ["a"]), ({"i": {"$exists": True}}, ["a", "b"]),
+    ({"i": {"$not": {"$exists": True}}}, []), ({"j": {"$not": {"$exists": False}}}, []),
+    ({"j": {"$not": {"$exists": True}}}, ["a", "b"]), ({"i": {"$not": {"$in": ["a"]}}}, ["b"]),
+    ({"i": {"$not": {"$in": ["a", "b"]}}}, []), ({"i": {"$not": {"$in": ["g"]}}}, ["a", "b"]),
+    ({"i": {"$not": {"$nin": ["a"]}}}, ["a"]), ({"i": {"$not": re.compile("a")}}, ["b"]),
+    ({"i": {"$not": re.compile("(a|b)")}}, []), ({"i": {"$not": re.compile("a"), "$regex": "a"}}, []),
+    ({"i": {"$not": re.compile("aa")}}, ["a", "b"]), ({"i": {"$not": {"$regex": "a"}}}, ["b"]),
+    ({"i": {"$not": {"$regex": "A", "$options": "i"}}}, ["b"]), ({"i": {"$not": {"$regex": "[ab]"}}}, []),
+    ({"i": {"$not": {"$regex": "^foo"}}}, ["a", "b"]), ({"i": {"$type": 2}}, ["a", "b"]),
+    ({"i": {"$not": {"$type": 1}}}, ["a", "b"]), ({"i": {"$not": {"$type": 2}}}, []),
+]  # fmt: skip
+NOT2_FAILS = [
+    {"i": {"$not": {"$not": "a"}}}, {"i": {"$not": "a"}}, {"i": {"$not": {"$ref": "foo"}}}, {"i": {"$not": {}}},
+    {"i": {"$not": {"$options": "a"}}},
+]  # fmt: skip
+NOT2_LATER = [
+    (
+        [{"i": 1}],
+        [
+            ({"i": {"$not": {"$mod": [5, 1]}}}, []),
+            ({"i": {"$mod": [5, 2]}}, []),
+            ({"i": {"$not": {"$mod": [5, 2]}}}, [1]),
+        ],
+    ),
+    (
+        [{"i": ["a", "b"]}],
+        [
+            ({"i": {"$not": {"$size": 2}}}, []), ({"i": {"$not": {"$size": 3}}}, [["a", "b"]]),
+            ({"i": {"$not": {"$gt": "a"}}}, []), ({"i": {"$not": {"$gt": "c"}}}, [["a", "b"]]),
+            ({"i": {"$not": {"$all": ["a", "b"]}}}, []), ({"i": {"$not": {"$all": ["c"]}}}, [["a", "b"]]),
+        ],
+    ),
+    (
+        [{"i": [{"j": "a"}]}, {"i": [{"j": "b"}]}],
+        [
+            ({"i": {"$not": {"$elemMatch": {"j": "a"}}}}, [[{"j": "b"}]]),
+            ({"i": {"$not": {"$elemMatch": {"j": "f"}}}}, [[{"j": "a"}], [{"j": "b"}]]),
+        ],
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("indexed", [False, True], ids=["no index", "index on i"])
+def test_not2(db: Database, indexed: bool) -> None:
+    from pymongo.errors import OperationFailure
+
+    if indexed:
+        db.c.create_index("i")
+    for docs, cases in [([{"i": "a"}, {"i": "b"}], NOT2_STRINGS), *NOT2_LATER]:
+        db.c.delete_many({})
+        db.c.insert_many([dict(d) for d in docs])
+        for query, expected in cases:
+            assert [d["i"] for d in db.c.find(query, sort=[("i", 1)])] == expected, query
+    db.c.delete_many({})
+    db.c.insert_many([{"i": "a"}, {"i": "b"}])
+    for query in NOT2_FAILS:
+        with pytest.raises(OperationFailure):
+            list(db.c.find(query))
+
+
+# jstests/core/query/not/not3.js: both cases over the multikey {arr: 1}.
+def test_not3(db: Database) -> None:
+    db.c.create_index("arr")
+    db.c.insert_many([{"_id": 0, "arr": [1, 2, 3]}, {"_id": 1, "arr": [10, 11]}])
+    assert [d["_id"] for d in db.c.find({"arr": {"$ne": 3}})] == [1]
+    assert [d["_id"] for d in db.c.find({"arr": {"$not": {"$gt": 6}}})] == [0]

@@ -496,6 +496,13 @@ def to_pymongo(value: Any) -> Any:
     return encode_wire_value(value)
 
 
+def bad_value(message: str) -> Exception:
+    """mongoeco's OperationFailure with MongoDB's BadValue code (2): the wire server replies with it."""
+    from mongoeco.errors import OperationFailure
+
+    return OperationFailure(message, code=2, details={"codeName": "BadValue"})
+
+
 def with_pymongo_scalars(document: Any) -> Any:
     """A decoded document with mongoeco's own Regex, Timestamp and DBRef values (which its find replies
     with) as pymongo's ``bson`` types, which the planner model orders and matches; the same document

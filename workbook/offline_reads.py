@@ -28,7 +28,7 @@ from typing import Any
 import bson
 
 from workbook import engine_compat, planner
-from workbook.errors import ExplainError
+from workbook.errors import ExplainError, InvalidQueryError
 from workbook.planner.predicates import parse_filter
 
 ENGINE_OPTIONS = frozenset(
@@ -201,6 +201,8 @@ class ReadLayer:
         run = functools.partial(planner.find_records, model, f"{database}.{name}", replace(args, projection=None))
         try:
             explain, rids = await asyncio.get_running_loop().run_in_executor(None, run)
+        except InvalidQueryError as error:  # a filter MongoDB refuses and the engine would answer
+            raise engine_compat.bad_value(str(error)) from error
         except ExplainError:
             return None
         self.uses.record(database, name, indexes_used(explain["queryPlanner"]["winningPlan"]))

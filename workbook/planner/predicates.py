@@ -14,7 +14,7 @@ from typing import Any
 
 from bson import Decimal128, Int64, Regex
 
-from workbook.planner.unsupported import not_modelled
+from workbook.planner.unsupported import invalid_query, not_modelled
 from workbook.planner.values import (
     MISSING,
     RANK_BINARY,
@@ -510,6 +510,8 @@ def _frozen(value: Any) -> Any:
 
 def _collect_operators(path: str, condition: Mapping[str, Any], out: list[Predicate]) -> None:
     options = condition.get("$options", "")
+    if "$options" in condition and "$regex" not in condition:
+        raise invalid_query("$options needs a $regex")  # MongoDB's words (not2.js: {$not: {$options: "a"}})
     for op, value in condition.items():
         if op == "$options":
             continue

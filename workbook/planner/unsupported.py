@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from workbook.errors import UnknownHintError, UnsupportedByModelError
+from workbook.errors import InvalidQueryError, UnknownHintError, UnsupportedByModelError
 
 SUPPORTED = (
     "filters: field equality (also to whole arrays), $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $not, $exists, "
@@ -34,4 +34,11 @@ def unknown_hint(hint: object, visible: Iterable[str]) -> UnknownHintError:
         f"hint provided does not correspond to an existing index (hint: {hint!r})",
         fix=f"Hint one of: {', '.join(visible)} (by name, or by its key list), or drop the hint. "
         "Hidden indexes cannot be hinted.",
+    )
+
+
+def invalid_query(message: str) -> InvalidQueryError:
+    """MongoDB's refusal of a filter it cannot parse (BadValue), worded as the server words it."""
+    return InvalidQueryError(
+        message, fix="Correct the filter: MongoDB refuses it with this message (code 2, BadValue)."
     )
