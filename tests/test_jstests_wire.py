@@ -730,3 +730,130 @@ def test_not3(db: Database) -> None:
     db.c.insert_many([{"_id": 0, "arr": [1, 2, 3]}, {"_id": 1, "arr": [10, 11]}])
     assert [d["_id"] for d in db.c.find({"arr": {"$ne": 3}})] == [1]
     assert [d["_id"] for d in db.c.find({"arr": {"$not": {"$gt": 6}}})] == [0]
+
+
+# jstests/core/query/in/in3.js: every count of doTest, unindexed and with {key: 1}.
+def test_in3(db: Database) -> None:
+    cases = [
+        ({"key": [1]}, 1), ({"key": {"$in": [[1]]}}, 1), ({"key": {"$in": [[1]], "$ne": [2]}}, 1),
+        ({"key": {"$in": [["1"]], "$type": 2}}, 1), ({"key": ["1"]}, 1), ({"key": {"$in": [["1"]]}}, 1),
+        ({"key": [2]}, 1), ({"key": {"$in": [[2]]}}, 1),
+    ]  # fmt: skip
+    _counts(db, [{"key": [1]}, {"key": ["1"]}, {"key": [[2]]}], cases, [[("key", 1)]])
+
+
+# jstests/core/query/in/in7.js: $elemMatch inside $in, $nin and their $not is refused.
+def test_in7(db: Database) -> None:
+    from pymongo.errors import OperationFailure
+
+    db.c.insert_one({})
+    elem = {"$elemMatch": {"b": 1}}
+    for query in ({"$in": [elem]}, {"$not": {"$in": [elem]}}, {"$nin": [elem]}, {"$not": {"$nin": [elem]}}):
+        with pytest.raises(OperationFailure):
+            list(db.c.find({"a": query}))
+
+
+# jstests/core/query/in/in_with_collation.js: the matching _ids of $in under the collection's
+# case-insensitive default collation.
+IN_LIST = ["cyD", 8, "BZd", 6, "awD", 2, "Cwa", 9, 3, "bxA", "azB", 4, "Ayc", 1, "cXB", "dYa", 7, "bwC", 5]
+
+
+def test_in_with_collation(db: Database) -> None:
+    db.create_collection("inc", collation={"locale": "en_US", "strength": 2})
+    docs = []
+    for i in reversed(range(len(IN_LIST))):
+        value = IN_LIST[i]
+        first = value if isinstance(value, int) or i % 2 else (value.lower() if i % 4 == 0 else value.upper())
+        second = first + (10 if i % 2 == 0 else -10) if isinstance(first, int) else first[1:] + first[:1]
+        docs += [{"_id": 2 * i, "x": first}, {"_id": 2 * i + 1, "x": second}]
+    db.inc.insert_many(docs)
+    assert sorted(d["_id"] for d in db.inc.find({"x": {"$in": IN_LIST}}, {"_id": 1})) == list(range(0, 38, 2))
+    db.inc.create_index("x")
+    assert sorted(d["_id"] for d in db.inc.find({"x": {"$in": IN_LIST}}, {"_id": 1})) == list(range(0, 38, 2))
+
+
+# jstests/core/query/type/type1.js: A1-A4 and B1-B4 and the $regex with $type count.
+def test_type1(db: Database) -> None:
+    cases = [({}, 4), ({"x": {"$type": 1}}, 1), ({"x": {"$type": 2}}, 3), ({"x": {"$type": 3}}, 0)]
+    docs = [{"x": 1.1}, {"x": "3"}, {"x": "asd"}, {"x": "foo"}]
+    _counts(db, docs, [*cases, ({"x": {"$regex": "f", "$type": 2}}, 1)], [[("x", 1)]])
+
+
+# jstests/core/query/type/type2.js: $type 10 matches null, not missing.
+def test_type2(db: Database) -> None:
+    cases = [({"a": None}, 2), ({"a": {"$type": 10}}, 1), ({"a": {"$exists": True}}, 2), ({"a": {"$exists": False}}, 1)]
+    _counts(db, [{"a": None}, {}, {"a": "a"}], cases, [[("a", 1)]])
+
+
+# jstests/core/query/type/type3.js: every hinted and unhinted $type count except undefined's
+# (pymongo cannot write BSON undefined).
+TYPE3 = [
+    ([{"a": {"": ""}}], 3, 1, True), ([{"a": [["c"]]}], 4, 1, True), ([{"a": Regex("r")}], 11, 1, True),
+    ([{"a": None}], 10, 1, True), ([{"a": Code("function() { var a = 0; }")}], 13, 1, False),
+    ([{"a": Binary(b"", 0)}], 5, 1, False), ([{"a": Timestamp(0, 0)}, {"a": Timestamp(0x80008000, 0)}], 17, 2, False),
+    ([{"a": Timestamp(0, 0)}, {"a": Timestamp(0x80008000, 0)}], 9, 0, False),
+    ([{"a": datetime.datetime(2020, 1, 1)}], 17, 0, False), ([{"a": datetime.datetime(2020, 1, 1)}], 9, 1, False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("docs", "code", "count", "hinted"), TYPE3)
+def test_type3(db: Database, docs: list[dict[str, Any]], code: int, count: int, hinted: bool) -> None:
+    db.c.create_index("a")
+    db.c.insert_many([dict(d) for d in docs])
+    cursor = db.c.find({"a": {"$type": code}})
+    assert len(list(cursor.hint([("a", 1)]) if hinted else cursor)) == count
+
+
+# jstests/core/query/type/type_array.js: every assertion of runTests, unindexed and with {a: 1}.
+@pytest.mark.parametrize("indexed", [False, True], ids=["no index", "index on a"])
+def test_type_array(db: Database, indexed: bool) -> None:
+    from pymongo.errors import OperationFailure
+
+    if indexed:
+        db.c.create_index("a")
+
+    def found(query: dict[str, Any]) -> list[int]:
+        return sorted(d["_id"] for d in db.c.find(query))
+
+    db.c.insert_many(
+        [
+            {"_id": 1, "a": [1, 2, 3]}, {"_id": 2, "a": [1, "foo", 3]}, {"_id": 3, "a": []}, {"_id": 4, "a": [[]]},
+            {"_id": 5, "a": [[[]]]}, {"_id": 6, "a": 1}, {"_id": 7, "a": "foo"},
+        ]
+    )  # fmt: skip
+    assert found({"a": {"$type": "number"}}) == [1, 2, 6]
+    assert found({"a": {"$type": "string"}}) == [2, 7]
+    assert found({"a": {"$type": "array"}}) == [1, 2, 3, 4, 5]
+    assert found({"a.0": {"$type": "array"}}) == [4, 5]
+    assert found({"a.0.0": {"$type": "array"}}) == [5]
+    db.c.delete_many({})
+    db.c.insert_many(
+        [
+            {"_id": 0, "a": 1.0}, {"_id": 1, "a": 1}, {"_id": 2, "a": Int64(1)}, {"_id": 3, "a": "str"},
+            {"_id": 4, "a": []}, {"_id": 5, "a": [1, "str"]}, {"_id": 6},
+        ]
+    )  # fmt: skip
+    for bad in (["string", None], [{}, "string"]):
+        with pytest.raises(OperationFailure):
+            list(db.c.find({"a": {"$type": bad}}))
+    assert found({"a": {"$type": ["long", 2]}}) == [2, 3, 5]
+    assert found({"a": {"$type": ["long", "array"]}}) == [2, 4, 5]
+    assert found({"a": {"$type": ["long", "array", "long", "array"]}}) == [2, 4, 5]
+    assert found({"a": {"$type": ["long", "array", 18, 4]}}) == [2, 4, 5]
+
+
+# jstests/core/query/type/type_operator_on_missing_values.js: no type matches a missing field, and
+# its $not matches every document.
+BSON_TYPE_NAMES = [
+    "double", "string", "object", "array", "binData", "undefined", "objectId", "bool", "date", "null", "regex",
+    "dbPointer", "javascript", "symbol", "javascriptWithScope", "int", "timestamp", "long", "decimal", "minKey",
+    "maxKey",
+]  # fmt: skip
+
+
+def test_type_operator_on_missing_values(db: Database) -> None:
+    documents = [{"_id": 0}, {"_id": 1, "b": 123}]
+    db.c.insert_many([dict(d) for d in documents])
+    for name in BSON_TYPE_NAMES:
+        assert list(db.c.find({"a": {"$type": name}}, sort=[("_id", 1)])) == [], name
+        assert list(db.c.find({"a": {"$not": {"$type": name}}}, sort=[("_id", 1)])) == documents, name

@@ -508,6 +508,13 @@ def _frozen(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
+_NESTED_IN_OPERATORS = frozenset(
+    {"$elemMatch", "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists", "$type", "$size", "$all"}
+    | {"$regex", "$options", "$not", "$mod", "$where", "$and", "$or", "$nor", "$expr"}
+)
+"""Query operators that may not open a document inside $in/$nin (MongoDB: "cannot nest $ under $in")."""
+
+
 def _collect_operators(path: str, condition: Mapping[str, Any], out: list[Predicate]) -> None:
     options = condition.get("$options", "")
     if "$options" in condition and "$regex" not in condition:
@@ -531,6 +538,8 @@ def _collect_operators(path: str, condition: Mapping[str, Any], out: list[Predic
         elif op in ("$in", "$nin"):
             if not isinstance(value, list | tuple):
                 raise not_modelled(f"{op} with a value that is not a list (MongoDB refuses it too)")
+            if any(isinstance(v, Mapping) and v and str(next(iter(v))) in _NESTED_IN_OPERATORS for v in value):
+                raise invalid_query(f"cannot nest $ under {op}")  # in7.js: {$in: [{$elemMatch: ...}]}
             if op == "$in" and value:
                 out.append(_in_predicate(path, tuple(_frozen(v) for v in value)))
             else:
