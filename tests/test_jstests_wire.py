@@ -857,3 +857,122 @@ def test_type_operator_on_missing_values(db: Database) -> None:
     for name in BSON_TYPE_NAMES:
         assert list(db.c.find({"a": {"$type": name}}, sort=[("_id", 1)])) == [], name
         assert list(db.c.find({"a": {"$not": {"$type": name}}}, sort=[("_id", 1)])) == documents, name
+
+
+# jstests/core/query/regex/regex.js: counts A-H, the $elemMatch $regex count, the refusals of null
+# bytes and of a regex's flags beside $options (codes 51075 and 51074), and the last three counts.
+def test_regex(db: Database) -> None:
+    from pymongo.errors import OperationFailure
+
+    db.c.insert_one({"a": "bcd"})
+    counts = [(re.compile("b"), 1), (re.compile("bc"), 1), (re.compile("bcd"), 1), (re.compile("bcde"), 0)]
+    assert [db.c.count_documents({"a": r}) for r, _ in counts] == [n for _, n in counts]
+    for doc in ({"a": {"b": "cde"}}, {"a": {"b": ["cde"]}}, {"a": [{"b": "cde"}]}, {"a": [{"b": ["cde"]}]}):
+        db.c.drop()
+        db.c.insert_one(doc)
+        assert db.c.count_documents({"a.b": re.compile("de")}) == 1, doc
+    db.c.drop()
+    db.c.insert_one({"x": ["abc"]})
+    query = {"x": {"$elemMatch": {"$regex": "ABC", "$options": "i"}}}
+    assert db.c.count_documents(query) == 1
+    for bad in ({"a": {"$regex": "a\0b", "$options": "i"}}, {"a": {"$regex": "ab", "$options": "i\0"}}):
+        with pytest.raises(OperationFailure):
+            list(db.c.find(bad))
+    with pytest.raises(OperationFailure) as regex_first:
+        list(db.c.find({"x": {"$regex": Regex("ab", "i"), "$options": "s"}}))
+    assert regex_first.value.code == 51075
+    with pytest.raises(OperationFailure) as options_first:
+        list(db.c.find({"x": {"$options": "s", "$regex": Regex("ab", "i")}}))
+    assert options_first.value.code == 51074
+    assert db.c.count_documents({"x": {"$regex": Regex("ABC", "i")}}) == 1
+    assert db.c.count_documents({"x": {"$regex": Regex("ABC"), "$options": "i"}}) == 1
+    assert db.c.count_documents({"x": {"$options": "i", "$regex": Regex("ABC")}}) == 1
+
+
+# jstests/core/query/regex/regex2.js: every count (ASCII and Cyrillic, both syntaxes, the s flag).
+def test_regex2(db: Database) -> None:
+    for lower, upper in (("test", "Test"), ("\u0442\u0435\u0441\u0442", "\u0422\u0435\u0441\u0442")):
+        db.c.delete_many({})
+        db.c.insert_many([{"a": lower}, {"a": upper}])
+        cases = [
+            ({}, 2), ({"a": upper}, 1), ({"a": lower}, 1), ({"a": re.compile(upper)}, 1),
+            ({"a": re.compile(lower)}, 1), ({"a": re.compile(lower, re.I)}, 2), ({"a": {"$regex": upper}}, 1),
+            ({"a": {"$regex": lower}}, 1), ({"a": {"$regex": lower, "$options": "i"}}, 2),
+            ({"a": {"$options": "i", "$regex": lower}}, 2),
+        ]  # fmt: skip
+        assert [db.c.count_documents(q) for q, _ in cases] == [n for _, n in cases], lower
+    db.c.delete_many({})
+    db.c.insert_many([{"a": "1  2"}, {"a": "1\n2"}])
+    assert db.c.count_documents({"a": {"$regex": "1.*2"}}) == 1
+    assert db.c.count_documents({"a": {"$regex": "1.*2", "$options": "s"}}) == 2
+
+
+# jstests/core/query/regex/regex7.js: a stored regex matches itself (by value), unindexed and indexed,
+# and a string also matches the regex.
+def test_regex7(db: Database) -> None:
+    db.c.insert_many([{"r": Regex("^a")}, {"r": Regex("^a", "i")}, {"r": Regex("^b")}])
+    for indexed in (False, True):
+        if indexed:
+            db.c.create_index("r")
+        for pattern in (Regex("^a"), Regex("^a", "i"), Regex("^b")):
+            found = db.c.find_one({"r": pattern})
+            assert found is not None and (found["r"].pattern, found["r"].flags) == (pattern.pattern, pattern.flags)
+            assert db.c.count_documents({"r": pattern}) == 1
+    db.c.insert_one({"r": "a"})
+    assert db.c.count_documents({"r": Regex("^a")}) == 2
+
+
+# jstests/core/query/regex/regex8.js, regex9.js, regexa.js, regexb.js: every count, unindexed and indexed.
+def test_regex8(db: Database) -> None:
+    docs = [{"_id": 1, "a": "abc"}, {"_ud": 2, "a": "abc"}, {"_id": 3, "a": "bdc"}]
+    cases = [
+        ({}, 3),
+        ({"a": re.compile("a.*")}, 2),
+        ({"a": re.compile("[ab].*")}, 3),
+        ({"a": re.compile("[a|b].*")}, 3),
+    ]
+    _counts(db, docs, cases, [[("a", 1)]])
+
+
+def test_regex9(db: Database) -> None:
+    docs = [{"_id": 1, "a": ["a", "b", "c"]}, {"_id": 2, "a": ["a", "b", "c", "d"]}, {"_id": 3, "a": ["b", "c", "d"]}]
+    cases = [({"a": re.compile("a")}, 2), ({"a": {"$regex": "a"}}, 2), ({"a": {"$regex": re.compile("a")}}, 2)]
+    _counts(db, docs, cases, [])
+
+
+def test_regexa(db: Database) -> None:
+    cases = [
+        ({"a": re.compile("^(z|.)")}, 1), ({"a": re.compile("^z|.")}, 1), ({"a": re.compile("^z(z|.)")}, 0),
+        ({"a": re.compile("^zz|.")}, 1),
+    ]  # fmt: skip
+    _counts(db, [{"a": "a"}], cases, [[("a", 1)]])
+
+
+def test_regexb(db: Database) -> None:
+    doc = {"a": "a", "b": "b", "c": "c", "d": "d", "e": "e"}
+    five = {k: re.compile(k) for k in doc}
+    _counts(db, [doc], [(five, 1), ({**five, "e": re.compile("barf")}, 0)], [])
+
+
+# jstests/core/query/regex/regexc.js: the three itcounts (one index used twice).
+def test_regexc(db: Database) -> None:
+    _counts(
+        db,
+        [{"a": "0"}, {"a": "1"}, {"a": "10"}],
+        [({"$and": [{"a": re.compile("0")}, {"a": re.compile("1")}]}, 1)],
+        [[("a", 1)]],
+    )
+    docs = [{"a": "0", "b": "1"}, {"a": "10", "b": "10"}, {"a": "10", "b": "2"}]
+    _counts(db, docs, [({"a": re.compile("0"), "b": re.compile("1")}, 2)], [[("a", 1), ("b", 1)]])
+    four = [{"a": "0"}, {"a": "1"}, {"a": "2"}, {"a": "10"}]
+    _counts(db, four, [({"$or": [{"a": re.compile("0")}, {"a": re.compile("1")}]}, 3)], [[("a", 1)]])
+
+
+# jstests/core/query/regex/regex_not_id.js: a regex _id is refused, first field or not.
+def test_regex_not_id(db: Database) -> None:
+    from pymongo.errors import WriteError
+
+    db.c.insert_one({"_id": "ABCDEF1"})
+    for doc in ({"_id": Regex("^A")}, {"xxx": "ABCDEF", "_id": Regex("ABCDEF")}):
+        with pytest.raises(WriteError):
+            db.c.insert_one(doc)

@@ -496,11 +496,11 @@ def to_pymongo(value: Any) -> Any:
     return encode_wire_value(value)
 
 
-def bad_value(message: str) -> Exception:
-    """mongoeco's OperationFailure with MongoDB's BadValue code (2): the wire server replies with it."""
+def bad_value(message: str, code: int = 2) -> Exception:
+    """mongoeco's OperationFailure with MongoDB's code (2, BadValue, by default): the wire server replies with it."""
     from mongoeco.errors import OperationFailure
 
-    return OperationFailure(message, code=2, details={"codeName": "BadValue"})
+    return OperationFailure(message, code=code, details={"codeName": "BadValue"} if code == 2 else None)
 
 
 def with_pymongo_scalars(document: Any) -> Any:

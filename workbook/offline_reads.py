@@ -202,7 +202,7 @@ class ReadLayer:
         try:
             explain, rids = await asyncio.get_running_loop().run_in_executor(None, run)
         except InvalidQueryError as error:  # a filter MongoDB refuses and the engine would answer
-            raise engine_compat.bad_value(str(error)) from error
+            raise engine_compat.bad_value(str(error), error.code) from error
         except ExplainError:
             return None
         self.uses.record(database, name, indexes_used(explain["queryPlanner"]["winningPlan"]))

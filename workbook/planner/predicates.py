@@ -523,6 +523,14 @@ def _collect_operators(path: str, condition: Mapping[str, Any], out: list[Predic
         if op == "$options":
             continue
         if op == "$regex":
+            if isinstance(value, Regex | re.Pattern) and regex_parts(value)[1] and "$options" in condition:
+                first = next(k for k in condition if k in ("$regex", "$options"))
+                raise invalid_query(  # regex.js: codes 51075 ($regex first) and 51074 ($options first)
+                    "options set in both $regex and $options", 51075 if first == "$regex" else 51074
+                )
+            pattern_text = value.pattern if isinstance(value, Regex | re.Pattern) else value
+            if isinstance(pattern_text, str) and "\0" in pattern_text + str(options):
+                raise invalid_query("Regular expression cannot contain an embedded null byte", 51091)
             bad = sorted(set(str(options)) - set("imsxu"))
             if bad:  # MongoDB: error 51108, invalid flag in regex options
                 raise not_modelled(
