@@ -976,3 +976,140 @@ def test_regex_not_id(db: Database) -> None:
     for doc in ({"_id": Regex("^A")}, {"xxx": "ABCDEF", "_id": Regex("ABCDEF")}):
         with pytest.raises(WriteError):
             db.c.insert_one(doc)
+
+
+# jstests/core/query/elemmatch/elemmatch_object.js: every arrayEq (documents, any order).
+EMO_DOCS = [
+    {"a": {"b": 1, "c": 4}}, {"a": [{"b": 1, "c": 4}]}, {"a": [{"b": 2, "c": 3}]},
+    {"a": [{"b": 1, "c": 2}, {"b": 3, "c": 4}]}, {"a": [{"b": 1, "c": 2}, {"b": 3, "c": 4}, {"b": 1, "c": 4}]},
+    {"a": [{"b": [], "c": []}]}, {"a": [{"b": [12, 2], "c": [13, 3]}]}, {"a": [{"b": [11, 1], "c": [14, 4]}]},
+    {"a": [{"b": {"w": 1, "x": 2}, "c": {"y": 3, "z": 4}}]},
+    {"a": [{"b": [{"w": 5, "x": 6}, {"w": 1, "x": 2}], "c": [{"y": 7, "z": 8}, {"y": 3, "z": 4}]}]},
+    {"a": [{"b": [{"w": 5, "x": 2}, {"w": 1, "x": 6}], "c": [{"y": 7, "z": 4}, {"y": 3, "z": 8}]}]},
+    {"a": [{"b": [{"w": 5, "x": 6}, {"w": 1, "x": 2}], "c": [{"y": 7, "z": 4}, {"y": 3, "z": 8}]}]},
+    {"a": [{"b": [{"w": [11, 1], "x": [12, 2]}], "c": [{"y": [13, 3], "z": [14, 4]}]}]},
+]  # fmt: skip
+EMO_CASES = [
+    ({"b": 2}, [2, 6]), ({"b": 1}, [1, 3, 4, 7]), ({"b": 1, "c": 4}, [1, 4, 7]),
+    ({"b": {"$elemMatch": {}}, "c": {"$elemMatch": {}}}, [9, 10, 11, 12]),
+    ({"b": {"$elemMatch": {"w": 1, "x": 2}}, "c": {"$elemMatch": {}}}, [9, 11, 12]),
+    ({"b": {"$elemMatch": {"w": 1, "x": 2}}, "c": {"$elemMatch": {"y": 3, "z": 4}}}, [9, 12]),
+]  # fmt: skip
+EMO_SECOND = [
+    {}, {"a": 1}, {"a": "foo"}, {"a": []}, {"a": {}}, {"a": [1]}, {"a": ["foo"]}, {"a": [[]]}, {"a": [{}]},
+    {"a": [[1]]}, {"a": [1, []]}, {"a": [1, {}]}, {"a": [{"b": 1}]},
+]  # fmt: skip
+
+
+def test_elemmatch_object(db: Database) -> None:
+    db.c.insert_many([{"_id": i, **d} for i, d in enumerate(EMO_DOCS)])
+    for inner, expected in EMO_CASES:
+        assert sorted(d["_id"] for d in db.c.find({"a": {"$elemMatch": inner}})) == expected, inner
+    db.c.drop()
+    db.c.insert_many([{"_id": i, **d} for i, d in enumerate(EMO_SECOND)])
+    for query in ({"a": {"$elemMatch": {}}}, {"a": {"$elemMatch": {"$or": [{}, {}]}}}):
+        assert sorted(d["_id"] for d in db.c.find(query)) == [7, 8, 9, 10, 11, 12], query
+
+
+# jstests/core/query/elemmatch/elemmatch_or_pushdown.js: every result, over the index and (where the
+# jstest hints both) over a collection scan; the aggregate $match of the third part too.
+def _ids_sorted(cursor: Any) -> list[Any]:
+    return [d["_id"] for d in cursor.sort("_id", 1)]
+
+
+def test_elemmatch_or_pushdown(db: Database) -> None:
+    c = db.c
+    c.insert_many(
+        [
+            {"_id": i, "a": a, "b": [{"c": v}]}
+            for i, (a, v) in enumerate([(1, 4), (2, 4), (2, 5), (1, 5), (1, 6), (1, 7)])
+        ]
+    )
+    c.create_index([("a", 1), ("b.c", 1)])
+    assert _ids_sorted(c.find({"a": 1, "b": {"$elemMatch": {"$or": [{"c": 4}, {"c": 5}]}}})) == [0, 3]
+    assert _ids_sorted(c.find({"a": 1, "$or": [{"a": 2}, {"b": {"$elemMatch": {"$or": [{"c": 4}, {"c": 5}]}}}]})) == [
+        0,
+        3,
+    ]
+    c.drop()
+    rows = [
+        (5, 8, "d", 6),
+        (4, 8, "d", 6),
+        (5, 8, "d", 7),
+        (4, 9, "d", 6),
+        (5, 8, "e", 7),
+        (4, 8, "e", 7),
+        (5, 8, "e", 8),
+        (5, 9, "e", 7),
+    ]
+    c.insert_many([{"_id": i, "a": a, "b": [{"c": [{"f": f}], k: v}]} for i, (a, f, k, v) in enumerate(rows)])
+    c.create_index([("b.d", 1), ("b.c.f", 1)])
+    c.create_index([("b.e", 1), ("b.c.f", 1)])
+    query = {"a": 5, "b": {"$elemMatch": {"c": {"$elemMatch": {"f": 8}}, "$or": [{"d": 6}, {"e": 7}]}}}
+    assert _ids_sorted(c.find(query)) == [0, 4]
+    c.drop()
+    c.insert_many(
+        [
+            {"_id": i, "arr": [{"a": i % 2, "b": 2 + (i // 2) % 2}], "c": 4 if i < 4 else 6, "d": 5 if i < 4 else 7}
+            for i in range(8)
+        ]
+    )
+    key = [("arr.a", 1), ("arr.b", 1), ("c", 1), ("d", 1)]
+    c.create_index(key)
+    either = [{"c": 4, "d": 5}, {"c": 6, "d": 7}]
+    query = {"arr": {"$elemMatch": {"a": {"$ne": 1}, "$or": [{"b": 2}, {"b": 3}]}}, "$or": either}
+    for hint in (key, [("$natural", 1)]):
+        assert _ids_sorted(c.find(query, {"_id": 1}).hint(hint)) == [0, 2, 4, 6]
+        pipeline = [
+            {"$match": {"arr": {"$elemMatch": {"a": {"$ne": 1}}}, "$or": either}},
+            {"$project": {"_id": 1}},
+            {"$sort": {"_id": 1}},
+        ]
+        assert [d["_id"] for d in c.aggregate(pipeline, hint=dict(hint))] == [0, 2, 4, 6]
+    c.drop()
+    arrays = [
+        [{"a": 0, "b": 1}], [{"a": 0, "b": 5}], [{"a": 1, "b": 1}, {"a": 0, "b": 5}],
+        [{"a": 2, "b": 0}, {"a": 1, "b": 9}], [{"a": 1, "b": 1}], [{"a": 0, "b": 3}],
+        [{"a": 1, "b": 1}, {"a": 0, "b": 3}], [{"a": 1, "b": 5}, {"a": 0, "b": 3}],
+    ]  # fmt: skip
+    c.insert_many([{"_id": i, "arr": arr} for i, arr in enumerate(arrays)])
+    c.create_index([("arr.a", 1), ("arr.b", 1)])
+    negation = {"arr": {"$elemMatch": {"a": {"$ne": 1}, "$or": [{"b": {"$lt": 2}}, {"b": {"$gt": 3}}]}}}
+    for hint in ([("arr.a", 1), ("arr.b", 1)], [("$natural", 1)]):
+        assert _ids_sorted(c.find(negation, {"_id": 1}).hint(hint)) == [0, 1, 2, 3]
+    c.drop()
+    nested = [
+        [{"a": [{"c": 2}], "b": 1}], [{"a": [{"c": 2}], "b": 5}], [{"a": [{"c": 2}, {"c": 3}], "b": 0}],
+        [{"a": [{"c": 1}, {"c": 2}], "b": 0}, {"a": [{"c": 5}], "b": 9}], [{"b": 1}],
+        [{"a": [{"c": 1}, {"c": 2}], "b": 1}], [{"a": [{"c": 1}], "b": 5}], [{"a": [{"c": 2}], "b": 3}],
+        [{"a": [{"c": 1}], "b": 0}, {"a": [{"c": 2}], "b": 3}],
+    ]  # fmt: skip
+    c.insert_many([{"_id": i, "arr": arr} for i, arr in enumerate(nested)])
+    c.create_index([("arr.a.c", 1), ("arr.b", 1)])
+    query = {"arr": {"$elemMatch": {"a.c": {"$ne": 1}, "$or": [{"b": {"$lt": 2}}, {"b": {"$gt": 3}}]}}}
+    for hint in ([("arr.a.c", 1), ("arr.b", 1)], [("$natural", 1)]):
+        assert _ids_sorted(c.find(query, {"_id": 1}).hint(hint)) == [0, 1, 2, 3, 4]
+
+
+# jstests/core/query/or/or2.js: the refused $or forms, both results and the IXSCAN, with no index
+# and with each of the four indexes.
+@pytest.mark.parametrize(
+    "key", [None, [("x", 1)], [("x", 1), ("a", 1)], [("x", 1), ("b", 1)], [("x", 1), ("a", 1), ("b", 1)]]
+)
+def test_or2(db: Database, key: Any) -> None:
+    from pymongo.errors import OperationFailure
+
+    if key is not None:
+        db.c.create_index(key)
+    rows = [(0, 1, None), (0, 2, None), (0, None, 1), (0, None, 2), (1, 1, 1), (1, 1, 2), (1, 2, 1), (1, 2, 2)]
+    docs = [
+        {"_id": i, "x": x, **({"a": a} if a else {}), **({"b": b} if b else {})} for i, (x, a, b) in enumerate(rows)
+    ]
+    db.c.insert_many(docs)
+    for bad in ("a", [], ["a"]):
+        with pytest.raises(OperationFailure):
+            list(db.c.find({"x": 0, "$or": bad}))
+    assert list(db.c.find({"x": 0, "$or": [{"a": 1}]})) == [docs[0]]
+    assert sorted(d["_id"] for d in db.c.find({"x": 1, "$or": [{"a": 1}, {"b": 2}]})) == [4, 5, 7]
+    if key is not None:
+        assert "IXSCAN" in plan_stages(db.c.find({"x": 0, "$or": [{"a": 1}]}).explain())

@@ -610,8 +610,10 @@ def _type_codes(value: Any) -> tuple[int | str, ...]:
 
 
 def _elem_match(value: Any) -> ElemMatch:
-    if not isinstance(value, Mapping) or not value:
-        raise not_modelled("$elemMatch with anything but a non-empty document")
+    if not isinstance(value, Mapping):
+        raise invalid_query("$elemMatch needs an Object")
+    if not value:  # {$elemMatch: {}}: any element that is a document or an array (elemmatch_object.js)
+        return ElemMatch((), on_objects=True)
     if all(k.startswith("$") for k in value) and not any(k in ("$and", "$or", "$nor") for k in value):
         inner: list[Predicate] = []
         _collect_operators("", value, inner)
