@@ -1113,3 +1113,200 @@ def test_or2(db: Database, key: Any) -> None:
     assert sorted(d["_id"] for d in db.c.find({"x": 1, "$or": [{"a": 1}, {"b": 2}]})) == [4, 5, 7]
     if key is not None:
         assert "IXSCAN" in plan_stages(db.c.find({"x": 0, "$or": [{"a": 1}]}).explain())
+
+
+# jstests/core/query/or/or3.js: the refused $nor forms and every result, with no index and each of
+# the four indexes.
+@pytest.mark.parametrize(
+    "key", [None, [("x", 1)], [("x", 1), ("a", 1)], [("x", 1), ("b", 1)], [("x", 1), ("a", 1), ("b", 1)]]
+)
+def test_or3(db: Database, key: Any) -> None:
+    from pymongo.errors import OperationFailure
+
+    if key is not None:
+        db.c.create_index(key)
+    rows = [(0, 1, None), (0, 2, None), (0, None, 1), (0, None, 2), (1, 1, 1), (1, 1, 2), (1, 2, 1), (1, 2, 2)]
+    docs = [
+        {"_id": i, "x": x, **({"a": a} if a else {}), **({"b": b} if b else {})} for i, (x, a, b) in enumerate(rows)
+    ]
+    db.c.insert_many(docs)
+    for bad in ("a", [], ["a"]):
+        with pytest.raises(OperationFailure):
+            list(db.c.find({"x": 0, "$nor": bad}))
+
+    def found(query: dict[str, Any]) -> list[int]:
+        return sorted(d["_id"] for d in db.c.find(query))
+
+    assert found({"$nor": [{"a": 1}]}) == found({"a": {"$ne": 1}}) == [1, 2, 3, 6, 7]
+    assert found({"x": 1, "$nor": [{"a": 1}, {"b": 2}]}) == found({"x": 1, "a": {"$ne": 1}, "b": {"$ne": 2}}) == [6]
+    assert found({"$nor": [{"a": 1}], "$or": [{"b": 2}]}) == found({"a": {"$ne": 1}, "b": 2}) == [3, 7]
+    if key is not None:
+        assert "IXSCAN" in plan_stages(db.c.find({"x": 1, "$nor": [{"a": 1}, {"b": 2}]}).explain())
+
+
+# jstests/core/query/or/or6.js: a rooted $or sorted on c (merge sort) and on a.
+def test_or6(db: Database) -> None:
+    db.c.create_index([("a", 1), ("c", 1)])
+    db.c.create_index([("b", 1), ("c", 1)])
+    db.c.insert_many([{"a": 1, "c": 9}, {"a": 1, "c": 10}, {"b": 2, "c": 8}, {"b": 2, "c": 7}])
+    assert [d["c"] for d in db.c.find({"$or": [{"a": 1}, {"b": 2}]}).sort("c", 1)] == [7, 8, 9, 10]
+    assert len(list(db.c.find({"$or": [{"a": 1}, {"b": 2}]}).sort("a", 1))) == 4
+
+
+# jstests/core/query/or/or7.js: every count over {a: 1}.
+def test_or7(db: Database) -> None:
+    c = db.c
+    c.create_index("a")
+    c.insert_one({"a": 2})
+    assert c.count_documents({"$or": [{"a": {"$in": [1, 3]}}, {"a": 2}]}) == 1
+    ab_or_a = {"$or": [{"a": re.compile("^ab")}, {"a": re.compile("^a")}]}
+    for values, count in ((["aa", "ab", "ad"], 3), (["aa", "ad"], 2), (["aa", "ac"], 2)):
+        c.delete_many({})
+        c.insert_many([{"a": v} for v in values])
+        assert c.count_documents(ab_or_a) == count
+    c.insert_one({"a": "ab"})
+    assert (
+        c.count_documents({"$or": [{"a": {"$in": [re.compile("^ab")], "$gte": "abc"}}, {"a": re.compile("^a")}]}) == 3
+    )
+    c.delete_many({})
+    c.insert_many([{"a": "a"}, {"a": "b"}])
+    assert c.count_documents({"$or": [{"a": {"$gt": "a", "$lt": "b"}}, {"a": {"$gte": "a", "$lte": "b"}}]}) == 2
+
+
+# jstests/core/query/or/or8.js: a missing collection, empty $in branches, nested fields.
+def test_or8(db: Database) -> None:
+    assert list(db.missing.find({"$or": [{"PropA": {"$lt": "b"}}, {"PropA": {"$lt": "b", "$gt": "a"}}]})) == []
+    db.c.insert_many([{"a": 1}, {"a": 3}])
+    db.c.create_index("a")
+    assert list(db.c.find({"$or": [{"a": {"$in": []}}]})) == []
+    for branches in (
+        [{"a": {"$in": []}}, {"a": 1}, {"a": 3}],
+        [{"a": 1}, {"a": {"$in": []}}, {"a": 3}],
+        [{"a": 1}, {"a": 3}, {"a": {"$in": []}}],
+    ):
+        assert len(list(db.c.find({"$or": branches}))) == 2
+    db.c.drop()
+    db.c.insert_one({"a": {"b": 1, "c": 1}})
+    db.c.create_index("a.b")
+    db.c.create_index("a.c")
+    assert len(list(db.c.find({"$or": [{"a.b": 1}, {"a.c": 1}]}))) == 1
+    db.c.delete_many({})
+    db.c.insert_one({"a": [{"b": 1, "c": 1}, {"b": 2, "c": 1}]})
+    assert len(list(db.c.find({"$or": [{"a.b": 2}, {"a.c": 1}]}))) == 1
+
+
+# jstests/core/query/or/or9.js: every check() over {a: 1, b: 1}.
+OR9_ONE = [
+    [{"a": {"$gte": 1, "$lte": 3}}, {"a": 2}], [{"a": {"$gt": 2, "$lte": 3}}, {"a": 2}],
+    [{"b": {"$gte": 1, "$lte": 3}}, {"b": 2}], [{"b": {"$gte": 2, "$lte": 3}}, {"b": 2}],
+    [{"b": {"$gt": 2, "$lte": 3}}, {"b": 2}], [{"a": {"$gte": 1, "$lte": 3}}, {"a": 2, "b": 2}],
+    [{"a": {"$gte": 1, "$lte": 3}, "b": 3}, {"a": 2}], [{"b": {"$gte": 1, "$lte": 3}}, {"b": 2, "a": 2}],
+    [{"b": {"$gte": 1, "$lte": 3}, "a": 3}, {"b": 2}], [{"a": {"$gte": 1, "$lte": 3}, "b": 3}, {"a": 2, "b": 2}],
+    [{"a": {"$gte": 2, "$lte": 3}, "b": 3}, {"a": 2, "b": 2}],
+    [{"a": {"$gte": 1, "$lte": 3}, "b": 2}, {"a": 2, "b": 2}],
+    [{"b": {"$gte": 1, "$lte": 3}, "a": 3}, {"a": 2, "b": 2}],
+    [{"b": {"$gte": 2, "$lte": 3}, "a": 3}, {"a": 2, "b": 2}],
+    [{"b": {"$gte": 1, "$lte": 3}, "a": 2}, {"a": 2, "b": 2}],
+]  # fmt: skip
+OR9_TWO = [
+    [{"a": {"$in": [1, 5]}, "b": {"$in": [1, 5]}}, {"a": {"$in": [1, 5]}, "b": {"$in": [1, 5]}}],
+    [{"a": {"$in": [1]}, "b": {"$in": [1, 5]}}, {"a": {"$in": [1, 5]}, "b": {"$in": [1, 5]}}],
+    [{"a": {"$in": [1]}, "b": {"$in": [1]}}, {"a": {"$in": [1, 5]}, "b": {"$in": [1, 5]}}],
+]
+
+
+def test_or9(db: Database) -> None:
+    db.c.create_index([("a", 1), ("b", 1)])
+    db.c.insert_one({"a": 2, "b": 2})
+    assert [db.c.count_documents({"$or": q}) for q in OR9_ONE] == [1] * len(OR9_ONE)
+    db.c.delete_many({})
+    db.c.insert_many([{"a": 1, "b": 5}, {"a": 5, "b": 1}])
+    assert [db.c.count_documents({"$or": q}) for q in OR9_TWO] == [2] * len(OR9_TWO)
+
+
+# jstests/core/query/or/orb.js, orc.js, org.js, orh.js, ork.js: every count.
+def test_orb(db: Database) -> None:
+    db.c.insert_one({"a": 1})
+    db.c.create_index([("a", -1)])
+    assert db.c.count_documents({"$or": [{"a": {"$gt": 0, "$lt": 2}}, {"a": {"$gt": -1, "$lt": 3}}]}) == 1
+    db.c.drop()
+    db.c.insert_one({"a": 1, "b": 1})
+    db.c.create_index([("a", 1), ("b", -1)])
+    assert db.c.count_documents({"$or": [{"a": {"$gt": 0, "$lt": 2}}, {"a": {"$gt": -1, "$lt": 3}}]}) == 1
+    assert (
+        db.c.count_documents({"$or": [{"a": 1, "b": {"$gt": 0, "$lt": 2}}, {"a": 1, "b": {"$gt": -1, "$lt": 3}}]}) == 1
+    )
+
+
+def test_orc(db: Database) -> None:
+    db.c.create_index([("a", -1), ("b", 1), ("c", 1)])
+    query = {
+        "$or": [
+            {"a": None, "b": {"$gte": 0, "$lte": 5}, "c": {"$gte": 0, "$lte": 5}},
+            {"a": None, "b": {"$gte": 3, "$lte": 8}, "c": {"$gte": 3, "$lte": 8}},
+        ]
+    }
+    for doc in ({"a": None, "b": 4, "c": 4}, {"b": 4, "c": 4}):
+        db.c.delete_many({})
+        db.c.insert_one(doc)
+        assert db.c.count_documents(query) == 1
+
+
+def test_org_and_orh(db: Database) -> None:
+    db.c.create_index("a", sparse=True)
+    db.c.create_index("b")
+    for doc, query in (
+        ({"a": 1, "b": 2}, {"$or": [{"a": 1}, {"b": 2}]}),
+        ({"a": None, "b": 2}, {"$or": [{"a": None}, {"b": 2}]}),
+        ({"b": 2}, {"$or": [{"a": None}, {"b": 2}]}),
+    ):
+        db.c.delete_many({})
+        db.c.insert_one(doc)
+        assert db.c.count_documents(query) == 1, doc
+    db.d.create_index("a", sparse=True)
+    db.d.create_index([("b", 1), ("a", 1)])
+    db.d.insert_one({"b": 2})
+    for query in (
+        {"a": None},
+        {"b": 2, "a": None},
+        {"$or": [{"b": 2, "a": None}, {"a": None}]},
+        {"$or": [{"a": None}, {"b": 2, "a": None}]},
+    ):
+        assert db.d.count_documents(query) == 1, query
+
+
+def test_ork(db: Database) -> None:
+    db.c.create_index("a")
+    db.c.insert_many([{"a": [1, 2], "b": 5}, {"a": [2, 4], "b": 5}])
+    for b, count in ((5, 2), (6, 1)):
+        query = {
+            "$or": [
+                {"a": 1, "$and": [{"$or": [{"a": 2}, {"a": 3}]}, {"$or": [{"b": b}]}]},
+                {"a": 2, "$or": [{"a": 3}, {"a": 4}]},
+            ]
+        }
+        assert len(list(db.c.find(query))) == count
+
+
+# jstests/core/query/or/orp.js: $or deduplication past 101 results.
+def test_orp(db: Database) -> None:
+    t = db.orp1
+    for key in ("a", "b", "c"):
+        t.create_index(key)
+    t.insert_many([{"_id": i, "a": 1, "b": 1} for i in range(110)])
+    assert t.count_documents({"$or": [{"a": 1}, {"b": 1}]}) == 110
+    assert t.count_documents({"$or": [{"a": 1}, {"c": 1}, {"b": 1}]}) == 110
+    t.insert_one({"_id": 110, "c": 1})
+    assert t.count_documents({"$or": [{"a": 1}, {"c": 1}, {"b": 1}]}) == 111
+    t = db.orp2
+    t.create_index([("a", 1), ("b", 1)])
+    t.insert_many([{"a": i, "b": j} for i in range(11) for j in range(11)])
+    assert (
+        t.count_documents({"$or": [{"a": {"$gte": 0}, "b": {"$gte": 0}}, {"a": {"$lte": 11}, "b": {"$lte": 11}}]})
+        == 121
+    )
+    t = db.orp3
+    t.create_index("a")
+    t.create_index("b")
+    t.insert_many([{"a": 1, "b": 120}, *({"b": i} for i in range(120))])
+    assert t.count_documents({"$or": [{"a": 1}, {"b": {"$gte": 0}}]}) == 121
