@@ -1310,3 +1310,181 @@ def test_orp(db: Database) -> None:
     t.create_index("b")
     t.insert_many([{"a": 1, "b": 120}, *({"b": i} for i in range(120))])
     assert t.count_documents({"$or": [{"a": 1}, {"b": {"$gte": 0}}]}) == 121
+
+
+# --- sorts (jstests/core/query/sort/) -------------------------------------------------------------
+
+
+def _values(cursor: Any, field: str) -> list[Any]:
+    return [d.get(field) for d in cursor]
+
+
+# sort1.js: every first/next value, unindexed and with {x: 1}; the numericOrdering collation sorts.
+def test_sort1(db: Database) -> None:
+    c = db.c
+    c.insert_many([{"x": x, "z": 33} for x in (3, 5, 2, 3, 1)])
+    for _ in range(2):
+        assert c.find().sort("x", 1)[0]["x"] == 1 and c.find().sort("x", 1).skip(1)[0]["x"] == 2
+        assert c.find().sort("x", -1)[0]["x"] == 5 and c.find().sort("x", -1)[1]["x"] == 3
+        assert c.find().sort("x", -1).skip(1)[0]["x"] == 3
+        c.create_index("x")
+    c.drop()
+    c.insert_many([{"x": x} for x in ("a", "aba", "zed", "foo")])
+    for _ in range(2):
+        assert next(c.find().sort("x", 1).limit(1))["x"] == "a" and next(c.find().sort("x", 1))["x"] == "a"
+        assert next(c.find().sort("x", -1).limit(1))["x"] == "zed" and next(c.find().sort("x", -1))["x"] == "zed"
+        c.create_index("x")
+    c.drop()
+    c.insert_many([{"_id": 0, "str": "1000"}, {"_id": 1, "str": "5"}, {"_id": 2, "str": "200"}])
+    numeric = {"locale": "en_US", "numericOrdering": True}
+    assert [d["_id"] for d in c.find().sort("str", -1).collation(numeric)] == [0, 2, 1]
+    c.drop()
+    c.insert_many([{"_id": 0, "strs": ["1000", "500"]}, {"_id": 1, "strs": ["2000", "60"]}])
+    assert [d["_id"] for d in c.find({"strs": {"$lt": "1000"}}).sort("strs", 1).collation(numeric)] == [1, 0]
+
+
+# sort2.js: sort on a dotted path, and NaN, -Infinity, 1, 5e9, Infinity in order, unindexed and indexed.
+def test_sort2(db: Database) -> None:
+    c = db.c
+    c.insert_many([{"x": 1, "y": {"a": a, "b": b}} for a, b in ((5, 4), (7, 3), (2, 3), (9, 3))])
+    for _ in range(2):
+        assert [d["y"]["a"] for d in c.find().sort("y.a", 1)][:2] == [2, 5]
+        c.create_index("y.a")
+    c.drop()
+    c.insert_many([{"x": v} for v in (1, 5000000000, float("nan"), float("inf"), float("-inf"))])
+    for _ in range(2):
+        assert [repr(d["x"]) for d in c.find({}, {"_id": 0}).sort("x", 1)] == ["nan", "-inf", "1", "5000000000", "inf"]
+        c.create_index("x")
+
+
+# sort3.js, sort4.js: ascending, descending and compound orders with missing fields, with the indexes.
+def test_sort3_and_sort4(db: Database) -> None:
+    db.s3.insert_many([{"a": 1}, {"a": 5}, {"a": 3}])
+    assert _values(db.s3.find().sort("a", 1), "a") == [1, 3, 5]
+    assert _values(db.s3.find().sort("a", -1), "a") == [5, 3, 1]
+    c = db.s4
+
+    def nice(sort: list[tuple[str, int]]) -> str:
+        return ",".join(d["name"] + d.get("prename", "") for d in c.find().sort(sort))
+
+    c.insert_many([{"name": n, "prename": p} for n, p in (("A", "B"), ("A", "C"), ("B", "B"), ("B", "D"))])
+    assert nice([("name", 1), ("prename", 1)]) == "AB,AC,BB,BD"
+    assert nice([("prename", 1), ("name", 1)]) == "AB,BB,AC,BD"
+    c.insert_one({"name": "A"})
+    assert nice([("name", 1), ("prename", 1)]) == "A,AB,AC,BB,BD"
+    c.insert_one({"name": "C"})
+    assert nice([("name", 1), ("prename", 1)]) == "A,AB,AC,BB,BD,C"
+    c.create_index([("name", 1), ("prename", 1)])
+    assert nice([("name", 1), ("prename", 1)]) == "A,AB,AC,BB,BD,C"
+    c.drop_indexes()
+    c.create_index("name")
+    assert nice([("name", 1), ("prename", 1)]) == "A,AB,AC,BB,BD,C"
+
+
+# sort5.js: compound sorts on dotted paths and _id, with and without limit, unindexed and indexed.
+def test_sort5(db: Database) -> None:
+    t = db.c
+    t.insert_many(
+        [
+            {"_id": i, "x": x, "y": {"a": a, "b": b}}
+            for i, x, a, b in ((5, 1, 5, 4), (7, 2, 7, 3), (2, 3, 2, 3), (9, 4, 9, 3))
+        ]
+    )
+    for sort, key in (
+        ([("y.b", 1), ("y.a", -1)], [("y.b", 1), ("y.a", -1)]),
+        ([("y.b", 1), ("_id", -1)], [("y.b", 1), ("_id", -1)]),
+    ):
+        assert _values(t.find().sort(sort), "x") == [4, 2, 3, 1]
+        t.create_index(key)
+        assert _values(t.find().sort(sort), "x") == [4, 2, 3, 1]
+        assert _values(t.find().sort(sort).limit(500), "x") == [4, 2, 3, 1]
+    proj = {"y.a": 1, "y.b": 1, "_id": 1}
+    sort = [("y.a", 1), ("y.b", 1), ("_id", 1)]
+    assert _values(t.find({}, proj).sort(sort), "_id") == [2, 5, 7, 9]
+    assert _values(t.find({}, proj).sort(sort).limit(500), "_id") == [2, 5, 7, 9]
+
+
+# sort6.js: null and missing sort first ascending, last descending, unindexed and indexed.
+@pytest.mark.parametrize("first", [{"_id": 1, "c": None}, {"_id": 1}], ids=["null", "missing"])
+def test_sort6(db: Database, first: dict[str, Any]) -> None:
+    db.c.insert_many([first, {"_id": 2, "c": 1}, {"_id": 3, "c": 2}])
+    for _ in range(2):
+        assert _values(db.c.find().sort("c", -1), "_id") == [3, 2, 1]
+        assert _values(db.c.find().sort("c", 1), "_id") == [1, 2, 3]
+        db.c.create_index("c")
+
+
+# sort8.js: an array sorts by its members, unindexed and hinted, with and without bounds.
+def test_sort8(db: Database) -> None:
+    c = db.c
+    c.insert_many([{"a": [1, 10]}, {"a": 5}])
+    forward, reverse = list(c.find().sort("a", 1)), list(c.find().sort("a", -1))
+    c.create_index("a")
+    assert list(c.find().sort("a", 1).hint([("a", 1)])) == forward
+    assert list(c.find().sort("a", -1).hint([("a", 1)])) == reverse
+    assert forward[0]["a"] == [1, 10] and reverse[0]["a"] == [1, 10]
+    c.drop_indexes()
+    forward, reverse = list(c.find({"a": {"$gte": 5}}).sort("a", 1)), list(c.find({"a": {"$lte": 5}}).sort("a", -1))
+    c.create_index("a")
+    assert list(c.find({"a": {"$gte": 5}}).sort("a", 1).hint([("a", 1)])) == forward
+    assert list(c.find({"a": {"$lte": 5}}).sort("a", -1).hint([("a", 1)])) == reverse
+
+
+# sort9.js: every itcount of unindexed array, missing and empty-document sorts.
+SORT9 = [
+    (
+        [{"a": []}, {"a": [[]]}],
+        [({"a": {"$ne": 4}}, "a", 2), ({"a.b": {"$ne": 4}}, "a.b", 2), ({"a": {"$ne": 4}}, "a.b", 2)],
+    ),
+    (
+        [{}],
+        [
+            ({"a": {"$ne": 4}}, "a", 1), ({"a.b": {"$ne": 4}}, "a.b", 1), ({"a": {"$ne": 4}}, "a.b", 1),
+            ({"a": {"$exists": 0}}, "a", 1), ({"a": {"$exists": 0}}, "a.b", 1),
+        ],
+    ),
+    (
+        [{"a": {}}],
+        [
+            ({"a": {"$ne": 4}}, "a", 1), ({"a.b": {"$ne": 4}}, "a.b", 1), ({"a": {"$ne": 4}}, "a.b", 1),
+            ({"a.b": {"$exists": 0}}, "a", 1), ({"a.b": {"$exists": 0}}, "a.b", 1),
+        ],
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("docs", "cases"), SORT9, ids=["arrays", "missing", "empty document"])
+def test_sort9(db: Database, docs: list[dict[str, Any]], cases: list[tuple[Any, str, int]]) -> None:
+    db.c.insert_many([dict(d) for d in docs])
+    for query, field, count in cases:
+        assert len(list(db.c.find(query).sort(field, 1))) == count, (query, field)
+
+
+# sort10.js: signed dates sort in order, unindexed, with {x: 1} and with {x: -1}.
+def test_sort10(db: Database) -> None:
+    c = db.c
+    c.insert_many([{"x": datetime.datetime(1970, 1, 1) + datetime.timedelta(milliseconds=ms)} for ms in (50000, -50)])
+    for _ in range(2):
+        assert c.find().sort("x", 1)[0]["x"] == datetime.datetime(1970, 1, 1) - datetime.timedelta(milliseconds=50)
+        c.create_index("x")
+        c.insert_one({"x": datetime.datetime(2026, 1, 1)})
+    c.drop()
+    millis = [-5000000000000, 5000000000000, 0, 5, -5]
+    dates = [datetime.datetime(1970, 1, 1) + datetime.timedelta(milliseconds=ms) for ms in millis]
+    c.insert_many([{"x": d} for d in dates])
+    for key in (None, [("x", 1)], [("x", -1)]):
+        if key is not None:
+            c.drop_indexes()
+            c.create_index(key)
+        assert _values(c.find().sort("x", 1), "x") == sorted(dates)
+        assert _values(c.find().sort("x", -1), "x") == sorted(dates, reverse=True)
+
+
+# sort_numeric.js: ints and doubles in one order; a == 3 and a == 3.0 each find one.
+def test_sort_numeric(db: Database) -> None:
+    values = [3, 3.1, 2.9, 1, 1.9, 5, 4.9, 2.91]
+    db.c.insert_many([{"a": v} for v in values])
+    for _ in range(2):
+        assert _values(db.c.find().sort("a", 1), "a") == sorted(values)
+        assert db.c.count_documents({"a": 3}) == 1 and db.c.count_documents({"a": 3.0}) == 1
+        db.c.create_index("a")
