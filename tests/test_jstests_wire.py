@@ -1488,3 +1488,92 @@ def test_sort_numeric(db: Database) -> None:
         assert _values(db.c.find().sort("a", 1), "a") == sorted(values)
         assert db.c.count_documents({"a": 3}) == 1 and db.c.count_documents({"a": 3.0}) == 1
         db.c.create_index("a")
+
+
+# sorta.js: MinKey, [], null, missing, 1, [2], MaxKey in order, unindexed and with {a: 1, _id: 1}.
+def test_sorta(db: Database) -> None:
+    docs = [
+        {"_id": 0, "a": MinKey()}, {"_id": 1, "a": []}, {"_id": 2, "a": []}, {"_id": 3, "a": None}, {"_id": 4},
+        {"_id": 5, "a": None}, {"_id": 6, "a": 1}, {"_id": 7, "a": [2]}, {"_id": 8, "a": MaxKey()},
+    ]  # fmt: skip
+    db.c.insert_many([dict(d) for d in docs])
+    assert _values(db.c.find().sort([("a", 1), ("_id", 1)]), "_id") == list(range(9))
+    db.c.create_index([("a", 1), ("_id", 1)])
+    assert _values(db.c.find().sort([("a", 1), ("_id", 1)]), "_id") == list(range(9))
+
+
+# sortc.js: sort with skip, with and without a second candidate plan, unindexed and with {a: 1}.
+def test_sortc(db: Database) -> None:
+    db.c.insert_many([{"a": 1}, {"a": 2}])
+    for _ in range(2):
+        for direction, first in ((1, [1, 2]), (-1, [2, 1])):
+            for query in ({}, {"a": {"$gt": 0}, "b": None}):
+                assert [db.c.find(query).sort("a", direction).skip(skip)[0]["a"] for skip in (0, 1)] == first
+        db.c.create_index("a")
+
+
+# sortd.js: sorted results with duplicates and two candidate plans, every check.
+def test_sortd(db: Database) -> None:
+    t = db.c
+
+    def sorted_count(cursor: Any) -> int:
+        values = [d["a"] for d in cursor]
+        keys = [min(v) if isinstance(v, list) else v for v in values]
+        assert keys == sorted(keys)
+        return len(values)
+
+    t.insert_many([{"a": [1, 2, 3, 4, 5]}, {"a": 10}])
+    t.create_index("a")
+    assert len(list(t.find({"a": {"$gt": 0}}).sort("a", 1))) == 2
+    assert len(list(t.find({"a": {"$gt": 0}, "b": None}).sort("a", 1))) == 2
+    for top, tail, repeat in ((10, 100, 30), (200, 2000, 30)):
+        t.drop()
+        t.insert_many([{"a": 1}, {"a": top}, *({"a": i} for i in range(2, top)), *({"a": tail} for _ in range(repeat))])
+        t.create_index("a")
+        assert sorted_count(t.find({"a": {"$gte": 0, "$lte": top}}).sort("a", 1)) == top
+        assert sorted_count(t.find({"a": {"$gte": 0, "$lte": top}, "b": None}).sort("a", 1)) == top
+    t.drop()
+    t.insert_many([{"a": i} for i in reversed(range(400))])
+    t.create_index("a")
+    assert sorted_count(t.find({"a": {"$gte": 0, "$lte": 400}, "b": None}).batch_size(50).sort("a", 1)) == 400
+
+
+# sorti.js: a projection applies after an in-memory sort, also hinted.
+def test_sorti(db: Database) -> None:
+    db.c.insert_many([{"a": 1, "b": 0}, {"a": 3, "b": 1}, {"a": 2, "b": 2}, {"a": 4, "b": 3}])
+    assert _values(db.c.find().sort("a", 1), "b") == [0, 2, 1, 3]
+    assert _values(db.c.find({}, {"_id": 0, "b": 1}).sort("a", 1), "b") == [0, 2, 1, 3]
+    db.c.create_index("b")
+    assert _values(db.c.find({}, {"_id": 0, "b": 1}).sort("a", 1), "b") == [0, 2, 1, 3]
+    assert _values(db.c.find({}, {"_id": 0, "b": 1}).sort("a", 1).hint([("b", 1)]), "b") == [0, 2, 1, 3]
+
+
+# sortl.js: an _id equality with a sort, and its {$meta: "sortKey"} projection (the find part).
+def test_sortl(db: Database) -> None:
+    db.c.insert_one({"_id": 1, "a": 2})
+    assert list(db.c.find({"_id": 1}).sort("a", 1)) == [{"_id": 1, "a": 2}]
+    assert list(db.c.find({"_id": 1}, {"b": {"$meta": "sortKey"}}).sort("a", 1)) == [{"_id": 1, "a": 2, "b": [2]}]
+
+
+# natural.js: $natural sort and hint, and the refused mixtures.
+def test_natural(db: Database) -> None:
+    from pymongo.errors import OperationFailure
+
+    c = db.c
+    c.create_index("a")
+    c.insert_many([{"_id": 1, "a": 3}, {"_id": 2, "a": 2}, {"_id": 3, "a": 1}])
+    assert list(c.find({"a": 2}).sort("$natural", 1)) == [{"_id": 2, "a": 2}]
+    assert list(c.find({"a": 2}).hint([("$natural", -1)])) == [{"_id": 2, "a": 2}]
+    assert _values(c.find().hint([("$natural", 1)]).sort("a", 1), "_id") == [3, 2, 1]
+    refused = [
+        c.find().hint([("a", 1)]).sort("$natural", 1),
+        c.find().hint([("a", 1), ("$natural", 1)]),
+        c.find().hint([("$natural", 1), ("b", 1)]),
+        c.find().hint([("a", 1), ("$natural", 1), ("b", 1)]),
+        c.find().sort([("a", 1), ("$natural", 1)]),
+        c.find().sort([("$natural", 1), ("b", 1)]),
+        c.find().sort([("a", 1), ("$natural", 1), ("b", 1)]),
+    ]
+    for cursor in refused:
+        with pytest.raises(OperationFailure):
+            list(cursor)

@@ -17,7 +17,6 @@ every projection form (``$slice``, ``$elemMatch``, positional) the same way for 
 from __future__ import annotations
 
 import asyncio
-import functools
 import threading
 import time
 from collections import Counter
@@ -155,6 +154,13 @@ class ReadLayer:
             return None  # malformed: the engine's own validation answers, with MongoDB's message
         started = time.perf_counter_ns()
         model = await self._explain.model(database, name)
+        if _sort_key_meta(body.get("projection")):  # the engine's projection has no sortKey: the model's
+            projected = await self._run(model, database, name, args, projected=True)
+            if projected is None:
+                return None
+            documents = list(projected)
+            self._profile(database, name, body, time.perf_counter_ns() - started)
+            return self._reply(body, raw, namespace, documents, context, cursors)
         rids = await self._run(model, database, name, args)
         if rids is None:
             return None  # not modelled (or a hint the engine words its own way): the engine answers
@@ -164,6 +170,18 @@ class ReadLayer:
             documents = [project(model.documents[rid]) for rid in rids]
         else:
             documents = [model.documents[rid] for rid in rids]  # the engine's public forms, as its find returns
+        return self._reply(body, raw, namespace, documents, context, cursors)
+
+    def _reply(
+        self,
+        body: Mapping[str, Any],
+        raw: Mapping[str, Any],
+        namespace: str,
+        documents: list[Any],
+        context: Any,
+        cursors: Any,
+    ) -> dict[str, Any]:
+        """The find's reply: one batch for a negative limit or singleBatch, else a cursor the engine batches."""
         reply = {"cursor": {"firstBatch": documents, "ns": namespace, "id": 0}, "ok": 1.0}
         if body.get("singleBatch") or (isinstance(body.get("limit"), int) and body["limit"] < 0):
             return reply  # one batch, cursor closed, as MongoDB answers a negative limit
@@ -195,10 +213,19 @@ class ReadLayer:
             documents = [project(document) for document in documents]
         return documents
 
-    async def _run(self, model: Any, database: str, name: str, args: planner.FindArgs) -> list[int] | None:
+    async def _run(
+        self, model: Any, database: str, name: str, args: planner.FindArgs, *, projected: bool = False
+    ) -> list[Any] | None:
         """Plan and run a find (without its projection) on the model, off the server's event loop, and
-        count the indexes its plan used: the positions of the documents it returns, or None if refused."""
-        run = functools.partial(planner.find_records, model, f"{database}.{name}", replace(args, projection=None))
+        count the indexes its plan used: the positions of the documents it returns, or None if refused
+        (``projected``: the documents themselves, projected by the plan's PROJECTION stage)."""
+        namespace = f"{database}.{name}"
+
+        def run() -> tuple[dict[str, Any], Sequence[Any]]:
+            if projected:
+                return planner.find_documents(model, namespace, args)
+            return planner.find_records(model, namespace, replace(args, projection=None))
+
         try:
             explain, rids = await asyncio.get_running_loop().run_in_executor(None, run)
         except InvalidQueryError as error:  # a filter MongoDB refuses and the engine would answer
@@ -206,7 +233,7 @@ class ReadLayer:
         except ExplainError:
             return None
         self.uses.record(database, name, indexes_used(explain["queryPlanner"]["winningPlan"]))
-        return rids
+        return list(rids)
 
     def _profile(self, database: str, name: str, body: Mapping[str, Any], nanoseconds: int) -> None:
         """Record the find in the database profiler (``system.profile``) when it is on, as the engine's find does."""
@@ -233,6 +260,13 @@ class ReadLayer:
         elif command == "dropDatabase":
             self.uses.forget(database)
         return reply
+
+
+def _sort_key_meta(projection: Any) -> bool:
+    """Whether a find's projection asks for ``{$meta: "sortKey"}`` (sortl.js), which the engine cannot project."""
+    return isinstance(projection, Mapping) and any(
+        isinstance(v, Mapping) and v.get("$meta") == "sortKey" for v in projection.values()
+    )
 
 
 def _starts_with_index_stats(body: Mapping[str, Any]) -> bool:

@@ -661,6 +661,8 @@ def _id_hack_value(collection: Collection, query: FindQuery) -> Any:
     # isIdHackEligibleQuery: no hint or skip, and the collection's own collation (its _id index's)
     if query.hint is not None or query.skip or query.collation_id != normalize(collection.collation):
         return None
+    if query.sort_key_fields:  # a {$meta: "sortKey"} projection needs the sort stage (sortl.js)
+        return None
     if len(query.predicates) != 1:
         return None
     pred = query.predicates[0]

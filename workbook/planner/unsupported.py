@@ -39,6 +39,6 @@ def unknown_hint(hint: object, visible: Iterable[str]) -> UnknownHintError:
 
 def invalid_query(message: str, code: int = 2) -> InvalidQueryError:
     """MongoDB's refusal of a filter it cannot parse (BadValue, or the code given), worded as the server words it."""
-    error = InvalidQueryError(message, fix=f"Correct the filter: MongoDB refuses it with this message (code {code}).")
+    error = InvalidQueryError(message, fix=f"Correct the query: MongoDB refuses it with this message (code {code}).")
     error.code = code
     return error
