@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from bson import Binary, Code, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
+from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
 from pymongo.database import Database
 
 from workbook.planner.reading import walk, winning_plan
@@ -1577,3 +1577,198 @@ def test_natural(db: Database) -> None:
     for cursor in refused:
         with pytest.raises(OperationFailure):
             list(cursor)
+
+
+# --- covered queries (jstests/core/index/covered/) ------------------------------------------------
+
+
+def _index_only(cursor: Any) -> bool:
+    """analyze_plan.js isIndexOnly: no FETCH and no COLLSCAN in the winning plan."""
+    stages = set(plan_stages(cursor.explain()))
+    return not stages & {"FETCH", "COLLSCAN"}
+
+
+# coveredIndex1.js: every assertIfQueryIsCovered (classic multi-planning, as 7.0/8.0 rank plans).
+def test_covered_index1(db: Database) -> None:
+    c = db.c
+    rows = [("john", "doe"), ("jack", "doe"), ("john", "smith"), ("jack", "black"), ("bob", "murray")]
+    c.insert_many([{"order": i, "fn": fn, "ln": ln} for i, (fn, ln) in enumerate(rows)])
+    c.insert_many(
+        [
+            {"order": 5, "fn": "aaa", "ln": "bbb", "obj": {"a": 1, "b": "blah"}},
+            {"order": 6, "fn": "ccc", "ln": "ddd", "arr": [1, 2, 3, 4, 5, 6]},
+        ]
+    )
+
+    def check(query: dict[str, Any], projection: Any, covered: bool, hint: Any = None) -> None:
+        cursor = c.find(query, projection)
+        assert _index_only(cursor.hint(hint) if hint else cursor) is covered, (query, projection)
+
+    c.create_index("ln")
+    check({}, None, False)
+    check({"ln": "doe"}, None, False)
+    check({"ln": "doe"}, {"ln": 1}, False)
+    check({"ln": "doe"}, {"ln": 1, "_id": 0}, True, [("ln", 1)])
+    c.drop_index("ln_1")
+    c.create_index([("ln", 1), ("fn", 1)])
+    check({"ln": "doe"}, {"ln": 1, "_id": 0}, True)
+    check({"ln": "doe"}, {"ln": 1, "fn": 1, "_id": 0}, True)
+    check({"ln": "doe", "fn": "john"}, {"ln": 1, "fn": 1, "_id": 0}, True)
+    check({"fn": "john", "ln": "doe"}, {"fn": 1, "ln": 1, "_id": 0}, True)
+    check({"fn": "john"}, {"fn": 1, "_id": 0}, False)
+    c.drop_index("ln_1_fn_1")
+    c.create_index([("_id", 1), ("ln", 1)])
+    check({"_id": 123, "ln": "doe"}, {"_id": 1}, True)
+    check({"_id": 123, "ln": "doe"}, {"ln": 1}, True)
+    check({"ln": "doe", "_id": 123}, {"ln": 1, "_id": 1}, True)
+    check({"ln": "doe"}, {"ln": 1}, False)
+    c.drop_index("_id_1_ln_1")
+    c.create_index("obj")
+    check({"obj.a": 1}, {"obj": 1}, False)
+    check({"obj": {"a": 1, "b": "blah"}}, None, False)
+    check({"obj": {"a": 1, "b": "blah"}}, {"obj": 1, "_id": 0}, True)
+    c.drop_index("obj_1")
+    c.create_index([("obj.a", 1), ("obj.b", 1)])
+    check({"obj.a": 1}, {"obj": 1}, False)
+    c.drop_index("obj.a_1_obj.b_1")
+    c.create_index("arr.0")
+    check({"arr.0": 1}, None, False)
+    check({"arr.0": {"$mod": [7, 6]}}, None, False)
+
+
+# covered_index_simple_1.js: every hinted covered query (index only, no document examined).
+def test_covered_index_simple_1(db: Database) -> None:
+    c = db.c
+    c.insert_many([{"foo": i % 10} for i in range(20)] + [{"bar": i} for i in range(5)])
+    c.insert_many([{"foo": "string"}, {"foo": {"bar": 1}}, {"foo": None}])
+    c.create_index("foo")
+    for query in (
+        {"foo": 1},
+        {"foo": "string"},
+        {"foo": {"bar": 1}},
+        {},
+        {"foo": {"$gt": 2, "$lt": 6}},
+        {"foo": {"$in": [5, 8]}},
+        {"foo": "2"},
+    ):
+        cursor = c.find(query, {"foo": 1, "_id": 0}).hint([("foo", 1)])
+        assert _index_only(cursor.clone()), query
+        assert cursor.explain()["executionStats"]["totalDocsExamined"] == 0, query
+
+
+# covered_index_negative_1.js: every query that is not covered examines documents.
+def test_covered_index_negative_1(db: Database) -> None:
+    c = db.c
+    c.insert_many(
+        [{"a": i, "b": f"strvar_{i % 13}", "c": i % 10, "d": i * 10, "e": [i, i % 10], "f": i} for i in range(100)]
+    )
+    c.create_index([("a", 1), ("b", -1), ("c", 1)])
+    c.create_index("e")
+    c.create_index("d")
+    c.create_index([("f", "hashed")])
+    abc = [("a", 1), ("b", -1), ("c", 1)]
+    cases = [
+        (c.find({"a": 10, "b": "strvar_10", "c": 0}).hint(abc)),
+        (c.find({"a": 10, "b": "strvar_10", "c": 0}, {"a": 1, "b": 1, "c": 1}).hint(abc)),
+        (c.find({"d": 100}, {"d": 1, "c": 1, "_id": 0}).hint([("d", 1)])),
+        (c.find({"e": 99}, {"e": 1, "_id": 0}).hint([("e", 1)])),
+        (c.find({"d": {"$lt": 1000}}, {"a": 1, "b": 1, "c": 1, "_id": 0}).hint(abc)),
+        (c.find({"f": 10}, {"f": 1, "_id": 0}).hint([("f", "hashed")])),
+    ]
+    for cursor in cases:
+        assert not _index_only(cursor.clone())
+        assert cursor.explain()["executionStats"]["totalDocsExamined"] != 0
+
+
+# --- $mod (jstests/core/query/mod/) ---------------------------------------------------------------
+
+
+def _mod_ids(db: Database, divisor: Any, remainder: Any, field: str = "a") -> list[Any]:
+    return [d["_id"] for d in db.c.find({field: {"$mod": [divisor, remainder]}}).sort("_id", 1)]
+
+
+# mod.js: every assertDocumentsFromMod, itcount and refusal.
+def test_mod(db: Database) -> None:
+    from pymongo.errors import OperationFailure
+
+    big = [4000000000, 15000000000, -4000000000, -15000000000]
+    values = [*big, *(v + (0.12345 if v > 0 else -0.12345) for v in big)]
+    values += [Decimal128(f"{v}.12345") for v in big]
+    db.c.insert_many([{"_id": i + 1, "a": v} for i, v in enumerate(values)])
+    assert _mod_ids(db, 4000000000, 0) == [1, 3, 5, 7, 9, 11]
+    assert _mod_ids(db, -4000000000, 0) == [1, 3, 5, 7, 9, 11]
+    assert _mod_ids(db, 10000000000, 5000000000) == [2, 6, 10]
+    assert _mod_ids(db, 10000000000, -5000000000) == [4, 8, 12]
+    assert _mod_ids(db, -10000000000, 5000000000) == [2, 6, 10]
+    assert _mod_ids(db, -10000000000, -5000000000) == [4, 8, 12]
+    db.c.drop()
+    db.c.insert_many(
+        [{"_id": i + 1, "a": v} for i, v in enumerate([4.2, 4.5, 4.7, *(Decimal128(x) for x in ("4.2", "4.5", "4.7"))])]
+    )
+    assert _mod_ids(db, 4, 0) == [1, 2, 3, 4, 5, 6]
+    db.c.drop()
+    db.c.insert_many(
+        [
+            {"_id": 1, "str": "abc123", "a": 0}, {"_id": 2, "str": "xyz123", "a": 5},
+            {"_id": 3, "str": "ijk123", "a": 12}, {"_id": 4, "s": "array", "a": [0, 7]},
+            {"_id": 5, "s": "array", "a": [1, 7]}, {"_id": 6, "s": "array", "a": [-5]},
+        ]
+    )  # fmt: skip
+    counts = [((-10, -5), 1), ((4, -1), 1), ((5, 0), 4), ((12, 0), 3), ((12, 1), 1)]
+    assert [len(_mod_ids(db, d, r)) for (d, r), _ in counts] == [n for _, n in counts]
+    db.c.insert_many(
+        [
+            {"_id": 7, "arr": [1, [2, 3], [[4]]]}, {"_id": 8, "arr": [{"b": [1, 2, 3]}, {"b": [5]}]},
+            {"_id": 9, "arr": [{"b": [-1]}, {"b": [5]}]}, {"_id": 10, "arr": "string"},
+        ]
+    )  # fmt: skip
+    assert len(_mod_ids(db, 1, 0, "arr")) == 1 and len(_mod_ids(db, 4, 0, "arr")) == 0
+    assert len(_mod_ids(db, 3, 0, "arr.b")) == 1 and len(_mod_ids(db, 5, 0, "arr.b")) == 2
+    assert len(_mod_ids(db, 5, 0, "arr.b.c")) == 0
+    assert len(_mod_ids(db, 1, Int64(0))) == 6
+    assert len(_mod_ids(db, Int64(5), Decimal128("2.1"))) == 3
+    assert len(_mod_ids(db, Decimal128("5.001"), Decimal128("2.1"))) == 3
+    assert len(_mod_ids(db, 7, 1)) == 1
+    assert _mod_ids(db, 10, 1, "str") == _mod_ids(db, 10, 1, "s") == _mod_ids(db, 10, 1, "noField") == []
+    refused = [
+        [0, 1], [0, 0], [Decimal128("0.001"), Decimal128("1.001")], [1, 0, 0], [Decimal128("0.1")],
+        [Decimal128("0"), Decimal128("0")], [10, 1, 1], [10], ["a", 0], ["a", "b"],
+    ]  # fmt: skip
+    for operands in refused:
+        with pytest.raises(OperationFailure) as error:
+            list(db.c.find({"a": {"$mod": operands}}))
+        assert error.value.code == 2, operands
+    db.c.insert_many([{"_id": 11, "c": float("nan")}, {"_id": 12, "c": float("inf")}])
+    assert _mod_ids(db, 11, 10.0, "c") == [] and _mod_ids(db, -12, 0, "c") == []
+
+
+# mod_overflow.js: -2^63 and -2^31 modulo each spelling of -1 (the find part).
+def test_mod_overflow(db: Database) -> None:
+    db.c.insert_many([{"_id": 0, "val": Int64(-(2**63))}, {"_id": 1, "val": -(2**31)}])
+    for divisor in (-1.0, -1, Int64(-1), Decimal128("-1")):
+        assert _mod_ids(db, divisor, 0, "val") == [0, 1]
+
+
+# mod_special_values.js: NaN, infinities and 1e19 as operands are refused; as dividends they never
+# match; dividends are truncated.
+def test_mod_special_values(db: Database) -> None:
+    from pymongo.errors import OperationFailure
+
+    for special in ("NaN", "Infinity", "1e19"):
+        for value in (Decimal128(special), float(special)):
+            for operands in ([value, 1], [1, value]):
+                with pytest.raises(OperationFailure) as error:
+                    list(db.c.find({"attribute": {"$mod": operands}}))
+                assert error.value.code == 2
+    db.c.insert_many([{"_id": 100, "attribute": -1e19}, {"_id": 101, "attribute": Decimal128("1e19")}])
+    assert _mod_ids(db, 1, 0, "attribute") == []
+    db.c.delete_many({})
+    values = [14.5, 14.50001, 15.01, Decimal128("14.5"), Decimal128("14.50001"), Decimal128("15.01"), 24, Int64(34)]
+    db.c.insert_many([{"_id": i + 1, "attribute": v} for i, v in enumerate(values)])
+    assert _mod_ids(db, 10, 4, "attribute") == [1, 2, 4, 5, 7, 8]
+    db.c.delete_many({})
+    specials = [Decimal128(x) for x in ("-NaN", "NaN", "-Infinity", "Infinity")] + [
+        float(x) for x in ("nan", "-nan", "inf", "-inf")
+    ]
+    db.c.insert_many([{"attribute": v} for v in specials])
+    assert _mod_ids(db, 1, 0, "attribute") == []

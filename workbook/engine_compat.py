@@ -504,12 +504,12 @@ def bad_value(message: str, code: int = 2) -> Exception:
 
 
 def with_pymongo_scalars(document: Any) -> Any:
-    """A decoded document with mongoeco's own Regex, Timestamp and DBRef values (which its find replies
-    with) as pymongo's ``bson`` types, which the planner model orders and matches; the same document
-    when it holds none (the common case: no copy)."""
-    from mongoeco._types._bson_values import DBRef, Regex, Timestamp
+    """A decoded document with mongoeco's own Regex, Timestamp, DBRef, Decimal128 and Binary values (which
+    its find replies with) as pymongo's ``bson`` types, which the planner model orders and matches; the
+    same document when it holds none (the common case: no copy)."""
+    from mongoeco._types._bson_values import Binary, DBRef, Decimal128, Regex, Timestamp
 
-    engine_types = (Regex, Timestamp, DBRef)
+    engine_types = (Regex, Timestamp, DBRef, Decimal128, Binary)
 
     def holds(value: Any) -> bool:
         if isinstance(value, dict):

@@ -153,6 +153,8 @@ def translate(
         return _regex(value, collate)
     if op == "$type":
         return _type_bracket(value, collate)
+    if op == "$mod":  # every number, each key checked (IndexBoundsBuilder::translate for MOD)
+        return [Interval.of(float("nan"), float("inf"), True, True, collate)], INEXACT_COVERED
     if op == "$not":
         if not all(inner.op in NEGATABLE for inner in value):
             raise not_modelled("index bounds for $not of a regular expression or $type")

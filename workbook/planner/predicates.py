@@ -10,6 +10,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from bson import Decimal128, Int64, Regex
@@ -51,6 +52,7 @@ _MATCH_TYPE_ORDER = {
     "$gt": 5,
     "$gte": 6,
     "$regex": 7,
+    "$mod": 8,
     "$exists": 9,
     "$in": 10,
     "$nor": 16,
@@ -60,7 +62,9 @@ _MATCH_TYPE_ORDER = {
 }
 _NOT = 15
 _NEGATIONS = {"$ne", "$nin", "$not"}
-INDEXABLE = frozenset({"$eq", "$lt", "$lte", "$gt", "$gte", "$in", "$ne", "$nin", "$exists", "$regex", "$type", "$not"})
+INDEXABLE = frozenset(
+    {"$eq", "$lt", "$lte", "$gt", "$gte", "$in", "$ne", "$nin", "$exists", "$regex", "$type", "$not", "$mod"}
+)
 NEGATABLE = frozenset({"$eq", "$lt", "$lte", "$gt", "$gte", "$in", "$exists"})
 """Operators whose ``$not`` has index bounds: the complement of theirs (a regex or type's does not)."""
 
@@ -171,6 +175,8 @@ class Predicate:
             return {self.path: {"$not": negated}}
         if self.op == "$size":
             return {self.path: {"$size": self.value}}
+        if self.op == "$mod":
+            return {self.path: {"$mod": [Int64(v) for v in self.value]}}
         if self.op == "$ne":
             return {self.path: {"$not": {"$eq": to_json_value(self.value)}}}
         if self.op == "$nin":
@@ -217,6 +223,8 @@ class Predicate:
             return any(_in(v, self.value, collate) for v in found)
         if self.op == "$regex":
             return any(_regex_matches(v, self.value) for v in found)
+        if self.op == "$mod":
+            return any(_mod_matches(v, *self.value) for v in found)
         return any(_compares(v, self.op, self.value, collate) for v in found)
 
     def _element_matches(self, element: Any, collate: Collate | None) -> bool:
@@ -250,6 +258,8 @@ class Predicate:
             return _has_type(value, target)
         if op == "$size":
             return isinstance(value, list) and len(value) == target
+        if op == "$mod":
+            return _mod_matches(value, *target)
         if op == "$not":
             return not all(inner.matches_value(value, collate) for inner in target)
         if op == "$elemMatch":
@@ -579,8 +589,56 @@ def _collect_operators(path: str, condition: Mapping[str, Any], out: list[Predic
             out.append(Predicate(path, "$elemMatch", _elem_match(value)))
         elif op == "$not":
             out.append(Predicate(path, "$not", _negated(path, value)))
+        elif op == "$mod":
+            out.append(Predicate(path, "$mod", _mod_operands(value)))
         else:
             raise not_modelled(f"the query operator {op}")
+
+
+def _mod_operands(value: Any) -> tuple[int, int]:
+    """(divisor, remainder) of ``{$mod: [d, r]}``, truncated to whole numbers, refused as MongoDB
+    refuses them (expression_parser.cpp parseMOD, BadValue; NaN, infinities and values beyond 64 bits
+    too: mod_special_values.js)."""
+    if not isinstance(value, list | tuple):
+        raise invalid_query("malformed mod, needs to be an array")
+    if len(value) < 2:
+        raise invalid_query("malformed mod, not enough elements")
+    if len(value) > 2:
+        raise invalid_query("malformed mod, too many elements")
+    operands: list[int] = []
+    for operand, name in zip(value, ("divisor", "remainder"), strict=True):
+        if isinstance(operand, bool) or not isinstance(operand, int | float | Decimal128 | Decimal):
+            raise invalid_query(f"malformed mod, {name} not a number")
+        whole = _whole(operand)
+        if whole is None:
+            raise invalid_query(f"malformed mod, {name} value is invalid: it does not fit in a 64-bit integer")
+        operands.append(whole)
+    if operands[0] == 0:
+        raise invalid_query("divisor cannot be 0")
+    return operands[0], operands[1]
+
+
+def _whole(value: Any) -> int | None:
+    """A number truncated toward zero, as a 64-bit integer; None for NaN, infinities and values beyond 64 bits."""
+    number = value.to_decimal() if isinstance(value, Decimal128) else value
+    if isinstance(number, float) and not math.isfinite(number):
+        return None
+    if not isinstance(number, int | float) and not number.is_finite():
+        return None
+    whole = int(number)
+    return whole if -(2**63) <= whole < 2**63 else None
+
+
+def _mod_matches(value: Any, divisor: int, remainder: int) -> bool:
+    """ModMatchExpression::matchesSingleElement: a number whose truncation leaves the remainder (C++ %);
+    NaN, infinities and numbers beyond 64 bits never match."""
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal128 | Decimal):
+        return False
+    dividend = _whole(value)
+    if dividend is None:
+        return False
+    result = abs(dividend) % abs(divisor)
+    return (-result if dividend < 0 else result) == remainder
 
 
 def _negated(path: str, value: Any) -> tuple[Predicate, ...]:

@@ -8,7 +8,7 @@ from workbook.errors import InvalidQueryError, UnknownHintError, UnsupportedByMo
 
 SUPPORTED = (
     "filters: field equality (also to whole arrays), $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $not, $exists, "
-    "$regex, $and, $or (index-union plans), $nor, $elemMatch, $all, $size, $type, $comment; "
+    "$regex, $mod, $and, $or (index-union plans), $nor, $elemMatch, $all, $size, $type, $comment; "
     "projection: field inclusion/exclusion and {$meta: 'sortKey'}; "
     "sort, limit, skip, hint, collation; aggregate: leading $match/$sort/$skip/$limit/$project, then "
     "$lookup with localField/foreignField; explain of one update or delete statement"
