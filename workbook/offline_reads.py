@@ -28,7 +28,9 @@ import bson
 
 from workbook import engine_compat, planner
 from workbook.errors import ExplainError, InvalidQueryError
+from workbook.explaining.native import NOT_MODELLED_CODE
 from workbook.planner.predicates import parse_filter
+from workbook.planner.unsupported import not_modelled
 
 ENGINE_OPTIONS = frozenset(
     {"tailable", "awaitData", "min", "max", "returnKey", "showRecordId", "let", "readConcern", "oplogReplay"}
@@ -163,6 +165,7 @@ class ReadLayer:
             return self._reply(body, raw, namespace, documents, context, cursors)
         rids = await self._run(model, database, name, args)
         if rids is None:
+            _refuse_incomplete_hint(model, args)
             return None  # not modelled (or a hint the engine words its own way): the engine answers
         self._profile(database, name, body, time.perf_counter_ns() - started)
         if body.get("projection"):  # projected from the decoded document, as the engine's find does
@@ -260,6 +263,22 @@ class ReadLayer:
         elif command == "dropDatabase":
             self.uses.forget(database)
         return reply
+
+
+def _refuse_incomplete_hint(model: Any, args: planner.FindArgs) -> None:
+    """Refuse, by name, a filter the model does not cover whose hint names a sparse or partial index:
+    MongoDB returns only what that index holds (sparse_index_internal_expr.js), which the engine,
+    matching every document, would not; an answer the offline default cannot give right is refused."""
+    if args.hint is None:
+        return
+    for spec in model.specs:
+        if (spec.sparse or spec.partial is not None) and spec.hinted_by(args.hint):
+            kind = "sparse" if spec.sparse else "partial"
+            error = not_modelled(
+                f"this filter over the hinted {kind} index {spec.name!r} (MongoDB returns only the documents "
+                "that index holds; the offline engine would return every match)"
+            )
+            raise engine_compat.bad_value(f"{error.message}\nFix: {error.fix}", NOT_MODELLED_CODE)
 
 
 def _sort_key_meta(projection: Any) -> bool:
