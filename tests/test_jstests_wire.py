@@ -1809,3 +1809,117 @@ def test_sparse_index_internal_expr(db: Database, engine: str | None) -> None:
     with pytest.raises(OperationFailure, match="hinted sparse index 'missing_1_sparse'") as refused:
         list(db.c.find(expr, {"_id": 0}).hint("missing_1_sparse"))
     assert "real MongoDB server" in str(refused.value) or "MONGODB_URI" in str(refused.value)
+
+
+# --- jstests/core/index/index*.js -----------------------------------------------------------------
+
+
+# indexa.js, indexb.js: a unique index refuses an update or save that would duplicate a key.
+def test_indexa_and_indexb(db: Database) -> None:
+    from pymongo.errors import DuplicateKeyError
+
+    db.a.create_index("x", unique=True)
+    db.a.insert_many([{"x": "A"}, {"x": "B"}], ordered=False)
+    with pytest.raises(DuplicateKeyError):
+        db.a.insert_one({"x": "A"})
+    assert db.a.count_documents({}) == 2
+    with pytest.raises(DuplicateKeyError):
+        db.a.replace_one({"x": "B"}, {"x": "A"})
+    values = [d["x"] for d in db.a.find()]
+    assert len(values) == 2 and len(set(values)) == 2
+    db.b.create_index("a", unique=True)
+    db.b.insert_one({"a": 1})
+    x_id = db.b.insert_one({"a": 2}).inserted_id
+    with pytest.raises(DuplicateKeyError):
+        db.b.replace_one({"_id": x_id}, {"a": 1, "filler": "a" * 59})
+    assert db.b.count_documents({}) == 2
+    assert db.b.count_documents({"a": 1}) == 1 and db.b.count_documents({"a": 2}) == 1
+
+
+# indexc.js: a date range with and without a sort, before and after a multikey compound index.
+def test_indexc(db: Database) -> None:
+    start = datetime.datetime(2026, 1, 1)
+    db.c.insert_many(
+        [{"a": i, "ts": start + datetime.timedelta(milliseconds=i), "cats": [i, i + 1, i + 2]} for i in range(1, 100)]
+    )
+    mid = start + datetime.timedelta(milliseconds=51)
+    for _ in range(2):
+        assert len(list(db.c.find({"ts": {"$lt": mid}}))) == 50
+        assert len(list(db.c.find({"ts": {"$lt": mid}}).sort("ts", 1))) == 50
+        db.c.create_index([("ts", 1), ("cats", 1)])
+        db.c.create_index("cats")
+
+
+# indexl.js: $all beside $in on a multikey field, unindexed and with {a: 1}.
+def test_indexl(db: Database) -> None:
+    first = [
+        ({"a": {"$all": [1], "$in": [2]}}, 1), ({"a": {"$all": [2], "$in": [1]}}, 1),
+        ({"a": {"$in": [2], "$all": [1]}}, 1), ({"a": {"$in": [1], "$all": [2]}}, 1),
+    ]  # fmt: skip
+    later = [
+        ({"a": {"$in": [2], "$all": [1]}}, 2), ({"a": {"$in": [3], "$all": [1, 2]}}, 1),
+        ({"a": {"$in": [1], "$all": [3]}}, 1), ({"a": {"$in": [2, 3], "$all": [1]}}, 2),
+        ({"a": {"$in": [4], "$all": [2, 3]}}, 1), ({"a": {"$in": [1, 3], "$all": [2]}}, 3),
+    ]  # fmt: skip
+    _counts(db, [{"a": [1, 2]}], first, [[("a", 1)]])
+    _counts(db, [{"a": [1, 2]}, {"a": [3, 4]}, {"a": [2, 3]}, {"a": [1, 2, 3, 4]}], later, [[("a", 1)]])
+
+
+# indexm.js: an $or overlapping the rest of the query, with no index, {a: 1}, {"a.x": 1}, none.
+def test_indexm(db: Database) -> None:
+    query = {"a": {"x": 1}, "$or": [{"a": {"x": 2}}, {"a": {"x": 3}}]}
+    _counts(db, [{"a": [{"x": 1}, {"x": 2}, {"x": 3}, {"x": 4}]}], [(query, 1)], [[("a", 1)], [("a.x", 1)]], alone=True)
+    db.jst.drop_indexes()
+    assert db.jst.count_documents(query) == 1
+
+
+# indexn.js: impossible ranges match nothing, also inside an $or.
+def test_indexn(db: Database) -> None:
+    db.c.insert_one({"a": 1, "b": [1, 2]})
+    db.c.create_index("a")
+    db.c.create_index("b")
+    impossible = {"$gt": 5, "$lt": 0}
+    assert db.c.count_documents({"a": impossible}) == 0
+    assert db.c.count_documents({"a": impossible, "b": 2}) == 0
+    assert db.c.count_documents({"a": impossible, "b": {"$gt": 0, "$lt": 5}}) == 0
+    assert db.c.count_documents({"$or": [{"a": impossible}, {"a": 1}]}) == 1
+    assert db.c.count_documents({"$or": [{"a": 1}, {"a": impossible}]}) == 1
+    db.c.insert_one({"a": 2})
+    assert db.c.count_documents({"$or": [{"a": 1}, {"a": impossible}, {"a": 2}]}) == 2
+
+
+# indexr.js: parallel nested fields under one array, without, with single-key and multikey indexes.
+def test_indexr(db: Database) -> None:
+    t = db.c
+    doc = {"a": [{"b": 3, "c": 6}, {"b": 1, "c": 1}]}
+    ranges = {"a.b": {"$gt": 2}, "a.c": {"$lt": 4}}
+    whole = {"a": {"b": 3, "c": 6}, "a.c": {"$lt": 4}}
+    t.insert_one(dict(doc))
+    assert t.count_documents(ranges) == 1 and t.count_documents(whole) == 1
+    t.delete_many({})
+    t.create_index([("a.b", 1), ("a.c", 1)])
+    t.create_index([("a", 1), ("a.c", 1)])
+    assert t.count_documents(ranges) == 0 and t.count_documents(whole) == 0
+    t.insert_one({"a": {"b": 3, "c": 3}})
+    assert t.count_documents(ranges) == 1
+    assert t.count_documents({"a": {"b": 3, "c": 3}, "a.c": {"$lt": 4}}) == 1
+    t.delete_many({})
+    t.insert_one(dict(doc))
+    assert t.count_documents(ranges) == 1 and t.count_documents(whole) == 1
+    assert len(list(t.find(ranges).sort("a.b", -1))) == 1
+    assert len(list(t.find(whole).sort("a", -1))) == 1
+    assert len(list(t.find({"a.c": {"$lt": 4}}).hint([("a.b", 1), ("a.c", 1)]))) == 1
+    assert len(list(t.find({"a.c": {"$lt": 4}}).hint([("a", 1), ("a.c", 1)]))) == 1
+
+
+# indexs.js: a parent and a nested field in one index, with an array holding a subdocument.
+def test_indexs(db: Database) -> None:
+    for key, doc in (
+        ([("a", 1)], {"a": [{"b": 3}]}),
+        ([("a", 1), ("a.b", 1)], {"a": {"b": 3}}),
+        ([("a", 1), ("a.b", 1)], {"a": [{"b": 3}]}),
+    ):
+        db.c.drop()
+        db.c.create_index(key)
+        db.c.insert_one(dict(doc))
+        assert db.c.count_documents({"a": {"b": 3}}) == 1, (key, doc)
