@@ -24,6 +24,7 @@ Tally (kept by hand when a section is added; issue 19's closing numbers):
 
 from __future__ import annotations
 
+import base64
 import datetime
 import re
 from collections.abc import Mapping
@@ -1923,3 +1924,82 @@ def test_indexs(db: Database) -> None:
         db.c.create_index(key)
         db.c.insert_one(dict(doc))
         assert db.c.count_documents({"a": {"b": 3}}) == 1, (key, doc)
+
+
+# --- more of jstests/core/query/ ------------------------------------------------------------------
+
+
+# always_true_false.js: every itcount and refusal.
+def test_always_true_false(db: Database) -> None:
+    from pymongo.errors import OperationFailure
+
+    c = db.c
+    c.insert_many([{"a": []}, {"a": False}, {"a": None}, {}, {"a": False, "b": 2}, {"a": False, "b": 1}])
+    f, t = {"$alwaysFalse": 1}, {"$alwaysTrue": 1}
+    cases = [
+        (f, 0), ({**f, "a": False}, 0), ({**f, "b": 1}, 0), ({"$or": [{"b": 1}, f]}, 1), ({"$or": [f]}, 0),
+        ({"$or": [f, f]}, 0), ({"$or": [f, {"a": {"$all": []}}, f]}, 0), ({"$and": [{"b": 1}, f]}, 0),
+        ({"$and": [{"a": False}, f, f]}, 0), (t, 6), ({**t, "a": False}, 3), ({**t, "b": 1}, 1),
+        ({"$and": [{"a": False}, t, t]}, 3), ({"$and": [{"a": False}, t, f]}, 0), ({"$or": [{"b": 1}, t]}, 6),
+        ({"$or": [{"b": 1}, f, t]}, 6),
+    ]  # fmt: skip
+    assert [len(list(c.find(q))) for q, _ in cases] == [n for _, n in cases]
+    c.drop()
+    c.insert_many([{}, {}, {}])
+    with pytest.raises(OperationFailure) as empty_or:
+        list(c.find({"$or": []}))
+    assert empty_or.value.code == 2
+    for q in ({"$or": [f]}, {"$or": [{"a": {"$all": []}}]}, {"$or": [f, f]}, {"$or": [f, {"a": {"$all": []}}, f]}):
+        assert list(c.find(q)) == [], q
+    for q, code in (({"$alwaysTrue": 0}, 9), ({"$alwaysFalse": 0}, 9), ({"a": {"$alwaysFalse": 1}}, 2)):
+        with pytest.raises(OperationFailure) as refused:
+            list(c.find(q))
+        assert refused.value.code == code, q
+
+
+# array/array1.js: equality to a whole array also finds it nested in an outer array.
+def test_array1(db: Database) -> None:
+    db.c.insert_one({"a": [[1, 2]]})
+    assert db.c.count_documents({"a": [1, 2]}) == 1
+    db.c.insert_one({"a": [1, 2]})
+    assert db.c.count_documents({"a": [1, 2]}) == 2
+    db.c.create_index("a")
+    assert db.c.count_documents({"a": [1, 2]}) == 2
+
+
+# array/array4.js: a positional path (a.0, a.12) with a regex, and a field named "0".
+def test_array4(db: Database) -> None:
+    db.a.insert_many([{"_id": 0, "a": ["1", "2", "3"]}, {"_id": 1, "a": ["2", "1"]}])
+    assert [d["_id"] for d in db.a.find({"a.0": re.compile("1")})] == [0]
+    db.b.insert_many([{"_id": 2, "a": {"0": "1"}}, {"_id": 3, "a": ["2", "1"]}])
+    assert [d["_id"] for d in db.b.find({"a.0": re.compile("1")})] == [2]
+    long = ["0", "1", "2", "3", "4", "5", "6", "1", "1", "1", "2", "3", "2", "1"]
+    db.d.insert_many([{"_id": 4, "a": long}, {"_id": 5, "a": ["2", "1"]}])
+    assert [d["_id"] for d in db.d.find({"a.12": re.compile("2")})] == [4]
+
+
+# bindata_eq.js: every BinData equality count, across subtypes.
+def test_bindata_eq(db: Database) -> None:
+    def blob(subtype: int, text: str) -> Binary:
+        return Binary(base64.b64decode(text), subtype)
+
+    zeros = "AAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    fox = "KwAAAFRoZSBxdWljayBicm93biBmb3gganVtcHMgb3ZlciB0aGUgbGF6eSBkb2c="
+    uuid = "OEJTfmD8twzaj/LPKLIVkA=="
+    first = [
+        (0, zeros), (0, "AQAAAAEBAAVlbl9VSwAAAAAAAAhv"), (0, "AQAAAAEBAAVlbl9VSwAAAAAAAAhz"),
+        (0, "////////////////////////////"), (0, "ZG9n"), (0, "JA4A8gAxqTwciCuF5GGzAA=="),
+        (1, "JA4A8gAxqTwciCuF5GGzAA=="), (0, "VGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZw=="), (2, fox),
+    ]  # fmt: skip
+    db.c.insert_many([{"a": blob(s, t)} for s, t in first])
+
+    def count(subtype: int, text: str) -> int:
+        return len(list(db.c.find({"a": {"$eq": blob(subtype, text)}})))
+
+    assert [count(s, t) for s, t in first] == [1] * len(first)
+    second = [(1, zeros), (2, fox), (3, uuid), (4, uuid), (5, zeros), (6, zeros)]
+    db.c.insert_many([{"a": blob(s, t)} for s, t in second])
+    assert [count(s, t) for s, t in second] == [1, 2, 1, 1, 1, 1]
+    assert (count(8, zeros), count(9, zeros), count(0, "AAAAAAAAAAAAAAAAAAAAAAAAAAAB"), count(0, "")) == (0, 0, 0, 0)
+    db.c.insert_many([{"a": blob(s, zeros)} for s in (0, 0, 1, 1)])
+    assert (count(0, zeros), count(1, zeros)) == (3, 3)

@@ -60,6 +60,12 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     ),
     PrivateName(_MEMORY, "MemoryEngine._storage_view", "read documents for the unique-index fast path", ("context",)),
     PrivateName(
+        "mongoeco.core.query_plan",
+        "_compile_filter_strict",
+        "rewrite $alwaysTrue/$alwaysFalse before mongoeco compiles a filter (install_always_operators)",
+        ("filter_spec",),
+    ),
+    PrivateName(
         _MEMORY,
         "MemoryEngine._index_data_view",
         "the index maps a same-key or compound hashed index replaces (workbook.offline_indexes)",
@@ -662,6 +668,53 @@ def install_bson_value_sizes() -> None:
 
     runtime._bson_value_size = value_size
     _BSON_SIZES_INSTALLED = True
+
+
+_ALWAYS_INSTALLED = False
+
+
+def without_always_operators(filter_spec: Any) -> Any:
+    """A filter with MongoDB's ``{$alwaysTrue: 1}`` (dropped) and ``{$alwaysFalse: 1}`` (``{$nor: [{}]}``)
+    spelled in operators mongoeco knows, inside ``$and``/``$or``/``$nor`` too; any other value is
+    refused as MongoDB refuses it (FailedToParse, code 9). Other values come back unchanged."""
+    if isinstance(filter_spec, list):
+        return [without_always_operators(clause) for clause in filter_spec]
+    if not isinstance(filter_spec, dict) or not any(
+        k in ("$alwaysTrue", "$alwaysFalse", "$and", "$or", "$nor") for k in filter_spec
+    ):
+        return filter_spec
+    from mongoeco.errors import OperationFailure
+
+    out: dict[str, Any] = {}
+    never = False
+    for key, value in filter_spec.items():
+        if key in ("$alwaysTrue", "$alwaysFalse"):
+            if isinstance(value, bool) or value != 1:
+                raise OperationFailure(f"{key} must be an integer value of 1", code=9)
+            never = never or key == "$alwaysFalse"
+        elif key in ("$and", "$or", "$nor"):
+            out[key] = without_always_operators(value)
+        else:
+            out[key] = value
+    return {"$and": [out, {"$nor": [{}]}]} if never else out
+
+
+def install_always_operators() -> None:
+    """Let filters use ``$alwaysTrue`` and ``$alwaysFalse`` (always_true_false.js): mongoeco 4.11.0
+    refuses them as unsupported top-level operators. Rewritten before mongoeco compiles a filter.
+    Idempotent; see patches/always-operators.md."""
+    global _ALWAYS_INSTALLED
+    if _ALWAYS_INSTALLED:
+        return
+    from mongoeco.core import query_plan
+
+    strict = query_plan._compile_filter_strict
+
+    def compile_strict(filter_spec: Any, **options: Any) -> Any:
+        return strict(without_always_operators(filter_spec), **options)
+
+    query_plan._compile_filter_strict = compile_strict
+    _ALWAYS_INSTALLED = True
 
 
 _PUSHDOWN_INSTALLED = False

@@ -449,6 +449,11 @@ def _collect(query: Mapping[str, Any], out: list[Predicate]) -> None:
                 out.append(Predicate("", key, tuple(sorted(branches, key=_branch_order))))
         elif key == "$comment":
             continue
+        elif key in ("$alwaysTrue", "$alwaysFalse"):  # always_true_false.js
+            if isinstance(condition, bool) or condition != 1:
+                raise invalid_query(f"{key} must be an integer value of 1", 9)  # FailedToParse
+            if key == "$alwaysFalse":
+                out.append(Predicate("", "$nor", ((),)))  # NOT (an empty conjunction): matches nothing
         elif key.startswith("$"):
             raise not_modelled(f"the top-level operator {key}")
         elif isinstance(condition, Mapping) and condition and all(k.startswith("$") for k in condition):
