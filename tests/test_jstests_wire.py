@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import random
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -2003,3 +2004,49 @@ def test_bindata_eq(db: Database) -> None:
     assert (count(8, zeros), count(9, zeros), count(0, "AAAAAAAAAAAAAAAAAAAAAAAAAAAB"), count(0, "")) == (0, 0, 0, 0)
     db.c.insert_many([{"a": blob(s, zeros)} for s in (0, 0, 1, 1)])
     assert (count(0, zeros), count(1, zeros)) == (3, 3)
+
+
+# basic2.js, basic4.js, basic7.js, basica.js: finding by _id, 1 == 1.0, cursor access, saves.
+def test_basic2_basic4_basic7_basica(db: Database) -> None:
+    oid = db.b2.insert_one({"n": 2}).inserted_id
+    assert db.b2.count_documents({}) == 1
+    assert db.b2.find_one({"_id": oid})["n"] == 2 and db.b2.find_one({"_id": oid}, {"n": 1})["n"] == 2
+    db.b2.delete_one({"_id": oid})
+    assert db.b2.count_documents({}) == 0
+    db.b4.insert_one({"a": 1, "b": 1.0})
+    assert all(db.b4.find_one(q) for q in ({}, {"a": 1}, {"a": 1.0}, {"b": 1}, {"b": 1.0}))
+    assert db.b4.find_one({"b": 2.0}) is None
+    db.b7.insert_one({"a": 1})
+    db.b7.create_index("a")
+    assert db.b7.find()[0]["a"] == 1 and list(db.b7.find())[0]["a"] == 1
+    db.ba.insert_one({"a": 1, "b": [{"x": 2, "y": 2}, {"x": 3, "y": 3}]})
+    x = db.ba.find_one()
+    x["b"][0].update({"x": 4, "z": 4, "m": 9, "asd": 11})
+    x.update({"a": 2, "z": 11})
+    db.ba.replace_one({"_id": x["_id"]}, x)
+    assert db.ba.find_one() == x
+
+
+# add_skip_stage_before_fetch.js: a SKIP below the FETCH examines only the documents returned.
+def test_add_skip_stage_before_fetch(db: Database) -> None:
+    rng = random.Random(13946)
+    key = [("a", 1), ("b", 1), ("c", 1)]
+    db.c.create_index(key)
+    db.c.insert_many(
+        [{"a": i % 2, "b": i % 4, "c": rng.randrange(1000), "d": rng.randrange(1000)} for i in range(10000)]
+    )
+
+    def stats(cursor: Any) -> tuple[int, int]:
+        explain = cursor.explain()["executionStats"]
+        return explain["totalKeysExamined"], explain["totalDocsExamined"]
+
+    keys, docs = stats(db.c.find({"a": 0, "b": 2}).hint(key).skip(2400))
+    assert keys >= 2500 and docs == 100
+    keys, docs = stats(db.c.find({"a": 0, "b": 2}).hint(key).sort("c", 1).skip(2400))
+    assert keys >= 2500 and docs == 100
+    covered = db.c.find({"a": 0, "b": 2}, {"_id": 0, "a": 1}).hint(key).sort("c", 1).skip(2400)
+    keys, docs = stats(covered.clone())
+    assert keys >= 2500 and docs == 0 and _index_only(covered)
+    keys, docs = stats(db.c.find({"a": 0, "b": 2}).hint(key).sort("d", 1).skip(2400))
+    assert keys >= 2500 and docs == 2500
+    assert len(list(db.c.find({"a": 0, "b": 2}).hint(key).sort("c", 1).skip(2400))) == 100
