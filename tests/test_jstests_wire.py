@@ -2050,3 +2050,70 @@ def test_add_skip_stage_before_fetch(db: Database) -> None:
     keys, docs = stats(db.c.find({"a": 0, "b": 2}).hint(key).sort("d", 1).skip(2400))
     assert keys >= 2500 and docs == 2500
     assert len(list(db.c.find({"a": 0, "b": 2}).hint(key).sort("c", 1).skip(2400))) == 100
+
+
+# --- distinct (jstests/core/query/distinct/) ------------------------------------------------------
+
+
+def _distinct(coll: Any, key: str, query: Any = None) -> list[Any]:
+    return sorted(coll.distinct(key, query), key=repr)
+
+
+# distinct1.js: every distinct, with and without a query, and the refused non-document query.
+def test_distinct1(db: Database) -> None:
+    from pymongo.errors import OperationFailure
+
+    c = db.c
+    assert c.distinct("a") == []
+    c.insert_many([{"a": v} for v in (1, 2, 2, 2, 3)])
+    assert _distinct(c, "a") == [1, 2, 3] and _distinct(c, "a", {"a": {"$lt": 3}}) == [1, 2]
+    c.drop()
+    c.insert_many([{"a": {"b": v}, "c": 12} for v in "abcc"])
+    assert _distinct(c, "a.b") == ["a", "b", "c"]
+    c.drop()
+    c.insert_many([{"_id": 1, "a": 1}, {"_id": 2, "a": 2}])
+    assert _distinct(c, "_id") == [1, 2] and c.distinct("a", {"_id": 1}) == [1]
+    c.drop()
+    c.insert_many([{"a": a, "b": b} for a, b in ((1, 2), (2, 2), (2, 1), (2, 2), (3, 2), (4, 1), (4, 1))])
+    assert sorted(db.command("distinct", "c", key="a")["values"]) == [1, 2, 3, 4]
+    assert sorted(db.command("distinct", "c", key="a", query=None)["values"]) == [1, 2, 3, 4]
+    assert sorted(db.command("distinct", "c", key="a", query={"b": 2})["values"]) == [1, 2, 3]
+    with pytest.raises(OperationFailure):
+        db.command("distinct", "c", key="a", query=1)
+
+
+# distinct2.js: a null parent and a missing field give no values.
+def test_distinct2(db: Database) -> None:
+    db.c.insert_one({"a": None})
+    assert db.c.distinct("a.b") == []
+    db.c.drop()
+    db.c.insert_one({"a": 1})
+    assert db.c.distinct("a") == [1]
+    db.c.insert_one({})
+    assert db.c.distinct("a") == [1]
+
+
+# distinct_array1.js: arrays are unwound, positional paths pick one element; with and without
+# indexes (the index-dependent null of SERVER-14832 is accepted where the jstest accepts it).
+def test_distinct_array1(db: Database) -> None:
+    c = db.c
+    c.insert_many([{"a": [1, 2, 3]}, {"a": [2, 3, 4]}, {"a": [3, 4, 5]}, {"a": 9}])
+    for _ in range(2):
+        assert _distinct(c, "a") == [1, 2, 3, 4, 5, 9]
+        assert _distinct(c, "a.0") == [1, 2, 3] and _distinct(c, "a.1") == [2, 3, 4]
+        c.create_index("a")
+    c.insert_many(
+        [
+            {"a": [{"b": "a"}, {"b": "d"}], "c": 12}, {"a": [{"b": "b"}, {"b": "d"}], "c": 12},
+            {"a": [{"b": "c"}, {"b": "e"}], "c": 12}, {"a": [{"b": "c"}, {"b": "f"}], "c": 12},
+            {"a": [], "c": 12}, {"a": {"b": "z"}, "c": 12},
+        ]
+    )  # fmt: skip
+    c.drop_indexes()
+    assert _distinct(c, "a.b") == list("abcdefz")
+    assert _distinct(c, "a.0.b") == list("abc") and _distinct(c, "a.1.b") == list("def")
+    c.create_index("a.b")
+    assert [v for v in _distinct(c, "a.b") if v is not None] == list("abcdefz")
+    c.insert_many([{"_id": {"a": v}} for v in ([1, 2, 3], [2, 3, 4], [3, 4, 5], 9)])
+    assert [v for v in _distinct(c, "_id.a") if isinstance(v, int)] == [1, 2, 3, 4, 5, 9]
+    assert _distinct(c, "_id.a.0") == [1, 2, 3] and _distinct(c, "_id.a.1") == [2, 3, 4]

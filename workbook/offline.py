@@ -584,6 +584,10 @@ def _executor_class() -> type:
                 read = await self._reads.find(context, self._cursor_store)  # the planner model's plan runs it
                 if read is not None:
                     return read
+            if command == "distinct" and self.server is not None:
+                values = await self._reads.distinct(context)  # the model's documents, MongoDB's distinct rules
+                if values is not None:
+                    return values
             if command == "insert":
                 return await self._insert(context)
             if command == "renameCollection":

@@ -20,7 +20,7 @@ import asyncio
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -30,7 +30,9 @@ from workbook import engine_compat, planner
 from workbook.errors import ExplainError, InvalidQueryError
 from workbook.explaining.native import NOT_MODELLED_CODE
 from workbook.planner.predicates import parse_filter
+from workbook.planner.query import make_query
 from workbook.planner.unsupported import not_modelled
+from workbook.planner.values import sort_key
 
 ENGINE_OPTIONS = frozenset(
     {"tailable", "awaitData", "min", "max", "returnKey", "showRecordId", "let", "readConcern", "oplogReplay"}
@@ -191,6 +193,40 @@ class ReadLayer:
         lsid = raw.get("lsid")
         return dict(cursors.materialize_command_result(body, reply, lsid=lsid, connection=context.connection))
 
+    async def distinct(self, context: Any) -> dict[str, Any] | None:
+        """The reply to a ``distinct`` command, from the documents the model's plan for its query
+        returns (distinct1.js, distinct2.js, distinct_array1.js: a missing field gives no value, an
+        array its elements, a positional path one element); None when the engine should answer it."""
+        body = dict(context.command_document)
+        raw = context.raw_body if isinstance(context.raw_body, Mapping) else {}
+        key, query = body.get("key"), body.get("query")
+        if not isinstance(key, str) or not key or (query is not None and not isinstance(query, Mapping)):
+            return None  # malformed: the engine's validation answers
+        target = body.get("distinct")
+        if not isinstance(target, str) or target.startswith("system."):
+            return None
+        if any({**raw, **body}.get(field) is not None for field in TRANSACTION_FIELDS):
+            return None  # inside a transaction: the engine sees its own writes
+        if _in_transaction(getattr(context, "session", None)):
+            return None
+        database, name = str(context.db_name), str(body["distinct"])
+        try:
+            args = planner.FindArgs.of(
+                engine_compat.to_pymongo(query or {}), hint=body.get("hint"), collation=body.get("collation")
+            )
+        except ExplainError:
+            return None
+        model = await self._explain.model(database, name)
+        rids = await self._run(model, database, name, args)
+        if rids is None:
+            return None
+        collate = make_query(args, model.collation).collate
+        found: dict[tuple, Any] = {}
+        for rid in rids:
+            for value in _distinct_values(model.documents[rid], key.split(".")):
+                found.setdefault(sort_key(value, collate), value)
+        return {"values": [found[k] for k in sorted(found)], "ok": 1.0}
+
     async def pushdown(self, collection: Any, operation: Any, session: Any) -> list[Any] | None:
         """The documents an aggregate's leading stages select (mongoeco's pushdown find), chosen by the
         model's plan, in the engine's internal form the rest of the pipeline reads; None: the engine's."""
@@ -263,6 +299,30 @@ class ReadLayer:
         elif command == "dropDatabase":
             self.uses.forget(database)
         return reply
+
+
+def _distinct_values(value: Any, parts: list[str]) -> Iterator[Any]:
+    """The values ``distinct`` takes from one document at a dotted path: arrays along the way are
+    traversed, a numeric part picks that element of an array, an array at the end gives its
+    elements, and a missing field (or a scalar in the way) gives nothing."""
+    if not parts:
+        if isinstance(value, list):
+            yield from value
+        else:
+            yield value
+        return
+    head, rest = parts[0], parts[1:]
+    if isinstance(value, Mapping):
+        if head in value:
+            yield from _distinct_values(value[head], rest)
+    elif isinstance(value, list):
+        if head.isdigit():
+            if int(head) < len(value):
+                yield from _distinct_values(value[int(head)], rest)
+            return
+        for element in value:
+            if isinstance(element, Mapping):
+                yield from _distinct_values(element, parts)
 
 
 def _refuse_incomplete_hint(model: Any, args: planner.FindArgs) -> None:
