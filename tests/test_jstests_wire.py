@@ -2191,3 +2191,121 @@ def test_distinct_collator(db: Database) -> None:
         query={"$expr": {"$sortArray": {"input": "$array", "sortBy": -1}}},
         collation={"locale": "el"},
     )
+
+
+# --- count (jstests/core/query/count/) ------------------------------------------------------------
+
+
+def _count(db: Database, name: str, query: Any = None, **options: Any) -> int:
+    return int(db.command("count", name, query=query, **options)["n"])
+
+
+# count_hint.js: a hinted count is the hinted index's count, a sparse index's included; bad hints fail.
+def test_count_hint(db: Database) -> None:
+    from pymongo.errors import OperationFailure
+
+    db.c.insert_many([{"i": 1}, {"i": 2}])
+    assert _count(db, "c") == 2
+    db.c.create_index("i")
+    assert _count(db, "c", hint="i_1") == _count(db, "c", hint={"i": 1}) == 2
+    assert _count(db, "c", {"i": 1}, hint="_id_") == _count(db, "c", {"i": 1}, hint={"_id": 1}) == 1
+    assert _count(db, "c", hint="_id_") == _count(db, "c", hint={"_id": 1}) == 2
+    db.c.create_index("x", sparse=True)
+    assert _count(db, "c", hint="x_1") == _count(db, "c", hint={"x": 1}) == 0
+    assert _count(db, "c", {"i": 1}, hint="x_1") == _count(db, "c", {"i": 1}, hint={"x": 1}) == 0
+    for query in (None, {"i": 1}):
+        for hint in ({"bad": 1, "hint": 1}, "BAD HINT"):
+            with pytest.raises(OperationFailure):
+                _count(db, "c", query, hint=hint)
+    with pytest.raises(OperationFailure, match="hint provided does not correspond to an existing index") as bad:
+        _count(db, "c", hint={"bad": 1, "hint": 1})
+    assert bad.value.code == 2
+
+
+# count2.js: counts with and without skip and limit (applySkipLimit), and the refused negative skip.
+def test_count2(db: Database) -> None:
+    from pymongo.errors import OperationFailure
+
+    db.c.insert_many([{"num": i, "m": i % 20} for i in range(1000)])
+    assert _count(db, "c") == 1000 and len(list(db.c.find())) == 1000
+    assert len(list(db.c.find({"m": 5}))) == 50 and _count(db, "c", {"m": 5}) == 50
+    assert len(list(db.c.find({"m": 5}).skip(10))) == 40 and _count(db, "c", {"m": 5}, skip=10) == 40
+    assert len(list(db.c.find({"m": 5}).skip(10).limit(20))) == 20
+    assert _count(db, "c", {"m": 5}, skip=10, limit=20) == 20
+    assert _count(db, "c", {"m": 5}, skip=45, limit=20) == 5
+    with pytest.raises(OperationFailure):
+        _count(db, "c", skip=-2)
+
+
+# count6.js: every count with skip, limit, negative limit and limit 0, for both objects.
+@pytest.mark.parametrize("obj", [{"a": True, "b": False}, {"a": 1, "b": 0}], ids=["booleans", "numbers"])
+def test_count6(db: Database, obj: dict[str, Any]) -> None:
+    db.c.create_index([("b", 1), ("a", 1)])
+
+    def check(query: dict[str, Any], expected: int) -> None:
+        assert _count(db, "c", query) == expected
+        for skip in (1, 2):
+            for limit in (1, 2):
+                assert _count(db, "c", query, skip=skip) == max(expected - skip, 0)
+                assert _count(db, "c", query, limit=limit) == min(expected, limit)
+                assert _count(db, "c", query, skip=skip, limit=limit) == min(max(expected - skip, 0), limit)
+                assert _count(db, "c", query, limit=-limit) == _count(db, "c", query, limit=limit)
+                assert _count(db, "c", query, skip=skip, limit=-limit) == _count(db, "c", query, skip=skip, limit=limit)
+        assert _count(db, "c", query, limit=0) == expected
+        assert _count(db, "c", query, limit=0, skip=2) == max(expected - 2, 0)
+
+    for i in range(5):
+        check({"a": obj["a"], "b": obj["b"]}, i)
+        check({"b": obj["b"], "a": obj["a"]}, i)
+        db.c.insert_one(dict(obj))
+    db.c.insert_many(
+        [
+            {"a": True, "b": True},
+            {"a": True, "b": 1},
+            {"a": False, "b": 1},
+            {"a": False, "b": True},
+            {"a": False, "b": False},
+        ]
+    )
+    check({"a": obj["a"], "b": obj["b"]}, 5)
+    check({"b": obj["b"], "a": obj["a"]}, 5)
+    check({}, 10)
+
+
+# countc.js: every count (the $where ones are the engine's).
+def test_countc(db: Database) -> None:
+    def fresh(name: str, key: Any, docs: list[dict[str, Any]]) -> str:
+        db[name].create_index(key)
+        db[name].insert_many(docs)
+        return name
+
+    n = fresh("c1", "a", [{"a": 0}, {"a": 99}, *({"a": i + 0.5} for i in range(99))])
+    assert _count(db, n, {"a": {"$in": list(range(100))}}) == 2
+    n = fresh("c2", "a", [{"a": [1, 2]}, {"a": 9}])
+    assert _count(db, n, {"a": {"$gt": 0, "$lt": 5}}) == 1
+    n = fresh("c3", [("a.b", 1), ("a.c", 1)], [{"a": [{"b": 2, "c": 3}, {}]}])
+    assert _count(db, n, {"a.b": 2, "a.c": 2}) == 0
+    n = fresh("c4", "a", [{"a": "a"}, {"a": {}}])
+    assert _count(db, n, {"a": {"$gte": ""}}) == 1
+    n = fresh("c5", "a", [{"a": datetime.datetime(1970, 1, 1, 0, 0, 0, 1000)}, {"a": True}])
+    assert _count(db, n, {"a": {"$lte": datetime.datetime(1970, 1, 1, 0, 0, 0, 1000)}}) == 1
+    n = fresh("c6", [("a", -1)], [{"a": 1}, {"a": 2}, {"a": 3}])
+    assert [_count(db, n, {"a": q}) for q in ({"$gt": 2}, {"$lt": 2}, {"$lte": 2}, {"$lt": 3})] == [1, 1, 2, 2]
+    rows = [{"a": 1, "b": 2}, {"a": 2, "b": 1}, {"a": 2, "b": 3}, {"a": 3, "b": 4}]
+    n = fresh("c7", [("a", 1), ("b", 1)], [dict(r) for r in rows])
+    queries = [
+        {"a": 1},
+        {"a": 2},
+        {"a": {"$gt": 2}},
+        {"a": {"$lt": 2}},
+        {"a": 2, "b": {"$gt": 0}},
+        {"a": 2, "b": {"$lt": 3}},
+        {"a": 1, "b": {"$lt": 3}},
+    ]
+    assert [_count(db, n, q) for q in queries] == [1, 2, 1, 1, 2, 1, 1]
+    n = fresh("c8", [("a", 1), ("b", -1)], [dict(r) for r in rows])
+    assert [_count(db, n, q) for q in queries[2:]] == [1, 1, 2, 1, 1]
+    n = fresh("c9", "a", [{"a": [1, 2]}])
+    assert _count(db, n, {"a": {"$gt": 0, "$lte": 2}}) == 1
+    n = fresh("c10", "a", [{"a": 1, "b": 1}, {"a": 1, "b": 2}])
+    assert _count(db, n, {"a": 1, "$where": "this.b == 1"}) == 1

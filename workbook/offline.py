@@ -341,6 +341,8 @@ def _rewrite(command: str, body: dict[str, Any]) -> dict[str, Any]:
         body = {"buildInfo" if k == "buildinfo" else k: v for k, v in body.items()}
     if command == "find" and "batchSize" not in body:
         body = {**body, "batchSize": DEFAULT_FIRST_BATCH}
+    if command == "count" and isinstance(body.get("limit"), int) and body["limit"] < 0:  # count6.js: limit(-n) is n
+        body = {**body, "limit": -body["limit"]}
     if command == "aggregate" and "batchSize" not in body.get("cursor", {}) and not _writes_out(body):
         body = {**body, "cursor": {**body.get("cursor", {}), "batchSize": DEFAULT_FIRST_BATCH}}
     if command == "create":  # drivers may send a capped size as a double (MongoDB accepts 4096.0)
@@ -596,6 +598,9 @@ def _executor_class() -> type:
                 view = self._view_of(db_name, context.command_document.get("count"))
                 if view is not None:
                     return await self._count_view(db_name, context.command_document, view, context.session)
+                counted = await self._reads.count(context)  # the model's plan: a hinted sparse index counts
+                if counted is not None:
+                    return counted
             if command == "aggregate" and _ends_in_out(context.command_document):
                 return await self._aggregate_out(context)
             return dict(await super().execute_prepared(context))

@@ -27,7 +27,7 @@ from typing import Any
 import bson
 
 from workbook import engine_compat, planner
-from workbook.errors import ExplainError, InvalidQueryError
+from workbook.errors import ExplainError, InvalidQueryError, UnknownHintError
 from workbook.explaining.native import NOT_MODELLED_CODE
 from workbook.planner.predicates import parse_filter
 from workbook.planner.query import make_query
@@ -193,6 +193,49 @@ class ReadLayer:
         lsid = raw.get("lsid")
         return dict(cursors.materialize_command_result(body, reply, lsid=lsid, connection=context.connection))
 
+    async def count(self, context: Any) -> dict[str, Any] | None:
+        """The reply to a ``count`` command, counted from the model's plan (a hinted sparse index counts
+        what it holds: count_hint.js); None when the engine should answer (a count of the whole
+        collection with no hint, skip or limit is its metadata count, inside a transaction, or not modelled)."""
+        body = dict(context.command_document)
+        raw = context.raw_body if isinstance(context.raw_body, Mapping) else {}
+        target, query = body.get("count"), body.get("query")
+        if (
+            not isinstance(target, str)
+            or target.startswith("system.")
+            or (query is not None and not isinstance(query, Mapping))
+        ):
+            return None
+        if any({**raw, **body}.get(field) is not None for field in TRANSACTION_FIELDS):
+            return None
+        if _in_transaction(getattr(context, "session", None)):
+            return None
+        skip, limit, hint = body.get("skip"), body.get("limit"), body.get("hint")
+        if not query and hint is None and skip is None and limit is None:
+            return None  # the collection's own count
+        for number in (skip, limit):
+            if number is not None and (isinstance(number, bool) or not isinstance(number, int | float)):
+                return None
+        if skip is not None and skip < 0:
+            return None  # MongoDB refuses a negative skip: the engine words it
+        database, name = str(context.db_name), target
+        try:
+            args = planner.FindArgs.of(
+                engine_compat.to_pymongo(query or {}),
+                skip=int(skip) if skip else None,
+                limit=abs(int(limit)) if limit else None,  # limit(-n) counts as limit(n); 0 is no limit
+                hint=engine_compat.to_pymongo(hint) if hint is not None else None,
+                collation=body.get("collation"),
+            )
+        except ExplainError:
+            return None
+        model = await self._explain.model(database, name)
+        rids = await self._run(model, database, name, args)
+        if rids is None:
+            _refuse_incomplete_hint(model, args)
+            return None
+        return {"n": len(rids), "ok": 1.0}
+
     async def distinct(self, context: Any) -> dict[str, Any] | None:
         """The reply to a ``distinct`` command, from the documents the model's plan for its query
         returns (distinct1.js, distinct2.js, distinct_array1.js: a missing field gives no value, an
@@ -269,6 +312,8 @@ class ReadLayer:
             explain, rids = await asyncio.get_running_loop().run_in_executor(None, run)
         except InvalidQueryError as error:  # a filter MongoDB refuses and the engine would answer
             raise engine_compat.bad_value(str(error), error.code) from error
+        except UnknownHintError as error:  # MongoDB's own words, which the model's refusal uses
+            raise engine_compat.bad_value(str(error)) from error
         except ExplainError:
             return None
         self.uses.record(database, name, indexes_used(explain["queryPlanner"]["winningPlan"]))
