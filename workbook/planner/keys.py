@@ -161,6 +161,14 @@ def path_keys(document: Mapping[str, Any], path: str) -> tuple[list[Any], set[st
                 walk(value[parts[i]], i + 1, nxt)
             else:
                 out.append(MISSING)
+        elif isinstance(value, list) and parts[i].isdigit():
+            # a numeric part is a position in the array, which is not expanded (array_match3.js)
+            nxt = f"{prefix}.{parts[i]}" if prefix else parts[i]
+            position = int(parts[i])
+            if position < len(value):
+                walk(value[position], i + 1, nxt)
+            else:
+                out.append(MISSING)
         elif isinstance(value, list):
             arrays.add(prefix)
             for element in value or [None]:
@@ -354,10 +362,13 @@ def _check_parallel_arrays(spec: IndexSpec, array_fields: list[set[str]]) -> Non
             )
 
 
-def key_document(paths: Sequence[str], values: Sequence[Any]) -> dict[str, Any]:
-    """An index key rebuilt as a (nested) document, for covered filters and projections."""
+def key_document(paths: Sequence[str], values: Sequence[Any], hashed: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """An index key rebuilt as a (nested) document, for covered filters and projections; a hashed
+    field's key (a hash, not the value) is left out."""
     document: dict[str, Any] = {}
     for path, value in zip(paths, values, strict=True):
+        if path in hashed:
+            continue
         node = document
         parts = path.split(".")
         for part in parts[:-1]:

@@ -528,7 +528,10 @@ def finish_tree(
         root = Skip(root, query.skip)
     if query.projection:
         if not fetched and access is not None and _can_cover(access, query):
-            root = Projection(root, query.projection, "PROJECTION_COVERED", index_paths)
+            # an index with a hashed field projects its key data through the general stage
+            # (projection_with_hashed_index.js): still no FETCH
+            kind = "PROJECTION_DEFAULT" if access.index.spec.hashed else "PROJECTION_COVERED"
+            root = Projection(root, query.projection, kind, index_paths, hashed=access.index.spec.hashed)
         else:
             if not fetched:
                 root, fetched = Fetch(root, documents, [], collate), True
