@@ -60,6 +60,12 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     ),
     PrivateName(_MEMORY, "MemoryEngine._storage_view", "read documents for the unique-index fast path", ("context",)),
     PrivateName(
+        "mongoeco.core.projections",
+        "_slice_projection_array",
+        "a negative $slice skip counted from the end (install_projection_fixes)",
+        ("value", "operand"),
+    ),
+    PrivateName(
         "mongoeco.core.query_plan",
         "_compile_filter_strict",
         "rewrite $alwaysTrue/$alwaysFalse before mongoeco compiles a filter (install_always_operators)",
@@ -932,8 +938,81 @@ def projection_executor(projection: Any, selector: Any, *, public: bool = True) 
     replies with, or, ``public=False``, in the internal form an aggregation stage reads)."""
     from mongoeco.core.projections import _ProjectionExecutor
 
+    install_projection_fixes()
     project = _ProjectionExecutor(projection, selector_filter=selector)
     if not public:
         return project
     to_public = document_codec().to_public
-    return lambda document: to_public(project(document))
+    id_paths = _id_subpaths_only(projection)
+    id_exclusions = _id_subpath_exclusions(projection)
+    if not id_paths and not id_exclusions:
+        return lambda document: to_public(project(document))
+
+    def project_ids(document: Any) -> Any:
+        projected = to_public(project(document))
+        if not isinstance(projected, dict):
+            return projected
+        if id_paths and not isinstance(document.get("_id"), dict):
+            projected.pop("_id", None)  # {"_id.a": 1} reaches nothing in a scalar _id (id_partial_projection.js)
+        if id_exclusions and isinstance(projected.get("_id"), dict):
+            projected["_id"] = _without_paths(projected["_id"], id_exclusions)  # {"_id.a": 0}: mongoeco kept it
+        return projected
+
+    return project_ids
+
+
+def _id_subpath_exclusions(projection: Any) -> list[list[str]]:
+    """The sub-paths of _id an exclusion projection removes (``{"_id.a": 0}``), split at the dots."""
+    if not isinstance(projection, dict):
+        return []
+    return [str(k).split(".")[1:] for k, v in projection.items() if str(k).startswith("_id.") and v in (0, False)]
+
+
+def _without_paths(document: dict[str, Any], paths: list[list[str]]) -> dict[str, Any]:
+    """A copy of a document without the (dotted, split) paths."""
+    out = dict(document)
+    for parts in paths:
+        node: Any = out
+        for part in parts[:-1]:
+            child = node.get(part) if isinstance(node, dict) else None
+            if not isinstance(child, dict):
+                node = None
+                break
+            node[part] = dict(child)
+            node = node[part]
+        if isinstance(node, dict):
+            node.pop(parts[-1], None)
+    return out
+
+
+def _id_subpaths_only(projection: Any) -> bool:
+    """Whether an inclusion projection names sub-fields of _id but not _id itself."""
+    if not isinstance(projection, dict) or "_id" in projection:
+        return False
+    subpaths = [k for k, v in projection.items() if str(k).startswith("_id.")]
+    return bool(subpaths) and all(projection[k] in (1, True) for k in subpaths)
+
+
+_PROJECTION_FIXES_INSTALLED = False
+
+
+def install_projection_fixes() -> None:
+    """``{$slice: [skip, limit]}`` with a negative skip counts the skip from the end, as MongoDB does
+    (slice1.js: ``[-5, 10]`` on 11 elements is the last 5); mongoeco 4.11.0 sliced Python's way and
+    returned nothing. Idempotent; see patches/always-operators.md (the projection section)."""
+    global _PROJECTION_FIXES_INSTALLED
+    if _PROJECTION_FIXES_INSTALLED:
+        return
+    from copy import deepcopy
+
+    from mongoeco.core import projections
+
+    def slice_array(value: list[Any], operand: object) -> list[Any]:
+        if isinstance(operand, int):
+            return deepcopy(value[:operand] if operand >= 0 else value[operand:])
+        skip, limit = (int(n) for n in operand)  # type: ignore[attr-defined]
+        start = skip if skip >= 0 else max(len(value) + skip, 0)
+        return deepcopy(value[start : start + limit])
+
+    projections._slice_projection_array = slice_array
+    _PROJECTION_FIXES_INSTALLED = True
