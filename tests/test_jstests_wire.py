@@ -23,7 +23,8 @@ Tally (kept by hand when a section is added; issue 19's closing numbers):
 * now 122 of 122 pass (slice1.js and projection_conflicts.js in part: the engine refuses nested
   projection documents, and some conflicts with code 31325). In sparse_index_internal_expr.js the
   offline default refuses by name the hinted-sparse-index $expr query it cannot answer right
-  (explain assertions of $expr queries are not ported); arrayfind5.js is ported with its 7.0/8.0 answer (9.0 changed it, SERVER-36681);
+  (explain assertions of $expr queries are not ported); arrayfind5.js is ported with its 7.0/8.0
+  answer (9.0 changed it, SERVER-36681);
   distinct_array1.js accepts the null MongoDB's index may add (SERVER-14832), as the jstest does.
   Read and not ported: array_comparison_correctness.js (its asserted answers leave {val: 3} out of
   {$gt: 2}, which no documented rule gives), ne_null.js and ne_null_indexed.js (9.0 semantics),
