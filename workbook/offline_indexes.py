@@ -20,6 +20,7 @@ model, which answers the offline default's finds, builds its own keys from the l
 from __future__ import annotations
 
 import dataclasses
+import re
 from copy import deepcopy
 from typing import Any
 
@@ -34,6 +35,31 @@ def _differs(record: Any, collation: Any, partial: Any) -> bool:
     return record.get("collation") != collation or record.get("partial_filter_expression") != partial
 
 
+def _refuse_partial_filter(partial: Any, sparse: Any) -> None:
+    """Refuse, as MongoDB does (CannotCreateIndex, 67), the partial filters mongoeco would accept: a
+    regular expression, ``$expr``, or a partial index that is also sparse (index_partial_create_drop.js)."""
+    from mongoeco.errors import OperationFailure
+
+    if partial is None:
+        return
+    if sparse is True:
+        raise OperationFailure('cannot mix "partialFilterExpression" and "sparse" options', code=67)
+
+    def walk(value: Any) -> None:
+        if isinstance(value, re.Pattern) or type(value).__name__ == "Regex":
+            raise OperationFailure("unsupported expression in partial index: a regular expression", code=67)
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key in ("$expr", "$regex", "$where", "$text"):
+                    raise OperationFailure(f"unsupported expression in partial index: {key}", code=67)
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(partial)
+
+
 class IndexDefinitions:
     """Engine mixin: build the index definitions above (see the module docstring)."""
 
@@ -41,6 +67,7 @@ class IndexDefinitions:
         """mongoeco's ``create_index``, for same-key twins and compound hashed indexes too."""
         from mongoeco.errors import OperationFailure
 
+        _refuse_partial_filter(options.get("partial_filter_expression"), options.get("sparse"))
         _, default_index_name, normalize_index_keys, _ = engine_compat.index_helpers()
         normalized = normalize_index_keys(keys)
         hashed = [field for field, direction in normalized if direction == "hashed"]
@@ -80,3 +107,15 @@ class IndexDefinitions:
                         storage_view=self._storage_view(context),  # type: ignore[attr-defined]
                     )
         return created
+
+    async def drop_index(self, db_name: str, coll_name: str, index_or_name: Any, **options: Any) -> None:
+        """mongoeco's ``drop_index``; a key pattern that names two twins is refused with MongoDB's code
+        (AmbiguousIndexKeyPattern, 181: index_partial_create_drop.js)."""
+        from mongoeco.errors import OperationFailure
+
+        try:
+            await super().drop_index(db_name, coll_name, index_or_name, **options)  # type: ignore[misc]
+        except OperationFailure as error:
+            if "multiple indexes found with key pattern" in str(error) and getattr(error, "code", None) != 181:
+                raise OperationFailure(str(error).split(", full error")[0], code=181) from error
+            raise
