@@ -294,5 +294,5 @@ def test_unsupported_operators_say_what_is_supported():
     """The model refuses what it does not cover instead of guessing."""
     with pytest.raises(UnsupportedByModelError, match=r"does not cover the top-level operator \$where.*supports"):
         find(INVENTORY, [], filter={"$where": "true"})
-    with pytest.raises(UnsupportedByModelError, match=r"\$mod"):
-        find(INVENTORY, [], filter={"quantity": {"$mod": [2, 0]}})
+    with pytest.raises(UnsupportedByModelError, match=r"\$bitsAllSet"):
+        find(INVENTORY, [], filter={"quantity": {"$bitsAllSet": 2}})

@@ -28,7 +28,7 @@ from functools import cmp_to_key
 from typing import Any
 
 import pytest
-from bson import Decimal128, Int64, MaxKey, MinKey, Regex
+from bson import Code, Decimal128, Int64, MaxKey, MinKey, Regex, Timestamp
 
 from workbook.planner import CollectionModel, FindArgs, find_documents
 
@@ -61,6 +61,8 @@ def rank(v: Any) -> int:
         return 9
     if isinstance(v, int | float | Decimal128):
         return 3
+    if isinstance(v, Code):  # JavaScript code (a str subclass): after regexes, before MaxKey
+        return 12.5
     if isinstance(v, str):
         return 4
     if isinstance(v, Mapping):
@@ -69,6 +71,8 @@ def rank(v: Any) -> int:
         return 6
     if isinstance(v, datetime.datetime):
         return 10
+    if isinstance(v, Timestamp):
+        return 11
     if isinstance(v, Regex):
         return 12
     if isinstance(v, MaxKey):
@@ -112,8 +116,9 @@ def cmp(x: Any, y: Any) -> int:
             if c:
                 return c
         return (len(x) > len(y)) - (len(x) < len(y))
-    if rx in (9, 10):  # booleans (false < true) and dates
-        return (x > y) - (x < y)
+    if rx in (9, 10, 11, 12.5):  # booleans (false < true), dates, timestamps, code by its text
+        kx, ky = ((x.time, x.inc), (y.time, y.inc)) if rx == 11 else (str(x), str(y)) if rx == 12.5 else (x, y)
+        return (kx > ky) - (kx < ky)
     if rx == 12:
         kx, ky = (x.pattern, int(x.flags)), (y.pattern, int(y.flags))
         return (kx > ky) - (kx < ky)
@@ -181,7 +186,24 @@ TYPE_CODES = {
 }  # fmt: skip
 
 
-TYPE_ALIASES = [*TYPE_CODES, "number", "int", "long", "decimal", "bool", "regex", "minKey", "maxKey"]
+TYPE_ALIASES = [
+    *TYPE_CODES, "number", "int", "long", "decimal", "bool", "regex", "minKey", "maxKey", "timestamp", "javascript",
+]  # fmt: skip
+
+
+def mod_matches(v: Any, divisor: int, remainder: int) -> bool:
+    """$mod from its documentation: numbers truncated toward zero, the remainder with the dividend's
+    sign; NaN, infinities and values beyond 64 bits never match."""
+    if isinstance(v, bool) or rank(v) != 3 or isnan(v):
+        return False
+    n = num(v)
+    if n in (math.inf, -math.inf) or isinstance(n, Decimal) and n.is_infinite():
+        return False
+    whole = int(n)
+    if not -(2**63) <= whole < 2**63:
+        return False
+    r = abs(whole) % abs(divisor)
+    return (-r if whole < 0 else r) == remainder
 
 
 def has_type(v: Any, alias: str) -> bool:
@@ -196,9 +218,11 @@ def has_type(v: Any, alias: str) -> bool:
         if isinstance(v, Decimal128):
             return alias == "decimal"
         return alias == ("long" if isinstance(v, Int64) or not -(2**31) <= v < 2**31 else "int")
-    kinds = {"regex": Regex, "minKey": MinKey, "maxKey": MaxKey}
+    kinds = {"regex": Regex, "minKey": MinKey, "maxKey": MaxKey, "timestamp": Timestamp, "javascript": Code}
     if alias in kinds:
         return isinstance(v, kinds[alias])
+    if isinstance(v, Code):
+        return False  # not a string
     return alias in TYPE_CODES and isinstance(v, TYPE_CODES[alias])
 
 
@@ -218,6 +242,8 @@ def single(v: Any, op: str, arg: Any) -> bool:
         return bool(arg)
     if op == "$type":
         return has_type(v, arg)
+    if op == "$mod":
+        return mod_matches(v, *arg)
     raise AssertionError(op)
 
 
@@ -240,12 +266,16 @@ def field_matches(doc: Any, path: str, op: str, arg: Any) -> bool:
         return any(v is not ABSENT and has_type(v, arg) for v in values)
     if op == "$regex":
         return any(regex_match(v, arg) for v in values)
+    if op == "$mod":
+        return any(mod_matches(v, *arg) for v in values)
     if op == "$all":
         return all(any(equal(v, t) for v in values) for t in arg)
     if op == "$size":
         return any(isinstance(v, list) and len(v) == arg for v in reach(doc, parts, expand=False))
     if op == "$elemMatch":
         arrays = [v for v in reach(doc, parts, expand=False) if isinstance(v, list)]
+        if not arg:  # {$elemMatch: {}}: an element that is a document or an array
+            return any(isinstance(e, Mapping | list) for arr in arrays for e in arr)
         if all(k.startswith("$") for k in arg):  # on values: each element as one value
             return any(all(single(e, o, a) for o, a in arg.items()) for arr in arrays for e in arr)
         # on documents: an element that is a document (an array counts, with fields "0", "1"...)
@@ -323,7 +353,7 @@ def scalar(rng: random.Random) -> Any:
         [
             None, 0, 1, -2, 2.5, 1.0, Int64(1), Int64(3), 2**40, Decimal128("1"), Decimal128("2.5"), math.nan,
             Decimal128("NaN"), math.inf, "", "a", "ab", "b", "B", DATES[0], DATES[2], True, False,
-            Regex("^a", ""), MinKey(), MaxKey(),
+            Regex("^a", ""), MinKey(), MaxKey(), Timestamp(1, 1), Timestamp(2, 0), Code("x"), -7, 7.9,
         ]
     )  # fmt: skip
 
@@ -363,6 +393,7 @@ def document(rng: random.Random, i: int) -> dict[str, Any]:
 
 ORDERED_VALUES: list[Any] = [
     None, 0, 1, 2.5, Int64(1), Decimal128("2.5"), math.nan, "a", "ab", "B", DATES[1], MinKey(), MaxKey(), {},
+    Timestamp(1, 5), Code("x"), [1],
 ]  # fmt: skip
 EQ_VALUES: list[Any] = [*ORDERED_VALUES, [], [1], [None], True]
 
@@ -370,7 +401,7 @@ EQ_VALUES: list[Any] = [*ORDERED_VALUES, [], [1], [None], True]
 def leaf(rng: random.Random, path: str, depth: int = 0) -> dict[str, Any]:
     op = rng.choice(
         ["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists", "$type", "$all", "$size",
-         "$elemMatch", "$not", "$regex", "plain"]
+         "$elemMatch", "$not", "$regex", "$mod", "plain"]
     )  # fmt: skip
     if op == "plain":
         return {path: rng.choice(EQ_VALUES)}
@@ -391,6 +422,10 @@ def leaf(rng: random.Random, path: str, depth: int = 0) -> dict[str, Any]:
         return {path: {op: rng.sample([0, 1, "a", None, 2.5], rng.randint(1, 2))}}
     if op == "$size":
         return {path: {op: rng.randint(0, 2)}}
+    if op == "$mod":
+        return {path: {op: [rng.choice([2, 3, -2]), rng.choice([0, 1, -1])]}}
+    if op == "$elemMatch" and rng.random() < 0.15:
+        return {path: {"$elemMatch": {}}}
     if op == "$regex":
         return {path: Regex(rng.choice(["^a", "b", "^A"]), rng.choice(["", "i"]))}
     if op == "$elemMatch" and path == "c":  # documents in an array
@@ -581,3 +616,17 @@ def test_the_oracle_can_disagree() -> None:
     assert oracle_match(doc, {"a": [1, 2]})
     assert not oracle_match({"_id": 1, "a": math.nan}, {"a": {"$lt": 0}})
     assert oracle_match({"_id": 2}, {"a": {"$gte": None}})
+
+
+def test_the_offline_default_over_the_wire_agrees_with_the_oracle(db: Any) -> None:
+    """The same documents and filters sent over pymongo: what the offline server's find returns (the
+    model's plan over the documents as the engine decodes them, or the engine's own answer where the
+    model refuses) agrees with the oracle, unindexed and with the fuzz's indexes."""
+    db.fuzz.insert_many([dict(d) for d in DOCS])
+    for indexed in (False, True):
+        if indexed:
+            for spec in INDEXES:
+                db.fuzz.create_index(list(spec["key"].items()), name=spec["name"])
+        for filter_ in QUERIES[:80]:
+            got = sorted(d["_id"] for d in db.fuzz.find(filter_, {"_id": 1}))
+            assert got == [d["_id"] for d in DOCS if oracle_match(d, filter_)], (filter_, indexed)

@@ -61,6 +61,30 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         _MEMORY, "MemoryEngine._indexes_view", "read index records for the unique-index fast path", ("context",)
     ),
     PrivateName(_MEMORY, "MemoryEngine._storage_view", "read documents for the unique-index fast path", ("context",)),
+    PrivateName(
+        "mongoeco.core.projections",
+        "_slice_projection_array",
+        "a negative $slice skip counted from the end (install_projection_fixes)",
+        ("value", "operand"),
+    ),
+    PrivateName(
+        "mongoeco.core.query_plan",
+        "_compile_filter_strict",
+        "rewrite $alwaysTrue/$alwaysFalse before mongoeco compiles a filter (install_always_operators)",
+        ("filter_spec",),
+    ),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._index_data_view",
+        "the index maps a same-key or compound hashed index replaces (workbook.offline_indexes)",
+        ("context",),
+    ),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._rebuild_index_data_locked",
+        "rebuild a same-key index's map for its real key pattern (workbook.offline_indexes)",
+        ("db_name", "coll_name", "index", "index_data_view", "storage_view"),
+    ),
     PrivateName(_MEMORY, "MemoryEngine._borrow_storage_document", "decode a stored document without copying"),
     PrivateName(
         _MEMORY,
@@ -529,6 +553,38 @@ def to_pymongo(value: Any) -> Any:
     return encode_wire_value(value)
 
 
+def bad_value(message: str, code: int = 2) -> Exception:
+    """mongoeco's OperationFailure with MongoDB's code (2, BadValue, by default): the wire server replies with it."""
+    from mongoeco.errors import OperationFailure
+
+    return OperationFailure(message, code=code, details={"codeName": "BadValue"} if code == 2 else None)
+
+
+def with_pymongo_scalars(document: Any) -> Any:
+    """A decoded document with mongoeco's own Regex, Timestamp, DBRef, Decimal128 and Binary values (which
+    its find replies with) as pymongo's ``bson`` types, which the planner model orders and matches; the
+    same document when it holds none (the common case: no copy)."""
+    from mongoeco._types._bson_values import Binary, DBRef, Decimal128, Regex, Timestamp
+
+    engine_types = (Regex, Timestamp, DBRef, Decimal128, Binary)
+
+    def holds(value: Any) -> bool:
+        if isinstance(value, dict):
+            return any(holds(item) for item in value.values())
+        if isinstance(value, list):
+            return any(holds(item) for item in value)
+        return isinstance(value, engine_types)
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, dict):
+            return type(value)((key, convert(item)) for key, item in value.items()) if holds(value) else value
+        if isinstance(value, list):
+            return [convert(item) for item in value] if holds(value) else value
+        return to_pymongo(value) if isinstance(value, engine_types) else value
+
+    return convert(document)
+
+
 def index_helpers() -> tuple[Any, Any, Any, Any]:
     """``(EngineIndexRecord, default_index_name, normalize_index_keys, index_build_duplicate_error)``."""
     from mongoeco._types.documents import EngineIndexRecord
@@ -663,6 +719,53 @@ def install_bson_value_sizes() -> None:
 
     runtime._bson_value_size = value_size
     _BSON_SIZES_INSTALLED = True
+
+
+_ALWAYS_INSTALLED = False
+
+
+def without_always_operators(filter_spec: Any) -> Any:
+    """A filter with MongoDB's ``{$alwaysTrue: 1}`` (dropped) and ``{$alwaysFalse: 1}`` (``{$nor: [{}]}``)
+    spelled in operators mongoeco knows, inside ``$and``/``$or``/``$nor`` too; any other value is
+    refused as MongoDB refuses it (FailedToParse, code 9). Other values come back unchanged."""
+    if isinstance(filter_spec, list):
+        return [without_always_operators(clause) for clause in filter_spec]
+    if not isinstance(filter_spec, dict) or not any(
+        k in ("$alwaysTrue", "$alwaysFalse", "$and", "$or", "$nor") for k in filter_spec
+    ):
+        return filter_spec
+    from mongoeco.errors import OperationFailure
+
+    out: dict[str, Any] = {}
+    never = False
+    for key, value in filter_spec.items():
+        if key in ("$alwaysTrue", "$alwaysFalse"):
+            if isinstance(value, bool) or value != 1:
+                raise OperationFailure(f"{key} must be an integer value of 1", code=9)
+            never = never or key == "$alwaysFalse"
+        elif key in ("$and", "$or", "$nor"):
+            out[key] = without_always_operators(value)
+        else:
+            out[key] = value
+    return {"$and": [out, {"$nor": [{}]}]} if never else out
+
+
+def install_always_operators() -> None:
+    """Let filters use ``$alwaysTrue`` and ``$alwaysFalse`` (always_true_false.js): mongoeco 4.11.0
+    refuses them as unsupported top-level operators. Rewritten before mongoeco compiles a filter.
+    Idempotent; see patches/always-operators.md."""
+    global _ALWAYS_INSTALLED
+    if _ALWAYS_INSTALLED:
+        return
+    from mongoeco.core import query_plan
+
+    strict = query_plan._compile_filter_strict
+
+    def compile_strict(filter_spec: Any, **options: Any) -> Any:
+        return strict(without_always_operators(filter_spec), **options)
+
+    query_plan._compile_filter_strict = compile_strict
+    _ALWAYS_INSTALLED = True
 
 
 _PUSHDOWN_INSTALLED = False
@@ -927,8 +1030,81 @@ def projection_executor(projection: Any, selector: Any, *, public: bool = True) 
     replies with, or, ``public=False``, in the internal form an aggregation stage reads)."""
     from mongoeco.core.projections import _ProjectionExecutor
 
+    install_projection_fixes()
     project = _ProjectionExecutor(projection, selector_filter=selector)
     if not public:
         return project
     to_public = document_codec().to_public
-    return lambda document: to_public(project(document))
+    id_paths = _id_subpaths_only(projection)
+    id_exclusions = _id_subpath_exclusions(projection)
+    if not id_paths and not id_exclusions:
+        return lambda document: to_public(project(document))
+
+    def project_ids(document: Any) -> Any:
+        projected = to_public(project(document))
+        if not isinstance(projected, dict):
+            return projected
+        if id_paths and not isinstance(document.get("_id"), dict):
+            projected.pop("_id", None)  # {"_id.a": 1} reaches nothing in a scalar _id (id_partial_projection.js)
+        if id_exclusions and isinstance(projected.get("_id"), dict):
+            projected["_id"] = _without_paths(projected["_id"], id_exclusions)  # {"_id.a": 0}: mongoeco kept it
+        return projected
+
+    return project_ids
+
+
+def _id_subpath_exclusions(projection: Any) -> list[list[str]]:
+    """The sub-paths of _id an exclusion projection removes (``{"_id.a": 0}``), split at the dots."""
+    if not isinstance(projection, dict):
+        return []
+    return [str(k).split(".")[1:] for k, v in projection.items() if str(k).startswith("_id.") and v in (0, False)]
+
+
+def _without_paths(document: dict[str, Any], paths: list[list[str]]) -> dict[str, Any]:
+    """A copy of a document without the (dotted, split) paths."""
+    out = dict(document)
+    for parts in paths:
+        node: Any = out
+        for part in parts[:-1]:
+            child = node.get(part) if isinstance(node, dict) else None
+            if not isinstance(child, dict):
+                node = None
+                break
+            node[part] = dict(child)
+            node = node[part]
+        if isinstance(node, dict):
+            node.pop(parts[-1], None)
+    return out
+
+
+def _id_subpaths_only(projection: Any) -> bool:
+    """Whether an inclusion projection names sub-fields of _id but not _id itself."""
+    if not isinstance(projection, dict) or "_id" in projection:
+        return False
+    subpaths = [k for k, v in projection.items() if str(k).startswith("_id.")]
+    return bool(subpaths) and all(projection[k] in (1, True) for k in subpaths)
+
+
+_PROJECTION_FIXES_INSTALLED = False
+
+
+def install_projection_fixes() -> None:
+    """``{$slice: [skip, limit]}`` with a negative skip counts the skip from the end, as MongoDB does
+    (slice1.js: ``[-5, 10]`` on 11 elements is the last 5); mongoeco 4.11.0 sliced Python's way and
+    returned nothing. Idempotent; see patches/always-operators.md (the projection section)."""
+    global _PROJECTION_FIXES_INSTALLED
+    if _PROJECTION_FIXES_INSTALLED:
+        return
+    from copy import deepcopy
+
+    from mongoeco.core import projections
+
+    def slice_array(value: list[Any], operand: object) -> list[Any]:
+        if isinstance(operand, int):
+            return deepcopy(value[:operand] if operand >= 0 else value[operand:])
+        skip, limit = (int(n) for n in operand)  # type: ignore[attr-defined]
+        start = skip if skip >= 0 else max(len(value) + skip, 0)
+        return deepcopy(value[start : start + limit])
+
+    projections._slice_projection_array = slice_array
+    _PROJECTION_FIXES_INSTALLED = True

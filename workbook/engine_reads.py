@@ -86,7 +86,7 @@ def public_records(engine: Any, database: str, collection: str) -> tuple[list[Ma
         return [], []
     with _chunk_lock:
         earlier = _chunk_cache.get(key, {})
-    borrow = engine._borrow_public_storage_document
+    borrow, public = engine._borrow_public_storage_document, engine_compat.with_pymongo_scalars
     current: dict[int, _Chunk] = {}
     documents: list[Mapping[str, Any]] = []
     records: list[Any] = []
@@ -95,7 +95,7 @@ def public_records(engine: Any, database: str, collection: str) -> tuple[list[Ma
         if known is not None and known[0] is chunk:
             current[id(chunk)] = known
         else:
-            current[id(chunk)] = (chunk, [borrow(value) for value in stored], stored)
+            current[id(chunk)] = (chunk, [public(borrow(value)) for value in stored], stored)
         documents.extend(current[id(chunk)][1])
         records.extend(current[id(chunk)][2])
     with _chunk_lock:

@@ -111,6 +111,14 @@ class UnknownHintError(ExplainError):
     """Raised, as MongoDB does, when a hint names no existing (visible) index."""
 
 
+class InvalidQueryError(ExplainError):
+    """Raised, as MongoDB does (BadValue, code 2), for a filter MongoDB refuses but the offline
+    engine would answer (``{$options: "i"}`` without ``$regex``): the offline default refuses it too."""
+
+    code: int = 2
+    """MongoDB's error code for the refusal (2, BadValue, unless MongoDB gives the case its own)."""
+
+
 class DiffcheckNeedsServerError(WorkbookError):
     """Raised when the differential check is run without a real MongoDB server to compare with."""
 

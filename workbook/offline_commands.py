@@ -83,6 +83,8 @@ def rewrite(command: str, body: dict[str, Any]) -> dict[str, Any]:
         body = {"buildInfo" if k == "buildinfo" else k: v for k, v in body.items()}
     if command == "find" and "batchSize" not in body:
         body = {**body, "batchSize": FIRST_BATCH_DOCUMENTS}
+    if command == "count" and isinstance(body.get("limit"), int) and body["limit"] < 0:  # count6.js: limit(-n) is n
+        body = {**body, "limit": -body["limit"]}
     if command == "aggregate" and "batchSize" not in body.get("cursor", {}) and not writes_out(body):
         body = {**body, "cursor": {**body.get("cursor", {}), "batchSize": FIRST_BATCH_DOCUMENTS}}
     if command == "create":  # drivers may send a capped size as a double (MongoDB accepts 4096.0)

@@ -26,6 +26,7 @@ from mongoeco.errors import OperationFailure, WriteError  # noqa: E402
 
 from workbook import engine_compat, offline_ids, offline_transactions, offline_writes  # noqa: E402
 from workbook.facts import MAX_BSON_SIZE, TOO_LARGE_AFTER_UPDATE, TOO_LARGE_ON_INSERT  # noqa: E402
+from workbook.offline_indexes import IndexDefinitions  # noqa: E402  (same-key twins, compound hashed indexes)
 from workbook.offline_limits import (  # noqa: E402
     WORK_COUNTERS,
     depth_error,
@@ -44,6 +45,7 @@ def _count_id_scan(storage: Mapping[str, Any], db_name: str, coll_name: str) -> 
 
 engine_compat.install_type_bracketing()
 engine_compat.install_bson_value_sizes()
+engine_compat.install_always_operators()
 offline_ids.install_tracking()  # numeric _id checks from a per-collection count (no scan per write)
 _record_type, _default_index_name, _normalize_index_keys, _duplicate_error = engine_compat.index_helpers()
 
@@ -59,7 +61,7 @@ _fast_writes = (
 )
 
 
-class WorkbenchEngine(*_fast_writes, _change_log, _memory_engine):  # type: ignore[misc]
+class WorkbenchEngine(IndexDefinitions, *_fast_writes, _change_log, _memory_engine):  # type: ignore[misc]
     """mongoeco's memory engine with the storage-level fixes the course needs."""
 
     def _ensure_unique_indexes(self, db_name: str, coll_name: str, candidate: Any, **kw: Any) -> None:

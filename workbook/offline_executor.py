@@ -100,6 +100,8 @@ class WorkbenchExecutor(_ExecutorBase):
         wanted = list(dict(hint).items()) if isinstance(hint, Mapping) else None
         for record in records:
             if record.name == hint or (wanted is not None and list(record.key) == wanted):
+                if not all(direction in (1, -1) for _, direction in record.key):
+                    return body  # a hashed (or other special) key orders by no sort: the model runs it
                 return {**body, "sort": dict(record.key)}
         return body
 
@@ -222,6 +224,10 @@ class WorkbenchExecutor(_ExecutorBase):
             read = await self._reads.find(context, self._cursor_store)  # the planner model's plan runs it
             if read is not None:
                 return read
+        if command == "distinct" and self.server is not None:
+            values = await self._reads.distinct(context)  # the model's documents, MongoDB's distinct rules
+            if values is not None:
+                return values
         if command == "insert":
             return await self._insert(context)
         if command == "delete":  # delete_many in chunks, one engine pass (offline_writes.BulkDeletes)
@@ -234,6 +240,9 @@ class WorkbenchExecutor(_ExecutorBase):
             view = self._view_of(db_name, context.command_document.get("count"))
             if view is not None:
                 return await self._count_view(db_name, context.command_document, view, context.session)
+            counted = await self._reads.count(context)  # the model's plan: a hinted sparse index counts
+            if counted is not None:
+                return counted
         if command == "aggregate" and ends_in_out(context.command_document):
             return await self._aggregate_out(context)
         return dict(await super().execute_prepared(context))

@@ -17,21 +17,24 @@ every projection form (``$slice``, ``$elemMatch``, positional) the same way for 
 from __future__ import annotations
 
 import asyncio
-import functools
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import bson
 
 from workbook import engine_compat, planner
-from workbook.errors import ExplainError
+from workbook.errors import ExplainError, InvalidQueryError, UnknownHintError
 from workbook.facts import MAX_BLOCKING_SORT_BYTES, QUERY_EXCEEDED_MEMORY_LIMIT, bson_size
+from workbook.offline_explain import NOT_MODELLED_CODE
 from workbook.planner.predicates import parse_filter
+from workbook.planner.query import make_query
 from workbook.planner.reading import index_name
+from workbook.planner.unsupported import not_modelled
+from workbook.planner.values import sort_key
 
 ENGINE_OPTIONS = frozenset(
     {"tailable", "awaitData", "min", "max", "returnKey", "showRecordId", "let", "readConcern", "oplogReplay"}
@@ -178,9 +181,17 @@ class ReadLayer:
             return None  # malformed: the engine's own validation answers, with MongoDB's message
         started = time.perf_counter_ns()
         model = await self._explain.model(database, name)
+        if _sort_key_meta(body.get("projection")):  # the engine's projection has no sortKey: the model's
+            projected = await self._run(model, database, name, args, projected=True)
+            if projected is None:
+                return None
+            documents = list(projected)
+            self._profile(database, name, body, time.perf_counter_ns() - started)
+            return self._reply(body, raw, namespace, documents, context, cursors)
         sorted_in_memory: list[bool] = []
-        rids = await self._run(model, database, name, args, sorted_in_memory)
+        rids = await self._run(model, database, name, args, sorted_in_memory=sorted_in_memory)
         if rids is None:
+            _refuse_incomplete_hint(model, args)
             return None  # not modelled (or a hint the engine words its own way): the engine answers
         if sorted_in_memory and body.get("allowDiskUse") is False:
             self._check_sort_memory(model, rids)
@@ -190,11 +201,100 @@ class ReadLayer:
             documents = [project(model.documents[rid]) for rid in rids]
         else:
             documents = [model.documents[rid] for rid in rids]  # the engine's public forms, as its find returns
+        return self._reply(body, raw, namespace, documents, context, cursors)
+
+    def _reply(
+        self,
+        body: Mapping[str, Any],
+        raw: Mapping[str, Any],
+        namespace: str,
+        documents: list[Any],
+        context: Any,
+        cursors: Any,
+    ) -> dict[str, Any]:
+        """The find's reply: one batch for a negative limit or singleBatch, else a cursor the engine batches."""
         reply = {"cursor": {"firstBatch": documents, "ns": namespace, "id": 0}, "ok": 1.0}
         if body.get("singleBatch") or (isinstance(body.get("limit"), int) and body["limit"] < 0):
             return reply  # one batch, cursor closed, as MongoDB answers a negative limit
         lsid = raw.get("lsid")
         return dict(cursors.materialize_command_result(body, reply, lsid=lsid, connection=context.connection))
+
+    async def count(self, context: Any) -> dict[str, Any] | None:
+        """The reply to a ``count`` command, counted from the model's plan (a hinted sparse index counts
+        what it holds: count_hint.js); None when the engine should answer (a count of the whole
+        collection with no hint, skip or limit is its metadata count, inside a transaction, or not modelled)."""
+        body = dict(context.command_document)
+        raw = context.raw_body if isinstance(context.raw_body, Mapping) else {}
+        target, query = body.get("count"), body.get("query")
+        if (
+            not isinstance(target, str)
+            or target.startswith("system.")
+            or (query is not None and not isinstance(query, Mapping))
+        ):
+            return None
+        if any({**raw, **body}.get(field) is not None for field in TRANSACTION_FIELDS):
+            return None
+        if _in_transaction(getattr(context, "session", None)):
+            return None
+        skip, limit, hint = body.get("skip"), body.get("limit"), body.get("hint")
+        if not query and hint is None and skip is None and limit is None:
+            return None  # the collection's own count
+        for number in (skip, limit):
+            if number is not None and (isinstance(number, bool) or not isinstance(number, int | float)):
+                return None
+        if skip is not None and skip < 0:
+            return None  # MongoDB refuses a negative skip: the engine words it
+        database, name = str(context.db_name), target
+        try:
+            args = planner.FindArgs.of(
+                engine_compat.to_pymongo(query or {}),
+                skip=int(skip) if skip else None,
+                limit=abs(int(limit)) if limit else None,  # limit(-n) counts as limit(n); 0 is no limit
+                hint=engine_compat.to_pymongo(hint) if hint is not None else None,
+                collation=body.get("collation"),
+            )
+        except ExplainError:
+            return None
+        model = await self._explain.model(database, name)
+        rids = await self._run(model, database, name, args)
+        if rids is None:
+            _refuse_incomplete_hint(model, args)
+            return None
+        return {"n": len(rids), "ok": 1.0}
+
+    async def distinct(self, context: Any) -> dict[str, Any] | None:
+        """The reply to a ``distinct`` command, from the documents the model's plan for its query
+        returns (distinct1.js, distinct2.js, distinct_array1.js: a missing field gives no value, an
+        array its elements, a positional path one element); None when the engine should answer it."""
+        body = dict(context.command_document)
+        raw = context.raw_body if isinstance(context.raw_body, Mapping) else {}
+        key, query = body.get("key"), body.get("query")
+        if not isinstance(key, str) or not key or (query is not None and not isinstance(query, Mapping)):
+            return None  # malformed: the engine's validation answers
+        target = body.get("distinct")
+        if not isinstance(target, str) or target.startswith("system."):
+            return None
+        if any({**raw, **body}.get(field) is not None for field in TRANSACTION_FIELDS):
+            return None  # inside a transaction: the engine sees its own writes
+        if _in_transaction(getattr(context, "session", None)):
+            return None
+        database, name = str(context.db_name), str(body["distinct"])
+        try:
+            args = planner.FindArgs.of(
+                engine_compat.to_pymongo(query or {}), hint=body.get("hint"), collation=body.get("collation")
+            )
+        except ExplainError:
+            return None
+        model = await self._explain.model(database, name)
+        rids = await self._run(model, database, name, args)
+        if rids is None:
+            return None
+        collate = make_query(args, model.collation).collate
+        found: dict[tuple, Any] = {}
+        for rid in rids:
+            for value in _distinct_values(model.documents[rid], key.split(".")):
+                found.setdefault(sort_key(value, collate), value)
+        return {"values": [found[k] for k in sorted(found)], "ok": 1.0}
 
     async def pushdown(self, collection: Any, operation: Any, session: Any) -> list[Any] | None:
         """The documents an aggregate's leading stages select (mongoeco's pushdown find), chosen by the
@@ -222,21 +322,39 @@ class ReadLayer:
         return documents
 
     async def _run(
-        self, model: Any, database: str, name: str, args: planner.FindArgs, sorted_in_memory: list[bool] | None = None
-    ) -> list[int] | None:
+        self,
+        model: Any,
+        database: str,
+        name: str,
+        args: planner.FindArgs,
+        sorted_in_memory: list[bool] | None = None,
+        *,
+        projected: bool = False,
+    ) -> list[Any] | None:
         """Plan and run a find (without its projection) on the model, off the server's event loop, and
-        count the indexes its plan used: the positions of the documents it returns, or None if refused.
+        count the indexes its plan used: the positions of the documents it returns, or None if refused
+        (``projected``: the documents themselves, projected by the plan's PROJECTION stage).
         ``sorted_in_memory`` gets True when the winning plan has a blocking SORT stage."""
-        run = functools.partial(planner.find_records, model, f"{database}.{name}", replace(args, projection=None))
+        namespace = f"{database}.{name}"
+
+        def run() -> tuple[dict[str, Any], Sequence[Any]]:
+            if projected:
+                return planner.find_documents(model, namespace, args)
+            return planner.find_records(model, namespace, replace(args, projection=None))
+
         try:
             explain, rids = await asyncio.get_running_loop().run_in_executor(None, run)
+        except InvalidQueryError as error:  # a filter MongoDB refuses and the engine would answer
+            raise engine_compat.bad_value(str(error), error.code) from error
+        except UnknownHintError as error:  # MongoDB's own words, which the model's refusal uses
+            raise engine_compat.bad_value(str(error)) from error
         except ExplainError:
             return None
         winning = explain["queryPlanner"]["winningPlan"]
         self.uses.record(database, name, indexes_used(winning))
         if sorted_in_memory is not None and _has_stage(winning, "SORT"):
             sorted_in_memory.append(True)
-        return rids
+        return list(rids)
 
     def _check_sort_memory(self, model: Any, rids: list[int]) -> None:
         """A blocking sort run with ``allowDiskUse: false`` fails once the documents it holds pass the limit
@@ -276,6 +394,53 @@ class ReadLayer:
         elif command == "dropDatabase":
             self.uses.forget(database)
         return reply
+
+
+def _distinct_values(value: Any, parts: list[str]) -> Iterator[Any]:
+    """The values ``distinct`` takes from one document at a dotted path: arrays along the way are
+    traversed, a numeric part picks that element of an array, an array at the end gives its
+    elements, and a missing field (or a scalar in the way) gives nothing."""
+    if not parts:
+        if isinstance(value, list):
+            yield from value
+        else:
+            yield value
+        return
+    head, rest = parts[0], parts[1:]
+    if isinstance(value, Mapping):
+        if head in value:
+            yield from _distinct_values(value[head], rest)
+    elif isinstance(value, list):
+        if head.isdigit():
+            if int(head) < len(value):
+                yield from _distinct_values(value[int(head)], rest)
+            return
+        for element in value:
+            if isinstance(element, Mapping):
+                yield from _distinct_values(element, parts)
+
+
+def _refuse_incomplete_hint(model: Any, args: planner.FindArgs) -> None:
+    """Refuse, by name, a filter the model does not cover whose hint names a sparse or partial index:
+    MongoDB returns only what that index holds (sparse_index_internal_expr.js), which the engine,
+    matching every document, would not; an answer the offline default cannot give right is refused."""
+    if args.hint is None:
+        return
+    for spec in model.specs:
+        if (spec.sparse or spec.partial is not None) and spec.hinted_by(args.hint):
+            kind = "sparse" if spec.sparse else "partial"
+            error = not_modelled(
+                f"this filter over the hinted {kind} index {spec.name!r} (MongoDB returns only the documents "
+                "that index holds; the offline engine would return every match)"
+            )
+            raise engine_compat.bad_value(f"{error.message}\nFix: {error.fix}", NOT_MODELLED_CODE)
+
+
+def _sort_key_meta(projection: Any) -> bool:
+    """Whether a find's projection asks for ``{$meta: "sortKey"}`` (sortl.js), which the engine cannot project."""
+    return isinstance(projection, Mapping) and any(
+        isinstance(v, Mapping) and v.get("$meta") == "sortKey" for v in projection.values()
+    )
 
 
 def _starts_with_index_stats(body: Mapping[str, Any]) -> bool:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bson import ObjectId, Regex, Timestamp
+from bson import Code, ObjectId, Regex, Timestamp
 
 from workbook.planner.predicates import NEGATABLE, Predicate, is_nan
 from workbook.planner.unsupported import not_modelled
@@ -21,6 +21,8 @@ from workbook.planner.values import (
     MIN_DATE_MS,
     MIN_KEY,
     RANK_BOOL,
+    RANK_CODE,
+    RANK_CODE_WITH_SCOPE,
     RANK_DATE,
     RANK_MAXKEY,
     RANK_MINKEY,
@@ -115,6 +117,10 @@ def _type_ends(value: Any) -> tuple[Any, Any]:
         return {}, []  # appendMaxForType(Object) is the smallest array
     if rank == RANK_TIMESTAMP:
         return Timestamp(0, 0), Timestamp(2**32 - 1, 2**32 - 1)
+    if rank == RANK_CODE:  # JavaScript code sorts by its text; code with a scope comes next
+        return Code(""), Code("", {})
+    if rank == RANK_CODE_WITH_SCOPE:
+        return Code("", {}), MAX_KEY
     raise not_modelled(f"range comparisons on values of type {type(value).__name__}")
 
 
@@ -153,6 +159,8 @@ def translate(
         return _regex(value, collate)
     if op == "$type":
         return _type_bracket(value, collate)
+    if op == "$mod":  # every number, each key checked (IndexBoundsBuilder::translate for MOD)
+        return [Interval.of(float("nan"), float("inf"), True, True, collate)], INEXACT_COVERED
     if op == "$not":
         if not all(inner.op in NEGATABLE for inner in value):
             raise not_modelled("index bounds for $not of a regular expression or $type")

@@ -9,10 +9,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bson import Int64
+
 from workbook.planner.collation import collator, normalize
 from workbook.planner.predicates import Predicate, matches_all, parse_filter
 from workbook.planner.unsupported import not_modelled
 from workbook.planner.values import MISSING, UNDEFINED, Collate, sort_key
+from workbook.shard_hash import hash64
 
 
 @dataclass(frozen=True)
@@ -29,13 +32,16 @@ class IndexDefinition:
     special: bool = False
     key: tuple[tuple[str, Any], ...] = ()
     """The key pattern as listed, special kinds ("hashed", "text", "2dsphere") included."""
+    hashed: frozenset[str] = frozenset()
+    """Paths of "hashed" fields: their keys are MongoDB's hash64 of the value (``workbook.shard_hash``)."""
 
     @classmethod
     def from_info(cls, info: Mapping[str, Any], default_collation: Mapping[str, Any] | None = None) -> IndexDefinition:
         """Read a ``list_indexes()`` document; an index listed without a collation has the collection's."""
         key = info["key"]
         pairs = list(key.items()) if isinstance(key, Mapping) else [tuple(p) for p in key]
-        special = any(isinstance(d, bool) or not isinstance(d, int | float) for _, d in pairs)
+        hashed = frozenset(f for f, d in pairs if d == "hashed")
+        special = any(isinstance(d, bool) or not isinstance(d, int | float) for f, d in pairs if f not in hashed)
         fields = tuple((f, 1 if (not isinstance(d, int | float) or d >= 0) else -1) for f, d in pairs)
         pfe = info.get("partialFilterExpression")
         collation = info.get("collation", default_collation)
@@ -49,6 +55,7 @@ class IndexDefinition:
             partial=tuple(parse_filter(pfe)) if pfe else None,
             special=special,
             key=tuple(pairs),
+            hashed=hashed,
         )
 
     def hinted_by(self, hint: Any) -> bool:
@@ -62,9 +69,9 @@ class IndexDefinition:
         return [(f, _direction(d)) for f, d in pairs] == [(f, _direction(d)) for f, d in self.key]
 
     @property
-    def key_pattern(self) -> dict[str, int]:
+    def key_pattern(self) -> dict[str, int | str]:
         """The key pattern as explain prints it."""
-        return dict(self.fields)
+        return {f: "hashed" if f in self.hashed else d for f, d in self.fields}
 
     @property
     def paths(self) -> list[str]:
@@ -152,6 +159,14 @@ def path_keys(document: Mapping[str, Any], path: str) -> tuple[list[Any], set[st
             nxt = f"{prefix}.{parts[i]}" if prefix else parts[i]
             if parts[i] in value:
                 walk(value[parts[i]], i + 1, nxt)
+            else:
+                out.append(MISSING)
+        elif isinstance(value, list) and parts[i].isdigit():
+            # a numeric part is a position in the array, which is not expanded (array_match3.js)
+            nxt = f"{prefix}.{parts[i]}" if prefix else parts[i]
+            position = int(parts[i])
+            if position < len(value):
+                walk(value[position], i + 1, nxt)
             else:
                 out.append(MISSING)
         elif isinstance(value, list):
@@ -302,6 +317,8 @@ def _document_keys(
         array_fields.append(arrays)
     if spec.sparse and all(v == [MISSING] for v in per_field):
         return [], array_fields
+    if spec.hashed:
+        per_field = _hashed_values(spec, per_field, array_fields)
     _check_parallel_arrays(spec, array_fields)
     seen: set[tuple] = set()
     out: list[tuple[tuple[tuple, ...], tuple[Any, ...]]] = []
@@ -312,6 +329,25 @@ def _document_keys(
             seen.add(keys)
             out.append((keys, values_tuple))
     return out, array_fields
+
+
+def hashed_key(value: Any) -> Int64:
+    """The key a hashed index holds for a value (a missing field hashes as null, as on MongoDB)."""
+    return Int64(hash64(None if value is MISSING else value))
+
+
+def _hashed_values(spec: IndexDefinition, per_field: list[list[Any]], array_fields: list[set[str]]) -> list[list[Any]]:
+    if spec.collation is not None:
+        raise not_modelled(f"the collated hashed index {spec.name!r} (its keys hash collation keys)")
+    out: list[list[Any]] = []
+    for path, values, arrays in zip(spec.paths, per_field, array_fields, strict=True):
+        if path not in spec.hashed:
+            out.append(values)
+        elif arrays:  # MongoDB refuses to store the document ("hashed indexes do not currently support array values")
+            raise not_modelled(f"an array on the hashed path {path!r} of index {spec.name!r} (MongoDB refuses it)")
+        else:
+            out.append([hashed_key(v) for v in values])
+    return out
 
 
 def _field_key(position: int, entry: Entry) -> tuple[Any, ...]:
@@ -328,10 +364,13 @@ def _check_parallel_arrays(spec: IndexDefinition, array_fields: list[set[str]]) 
             )
 
 
-def key_document(paths: Sequence[str], values: Sequence[Any]) -> dict[str, Any]:
-    """An index key rebuilt as a (nested) document, for covered filters and projections."""
+def key_document(paths: Sequence[str], values: Sequence[Any], hashed: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """An index key rebuilt as a (nested) document, for covered filters and projections; a hashed
+    field's key (a hash, not the value) is left out."""
     document: dict[str, Any] = {}
     for path, value in zip(paths, values, strict=True):
+        if path in hashed:
+            continue
         node = document
         parts = path.split(".")
         for part in parts[:-1]:

@@ -16,9 +16,18 @@ from typing import Any
 from bson import MaxKey, MinKey
 
 from workbook.gc_pause import paused
-from workbook.planner.bounds import EXACT, INEXACT_COVERED, OIL, Interval, all_values, intersect, translate
+from workbook.planner.bounds import (
+    EXACT,
+    INEXACT_COVERED,
+    INEXACT_FETCH,
+    OIL,
+    Interval,
+    all_values,
+    intersect,
+    translate,
+)
 from workbook.planner.collation import normalize
-from workbook.planner.keys import Delta, IndexData, IndexDefinition, KeyMemo, build_index, update_index
+from workbook.planner.keys import Delta, IndexData, IndexDefinition, KeyMemo, build_index, hashed_key, update_index
 from workbook.planner.predicates import Predicate, indexable
 from workbook.planner.query import FindQuery
 from workbook.planner.reading import FETCHING
@@ -39,7 +48,7 @@ from workbook.planner.stages import (
     Stage,
 )
 from workbook.planner.unsupported import not_modelled, unknown_hint
-from workbook.planner.values import RANK_ARRAY, RANK_NULL, RANK_STRING, RANK_UNDEFINED, compare, type_rank
+from workbook.planner.values import RANK_ARRAY, RANK_NULL, RANK_REGEX, RANK_STRING, RANK_UNDEFINED, compare, type_rank
 
 PLAN_EVALUATION_WORKS = 10000  # internalQueryPlanEvaluationWorks
 PLAN_EVALUATION_COLL_FRACTION = 0.3  # internalQueryPlanEvaluationCollFraction
@@ -309,11 +318,17 @@ def index_access(index: IndexData, query: FindQuery, *, whole: bool = False) -> 
             options = [(p, g) for p, g in options if g == group]  # one element: its bounds intersect
         elif prefixes:
             options = options[:1]  # multikey: cannot intersect bounds on one array field
+        if path in spec.hashed:
+            options = [o for o in options if o[1] is None and _hashable_equality(o[0])][:1]
         preds = [p for p, _ in options]
         if position == 0 and not preds and not whole:
             return None
         oil = all_values(collate)
-        for pred in preds:
+        for pred in preds if path in spec.hashed else ():
+            oil = _hashed_points(pred)
+            tightness[id(pred)] = INEXACT_FETCH  # two values may share a hash: the document is checked
+            assigned.append(pred)
+        for pred in preds if path not in spec.hashed else ():
             # $exists: true is EXACT only on a single-field sparse index: a compound sparse index
             # also holds documents missing this field (index_bounds_builder.cpp, EXISTS)
             exact_exists = spec.sparse and len(spec.paths) == 1
@@ -336,6 +351,25 @@ def index_access(index: IndexData, query: FindQuery, *, whole: bool = False) -> 
         else:
             fetch_filter.append(pred)
     return Access(index, oils, assigned, key_filter, fetch_filter)
+
+
+def _hashable_equality(predicate: Predicate) -> bool:
+    """Whether a hashed field can bound the predicate: an equality or $in of values that are no
+    arrays or regexes (planner_ixselect.cpp: a hashed index answers only equality)."""
+    if predicate.op == "$eq":
+        values = [predicate.value]
+    elif predicate.op == "$in":
+        values = list(predicate.value)
+    else:
+        return False
+    return all(type_rank(v) not in (RANK_ARRAY, RANK_REGEX) for v in values)
+
+
+def _hashed_points(predicate: Predicate) -> OIL:
+    """The hashes of an equality's (or $in's) values, as point intervals in key order."""
+    values = [predicate.value] if predicate.op == "$eq" else list(predicate.value)
+    keys = {hashed_key(v) for v in values}
+    return [Interval.of(k, k, True, True, None) for k in sorted(keys)]
 
 
 def _within_elem_match(prefixes: set[str], elem_path: str) -> bool:
@@ -379,10 +413,13 @@ def sort_direction(access: Access, query: FindQuery) -> int | None:
         strings = string_bound_fields(access)
         if any(path in strings for path, _ in query.sort):
             return None
+    if any(path in spec.hashed for path, _ in query.sort):
+        return None  # a hashed key orders by hash, not by value
     points = access.point_fields
     wanted = [(p, d) for p, d in query.sort if p not in points]
+    usable = list(itertools.takewhile(lambda f: f[0] not in spec.hashed or f[0] in points, spec.fields))
     for direction in (1, -1):
-        provided = [(p, d * direction) for p, d in spec.fields if p not in points]
+        provided = [(p, d * direction) for p, d in usable if p not in points]
         if wanted == provided[: len(wanted)]:
             return direction
     return None
@@ -428,7 +465,11 @@ def _provides(access: Access, paths: Sequence[str]) -> bool:
     """Whether the index key alone carries these fields (not multikey; no collated strings)."""
     index = access.index
     collated = string_bound_fields(access) if index.spec.collation is not None else set()
-    return all(p in index.spec.paths and not index.multikey_paths.get(p) and p not in collated for p in paths)
+    hashed = index.spec.hashed
+    return all(
+        p in index.spec.paths and not index.multikey_paths.get(p) and p not in collated and p not in hashed
+        for p in paths
+    )
 
 
 def _can_cover(access: Access, query: FindQuery) -> bool:
@@ -487,7 +528,10 @@ def finish_tree(
         root = Skip(root, query.skip)
     if query.projection:
         if not fetched and access is not None and _can_cover(access, query):
-            root = Projection(root, query.projection, "PROJECTION_COVERED", index_paths)
+            # an index with a hashed field projects its key data through the general stage
+            # (projection_with_hashed_index.js): still no FETCH
+            kind = "PROJECTION_DEFAULT" if access.index.spec.hashed else "PROJECTION_COVERED"
+            root = Projection(root, query.projection, kind, index_paths, hashed=access.index.spec.hashed)
         else:
             if not fetched:
                 root, fetched = Fetch(root, documents, [], collate), True
@@ -507,6 +551,8 @@ def explode_for_sort(access: Access, query: FindQuery) -> Stage | None:
     (QueryPlannerAnalysis::explodeForSort): ``{a: {$in: [1, 2]}}`` sorted on b over an index on
     (a, b) needs no blocking sort. None when the bounds or the index do not allow it."""
     index, spec = access.index, access.index.spec
+    if any(path in spec.hashed for path, _ in query.sort):
+        return None  # hashed keys carry no order of the values (hashed_index_sort.js explodes the others)
     if any(index.multikey_paths.get(path) for path, _ in query.sort):
         # a multikey sort field has no one key per document to merge on; multikey point fields are
         # fine, SORT_MERGE drops the record ids it has returned (explode_for_sort_equality_to_array.js)
@@ -617,6 +663,8 @@ def _natural_direction(hint: Mapping[str, Any]) -> int:
 def _id_hack_value(collection: CollectionModel, query: FindQuery) -> Any:
     # isIdHackEligibleQuery: no hint or skip, and the collection's own collation (its _id index's)
     if query.hint is not None or query.skip or query.collation_id != normalize(collection.collation):
+        return None
+    if query.sort_key_fields:  # a {$meta: "sortKey"} projection needs the sort stage (sortl.js)
         return None
     if len(query.predicates) != 1:
         return None

@@ -10,15 +10,18 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from bson import Decimal128, Int64, Regex
 
-from workbook.planner.unsupported import not_modelled
+from workbook.planner.unsupported import invalid_query, not_modelled
 from workbook.planner.values import (
     MISSING,
     RANK_BINARY,
     RANK_BOOL,
+    RANK_CODE,
+    RANK_CODE_WITH_SCOPE,
     RANK_DATE,
     RANK_MAXKEY,
     RANK_MINKEY,
@@ -49,6 +52,7 @@ _MATCH_TYPE_ORDER = {
     "$gt": 5,
     "$gte": 6,
     "$regex": 7,
+    "$mod": 8,
     "$exists": 9,
     "$in": 10,
     "$nor": 16,
@@ -58,7 +62,9 @@ _MATCH_TYPE_ORDER = {
 }
 _NOT = 15
 _NEGATIONS = {"$ne", "$nin", "$not"}
-INDEXABLE = frozenset({"$eq", "$lt", "$lte", "$gt", "$gte", "$in", "$ne", "$nin", "$exists", "$regex", "$type", "$not"})
+INDEXABLE = frozenset(
+    {"$eq", "$lt", "$lte", "$gt", "$gte", "$in", "$ne", "$nin", "$exists", "$regex", "$type", "$not", "$mod"}
+)
 NEGATABLE = frozenset({"$eq", "$lt", "$lte", "$gt", "$gte", "$in", "$exists"})
 """Operators whose ``$not`` has index bounds: the complement of theirs (a regex or type's does not)."""
 
@@ -67,6 +73,8 @@ def _negatable(predicate: Predicate) -> bool:
     """Whether the complement of the predicate's bounds is its negation's bounds: not for a regex
     (its bounds are loose) nor for an array (an array's bounds are its first element and itself,
     INEXACT_FETCH), which QueryPlannerIXSelect also refuses to index under a negation."""
+    if predicate.op in COMPARISONS:
+        return not isinstance(predicate.value, list | tuple)
     if predicate.op not in ("$eq", "$ne", "$in", "$nin"):
         return True
     values = predicate.value if predicate.op in ("$in", "$nin") else (predicate.value,)
@@ -84,6 +92,8 @@ def indexable(predicate: Predicate) -> bool:
         return all(inner.op in NEGATABLE and _negatable(inner) for inner in predicate.value)
     if predicate.op in ("$ne", "$nin"):
         return _negatable(predicate)
+    if predicate.op in COMPARISONS and isinstance(predicate.value, list | tuple):
+        return False  # a range to a whole array (array_match4.js): no bounds, the document is checked
     return predicate.op in INDEXABLE
 
 
@@ -102,6 +112,8 @@ TYPE_ALIASES = {
     "date": 9,
     "null": 10,
     "regex": 11,
+    "javascript": 13,
+    "javascriptWithScope": 15,
     "int": 16,
     "timestamp": 17,
     "long": 18,
@@ -163,6 +175,8 @@ class Predicate:
             return {self.path: {"$not": negated}}
         if self.op == "$size":
             return {self.path: {"$size": self.value}}
+        if self.op == "$mod":
+            return {self.path: {"$mod": [Int64(v) for v in self.value]}}
         if self.op == "$ne":
             return {self.path: {"$not": {"$eq": to_json_value(self.value)}}}
         if self.op == "$nin":
@@ -209,6 +223,8 @@ class Predicate:
             return any(_in(v, self.value, collate) for v in found)
         if self.op == "$regex":
             return any(_regex_matches(v, self.value) for v in found)
+        if self.op == "$mod":
+            return any(_mod_matches(v, *self.value) for v in found)
         return any(_compares(v, self.op, self.value, collate) for v in found)
 
     def _element_matches(self, element: Any, collate: Collate | None) -> bool:
@@ -242,6 +258,8 @@ class Predicate:
             return _has_type(value, target)
         if op == "$size":
             return isinstance(value, list) and len(value) == target
+        if op == "$mod":
+            return _mod_matches(value, *target)
         if op == "$not":
             return not all(inner.matches_value(value, collate) for inner in target)
         if op == "$elemMatch":
@@ -289,6 +307,8 @@ _CODE_RANKS = {
     9: RANK_DATE,
     10: RANK_NULL,
     11: RANK_REGEX,
+    13: RANK_CODE,
+    15: RANK_CODE_WITH_SCOPE,
     17: RANK_TIMESTAMP,
     127: RANK_MAXKEY,
 }
@@ -429,6 +449,11 @@ def _collect(query: Mapping[str, Any], out: list[Predicate]) -> None:
                 out.append(Predicate("", key, tuple(sorted(branches, key=_branch_order))))
         elif key == "$comment":
             continue
+        elif key in ("$alwaysTrue", "$alwaysFalse"):  # always_true_false.js
+            if isinstance(condition, bool) or condition != 1:
+                raise invalid_query(f"{key} must be an integer value of 1", 9)  # FailedToParse
+            if key == "$alwaysFalse":
+                out.append(Predicate("", "$nor", ((),)))  # NOT (an empty conjunction): matches nothing
         elif key.startswith("$"):
             raise not_modelled(f"the top-level operator {key}")
         elif isinstance(condition, Mapping) and condition and all(k.startswith("$") for k in condition):
@@ -498,12 +523,29 @@ def _frozen(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
+_NESTED_IN_OPERATORS = frozenset(
+    {"$elemMatch", "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists", "$type", "$size", "$all"}
+    | {"$regex", "$options", "$not", "$mod", "$where", "$and", "$or", "$nor", "$expr"}
+)
+"""Query operators that may not open a document inside $in/$nin (MongoDB: "cannot nest $ under $in")."""
+
+
 def _collect_operators(path: str, condition: Mapping[str, Any], out: list[Predicate]) -> None:
     options = condition.get("$options", "")
+    if "$options" in condition and "$regex" not in condition:
+        raise invalid_query("$options needs a $regex")  # MongoDB's words (not2.js: {$not: {$options: "a"}})
     for op, value in condition.items():
         if op == "$options":
             continue
         if op == "$regex":
+            if isinstance(value, Regex | re.Pattern) and regex_parts(value)[1] and "$options" in condition:
+                first = next(k for k in condition if k in ("$regex", "$options"))
+                raise invalid_query(  # regex.js: codes 51075 ($regex first) and 51074 ($options first)
+                    "options set in both $regex and $options", 51075 if first == "$regex" else 51074
+                )
+            pattern_text = value.pattern if isinstance(value, Regex | re.Pattern) else value
+            if isinstance(pattern_text, str) and "\0" in pattern_text + str(options):
+                raise invalid_query("Regular expression cannot contain an embedded null byte", 51091)
             bad = sorted(set(str(options)) - set("imsxu"))
             if bad:  # MongoDB: error 51108, invalid flag in regex options
                 raise not_modelled(
@@ -519,6 +561,8 @@ def _collect_operators(path: str, condition: Mapping[str, Any], out: list[Predic
         elif op in ("$in", "$nin"):
             if not isinstance(value, list | tuple):
                 raise not_modelled(f"{op} with a value that is not a list (MongoDB refuses it too)")
+            if any(isinstance(v, Mapping) and v and str(next(iter(v))) in _NESTED_IN_OPERATORS for v in value):
+                raise invalid_query(f"cannot nest $ under {op}")  # in7.js: {$in: [{$elemMatch: ...}]}
             if op == "$in" and value:
                 out.append(_in_predicate(path, tuple(_frozen(v) for v in value)))
             else:
@@ -550,8 +594,56 @@ def _collect_operators(path: str, condition: Mapping[str, Any], out: list[Predic
             out.append(Predicate(path, "$elemMatch", _elem_match(value)))
         elif op == "$not":
             out.append(Predicate(path, "$not", _negated(path, value)))
+        elif op == "$mod":
+            out.append(Predicate(path, "$mod", _mod_operands(value)))
         else:
             raise not_modelled(f"the query operator {op}")
+
+
+def _mod_operands(value: Any) -> tuple[int, int]:
+    """(divisor, remainder) of ``{$mod: [d, r]}``, truncated to whole numbers, refused as MongoDB
+    refuses them (expression_parser.cpp parseMOD, BadValue; NaN, infinities and values beyond 64 bits
+    too: mod_special_values.js)."""
+    if not isinstance(value, list | tuple):
+        raise invalid_query("malformed mod, needs to be an array")
+    if len(value) < 2:
+        raise invalid_query("malformed mod, not enough elements")
+    if len(value) > 2:
+        raise invalid_query("malformed mod, too many elements")
+    operands: list[int] = []
+    for operand, name in zip(value, ("divisor", "remainder"), strict=True):
+        if isinstance(operand, bool) or not isinstance(operand, int | float | Decimal128 | Decimal):
+            raise invalid_query(f"malformed mod, {name} not a number")
+        whole = _whole(operand)
+        if whole is None:
+            raise invalid_query(f"malformed mod, {name} value is invalid: it does not fit in a 64-bit integer")
+        operands.append(whole)
+    if operands[0] == 0:
+        raise invalid_query("divisor cannot be 0")
+    return operands[0], operands[1]
+
+
+def _whole(value: Any) -> int | None:
+    """A number truncated toward zero, as a 64-bit integer; None for NaN, infinities and values beyond 64 bits."""
+    number = value.to_decimal() if isinstance(value, Decimal128) else value
+    if isinstance(number, float) and not math.isfinite(number):
+        return None
+    if not isinstance(number, int | float) and not number.is_finite():
+        return None
+    whole = int(number)
+    return whole if -(2**63) <= whole < 2**63 else None
+
+
+def _mod_matches(value: Any, divisor: int, remainder: int) -> bool:
+    """ModMatchExpression::matchesSingleElement: a number whose truncation leaves the remainder (C++ %);
+    NaN, infinities and numbers beyond 64 bits never match."""
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal128 | Decimal):
+        return False
+    dividend = _whole(value)
+    if dividend is None:
+        return False
+    result = abs(dividend) % abs(divisor)
+    return (-result if dividend < 0 else result) == remainder
 
 
 def _negated(path: str, value: Any) -> tuple[Predicate, ...]:
@@ -581,8 +673,10 @@ def _type_codes(value: Any) -> tuple[int | str, ...]:
 
 
 def _elem_match(value: Any) -> ElemMatch:
-    if not isinstance(value, Mapping) or not value:
-        raise not_modelled("$elemMatch with anything but a non-empty document")
+    if not isinstance(value, Mapping):
+        raise invalid_query("$elemMatch needs an Object")
+    if not value:  # {$elemMatch: {}}: any element that is a document or an array (elemmatch_object.js)
+        return ElemMatch((), on_objects=True)
     if all(k.startswith("$") for k in value) and not any(k in ("$and", "$or", "$nor") for k in value):
         inner: list[Predicate] = []
         _collect_operators("", value, inner)

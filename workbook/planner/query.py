@@ -13,7 +13,7 @@ from workbook.errors import ExplainError
 from workbook.planner.collation import collator, normalize
 from workbook.planner.predicates import Predicate, parse_filter
 from workbook.planner.stages import is_inclusion
-from workbook.planner.unsupported import not_modelled
+from workbook.planner.unsupported import invalid_query, not_modelled
 from workbook.planner.values import Collate
 
 _FIND_FIELDS = ("projection", "sort", "limit", "skip", "hint", "collation")
@@ -196,6 +196,22 @@ class FindQuery:
         return "PROJECTION_SIMPLE"
 
 
+def _natural_sort(sort: Any, hint: Any) -> tuple[Any, Any]:
+    """(sort, hint) with a ``{$natural: d}`` sort read as the collection scan it asks for (natural.js):
+    alone, it is the hint ``{$natural: d}``; beside other sort fields or a hint of an index, MongoDB refuses it."""
+    if not sort:
+        return sort, hint
+    pairs = list(sort.items()) if isinstance(sort, Mapping) else [tuple(p) for p in sort]
+    if not any(pair[0] == "$natural" for pair in pairs):
+        return sort, hint
+    if len(pairs) > 1:
+        raise invalid_query("Cannot sort on $natural together with other fields")
+    hint_pairs = list(hint.items()) if isinstance(hint, Mapping) else None
+    if hint is not None and (hint_pairs is None or [k for k, _ in hint_pairs] != ["$natural"]):
+        raise invalid_query("A $natural sort cannot be combined with a hint of an index")
+    return None, hint if hint is not None else {"$natural": pairs[0][1]}
+
+
 def normalize_sort(sort: Any) -> list[tuple[str, int]]:
     """A sort given as a dict, SON or list of pairs, as (path, 1|-1) pairs."""
     if not sort:
@@ -240,13 +256,14 @@ def make_query(args: FindArgs, default_collation: Mapping[str, Any] | None = Non
             "A {$meta: 'sortKey'} projection needs a sort (MongoDB refuses the query too).",
             fix='Add a sort, e.g. sort=[("price", 1)].',
         )
+    sort, hint = _natural_sort(args.sort, args.hint)
     return FindQuery(
         predicates=parse_filter(args.filter),
-        sort=normalize_sort(args.sort),
+        sort=normalize_sort(sort),
         projection=projection,
         limit=args.limit or None,
         skip=args.skip or None,
-        hint=args.hint,
+        hint=hint,
         collation=collation if normalize(collation) else None,
         sort_key_fields=meta,
     )

@@ -261,7 +261,10 @@ class IndexScan(Stage):
         return ADVANCED, Member(entry.rid, entry=entry)
 
     def _key_passes(self, entry: Entry) -> bool:
-        return all(p.matches(key_document(self.index.spec.paths, entry.values), None) for p in self.key_filter)
+        return all(
+            p.matches(key_document(self.index.spec.paths, entry.values, self.index.spec.hashed), None)
+            for p in self.key_filter
+        )
 
     def is_eof(self) -> bool:
         return self.eof

@@ -484,9 +484,10 @@ class Projection(Stage):
         *,
         sort: Sequence[tuple[str, int]] = (),
         collate: Collate | None = None,
+        hashed: frozenset[str] = frozenset(),
     ):
         super().__init__([child])
-        self.projection, self.index_paths = dict(projection), index_paths
+        self.projection, self.index_paths, self.hashed = dict(projection), index_paths, hashed
         self.stage_name = kind
         self.meta = [k for k, v in self.projection.items() if isinstance(v, Mapping)]
         self.fields = {k: v for k, v in self.projection.items() if k not in self.meta}
@@ -497,7 +498,7 @@ class Projection(Stage):
         if state != ADVANCED or member is None:
             return state, member
         if member.doc is None and member.entry is not None and self.index_paths is not None:
-            source: Mapping[str, Any] = key_document(self.index_paths, member.entry.values)
+            source: Mapping[str, Any] = key_document(self.index_paths, member.entry.values, self.hashed)
         else:
             source = member.doc or {}
         projected = apply_projection(source, self.fields) if self.fields else dict(source)

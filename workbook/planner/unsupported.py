@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from workbook.errors import UnknownHintError, UnsupportedByModelError
+from workbook.errors import InvalidQueryError, UnknownHintError, UnsupportedByModelError
 
 SUPPORTED = (
     "filters: field equality (also to whole arrays), $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $not, $exists, "
-    "$regex, $and, $or (index-union plans), $nor, $elemMatch, $all, $size, $type, $comment; "
+    "$regex, $mod, $and, $or (index-union plans), $nor, $elemMatch, $all, $size, $type, $comment; "
     "projection: field inclusion/exclusion and {$meta: 'sortKey'}; "
     "sort, limit, skip, hint, collation; aggregate: leading $match/$sort/$skip/$limit/$project, then "
     "$lookup with localField/foreignField; explain of one update or delete statement"
@@ -35,3 +35,10 @@ def unknown_hint(hint: object, visible: Iterable[str]) -> UnknownHintError:
         fix=f"Hint one of: {', '.join(visible)} (by name, or by its key list), or drop the hint. "
         "Hidden indexes cannot be hinted.",
     )
+
+
+def invalid_query(message: str, code: int = 2) -> InvalidQueryError:
+    """MongoDB's refusal of a filter it cannot parse (BadValue, or the code given), worded as the server words it."""
+    error = InvalidQueryError(message, fix=f"Correct the query: MongoDB refuses it with this message (code {code}).")
+    error.code = code
+    return error

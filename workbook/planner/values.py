@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from bson import Binary, Decimal128, MaxKey, MinKey, ObjectId, Regex, Timestamp
+from bson import Binary, Code, DBRef, Decimal128, MaxKey, MinKey, ObjectId, Regex, Timestamp
 
 from workbook.planner.unsupported import not_modelled
 
@@ -43,6 +43,7 @@ MIN_DATE_MS = -9223372036854775808
 RANK_MINKEY, RANK_UNDEFINED, RANK_NULL, RANK_NUMBER, RANK_STRING = -1, 0, 5, 10, 15
 RANK_OBJECT, RANK_ARRAY, RANK_BINARY, RANK_OBJECTID, RANK_BOOL = 20, 25, 30, 35, 40
 RANK_DATE, RANK_TIMESTAMP, RANK_REGEX, RANK_MAXKEY = 45, 47, 50, 127
+RANK_CODE, RANK_CODE_WITH_SCOPE = 60, 65  # JavaScript code sorts after regexes, code with a scope after code
 
 Collate = Callable[[str], str]
 
@@ -70,6 +71,10 @@ def type_rank(value: Any) -> int:
         return RANK_NULL
     if value is UNDEFINED:
         return RANK_UNDEFINED
+    if isinstance(value, Code):  # a str subclass: before the string check
+        return RANK_CODE if value.scope is None else RANK_CODE_WITH_SCOPE
+    if isinstance(value, DBRef):  # stored as the document {$ref, $id[, $db]}
+        return RANK_OBJECT
     if isinstance(value, bool):
         return RANK_BOOL
     if isinstance(value, int | float | Decimal128 | Decimal):
@@ -152,6 +157,8 @@ def sort_key(value: Any, collate: Collate | None = None) -> tuple:
     if rank == RANK_STRING:
         return (rank, collate(value) if collate else value)
     if rank == RANK_OBJECT:
+        if isinstance(value, DBRef):
+            value = value.as_doc()
         return (rank, tuple((type_rank(v), k, sort_key(v, collate)) for k, v in value.items()))
     if rank == RANK_ARRAY:
         return (rank, tuple(sort_key(v, collate) for v in value))
@@ -171,6 +178,10 @@ def sort_key(value: Any, collate: Collate | None = None) -> tuple:
         return (rank, value.time, value.inc)
     if rank == RANK_REGEX:
         return (rank, *regex_parts(value))
+    if rank == RANK_CODE:
+        return (rank, str(value))
+    if rank == RANK_CODE_WITH_SCOPE:
+        return (rank, str(value), sort_key(dict(value.scope or {}), collate))
     return (rank,)
 
 
@@ -217,6 +228,8 @@ def render(value: Any) -> str:
     if rank == RANK_STRING:
         return f'"{value}"'  # verbatim: index_bounds_pipe.js prints a backslash bound as ["\", "]")
     if rank == RANK_OBJECT:
+        if isinstance(value, DBRef):
+            value = value.as_doc()
         if not value:
             return "{}"
         return "{ " + ", ".join(f"{k}: {render(v)}" for k, v in value.items()) + " }"
