@@ -43,6 +43,16 @@ _PROXY = "mongoeco.wire.proxy"
 _STORAGE = "mongoeco.engines._memory_collection"
 _COLLECTION = "mongoeco.api._async.collection"
 _AGGREGATION = "mongoeco.api._async.aggregation_cursor"
+_EXPRESSION_USERS = (
+    "mongoeco.core.aggregation.stages",
+    "mongoeco.core.aggregation.runtime_state",
+    "mongoeco.core.aggregation.transform_stages",
+    "mongoeco.core.aggregation.preparation",
+    "mongoeco.core.aggregation.join_stages",
+    "mongoeco.core.aggregation.grouping_stages",
+    "mongoeco.core.aggregation.compiled_aggregation",
+)
+"""The mongoeco modules that import ``evaluate_expression`` by name (rebound to the patched one)."""
 
 PRIVATE_NAMES: tuple[PrivateName, ...] = (
     # The memory engine: subclassed by workbook.offline._engine_class.
@@ -257,6 +267,37 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         "mongoeco.core.aggregation.runtime",
         "_bson_value_size",
         "$bsonSize of Int64, Decimal128, DBRef, Code, MinKey, MaxKey",
+    ),
+    # Missing fields left out of object expressions (install_object_expression_missing).
+    PrivateName(
+        "mongoeco.core.aggregation.runtime",
+        "evaluate_expression",
+        "object expressions omit missing fields (wrapped, and rebound where imported by name)",
+        ("document", "expression", "variables", "dialect", "collation"),
+    ),
+    PrivateName(
+        "mongoeco.core.aggregation.runtime",
+        "_evaluate_expression_with_missing",
+        "evaluate an object expression's field keeping 'missing' apart from null",
+        ("document", "expression", "variables", "dialect"),
+    ),
+    PrivateName("mongoeco.core.aggregation.runtime", "_MISSING", "the evaluator's missing-value sentinel"),
+    PrivateName("mongoeco.core.aggregation.runtime", "_REMOVE", "the evaluator's $$REMOVE sentinel"),
+    PrivateName(
+        "mongoeco.core.aggregation.grouping_stages",
+        "_IncrementalGroup",
+        "a one-field object $group key keeps MongoDB's missing -> null rule",
+        ("spec",),
+    ),
+    PrivateName(
+        "mongoeco.core.aggregation.compiled_aggregation",
+        "CompiledGroup",
+        "a one-field object $group key keeps MongoDB's missing -> null rule (compiled $group)",
+        ("spec",),
+    ),
+    *(
+        PrivateName(module, "evaluate_expression", "rebound to the object-expression fix (imported by name)")
+        for module in _EXPRESSION_USERS
     ),
     # The bulk loader (workbook/bulkload.py): checks and builds what inserts would, in one pass.
     PrivateName(_MEMORY, "MemoryEngine._index_keys", "the keys an index holds for a document", ("document", "fields")),
@@ -618,6 +659,83 @@ def install_bson_value_sizes() -> None:
 
     runtime._bson_value_size = value_size
     _BSON_SIZES_INSTALLED = True
+
+
+_OBJECT_MISSING_INSTALLED = False
+
+
+def _is_object_literal(expression: Any) -> bool:
+    """Whether an aggregation expression is an object literal (``{a: "$a"}``), not an operator."""
+    return (
+        isinstance(expression, dict)
+        and bool(expression)
+        and not any(isinstance(key, str) and key.startswith("$") for key in expression)
+    )
+
+
+def group_id_with_null(expression: Any) -> Any:
+    """A ``$group`` ``_id`` as MongoDB evaluates it: an object of one field turns a missing value
+    into null (``{a: "$a"}`` groups ``{a: null}`` and ``{}`` as ``{a: null}``, SERVER-21992), while an
+    object of several fields omits missing ones, like any object expression."""
+    if _is_object_literal(expression) and len(expression) == 1:
+        ((name, value),) = expression.items()
+        return {name: {"$ifNull": [value, None]}}
+    return expression
+
+
+def install_object_expression_missing() -> None:
+    """Omit missing fields from object expressions, as MongoDB does: ``{x: {a: "$a", b: "$b"}}``
+    on ``{b: 1}`` is ``{x: {b: 1}}`` (mongoeco 4.11.0 writes ``a: null``), so a ``$group`` on
+    ``{a: "$a", b: "$b"}`` keeps ``{a: null, b: 1}`` and ``{b: 1}`` apart (groupMissing.js).
+
+    Wraps ``runtime.evaluate_expression`` for object literals (each value evaluated with mongoeco's
+    missing-aware evaluator, a missing one left out), rebinds it in the modules that imported it,
+    and keeps MongoDB's one-field ``$group`` key rule (:func:`group_id_with_null`) in both of
+    mongoeco's group implementations. Idempotent; see patches/object-expression-missing.md.
+    """
+    global _OBJECT_MISSING_INSTALLED
+    if _OBJECT_MISSING_INSTALLED:
+        return
+    from mongoeco.core.aggregation import runtime
+    from mongoeco.core.aggregation.compiled_aggregation import CompiledGroup
+    from mongoeco.core.aggregation.evaluation_environment import aggregation_environment
+    from mongoeco.core.aggregation.grouping_stages import _IncrementalGroup
+
+    original = runtime.evaluate_expression
+    with_missing = runtime._evaluate_expression_with_missing
+    absent = (runtime._MISSING, runtime._REMOVE)  # a missing path, $$REMOVE: the field is left out
+
+    def evaluate_expression(
+        document: Any, expression: Any, variables: Any = None, *, dialect: Any = None, collation: Any = None
+    ) -> Any:
+        dialect = dialect if dialect is not None else runtime.MONGODB_DIALECT_70
+        if not _is_object_literal(expression):
+            return original(document, expression, variables, dialect=dialect, collation=collation)
+        if collation is not None:
+            variables = aggregation_environment(variables, collation)
+        rendered: dict[str, Any] = {}
+        for key, value in expression.items():
+            resolved = with_missing(document, value, variables, dialect=dialect)
+            if all(resolved is not sentinel for sentinel in absent):
+                rendered[key] = resolved
+        return rendered
+
+    runtime.evaluate_expression = evaluate_expression
+    for module in _EXPRESSION_USERS:
+        target = importlib.import_module(module)
+        if getattr(target, "evaluate_expression", None) is original:
+            target.evaluate_expression = evaluate_expression  # type: ignore[attr-defined]
+
+    for group_class in (_IncrementalGroup, CompiledGroup):
+        group_init = group_class.__init__
+
+        def init(self: Any, spec: Any, *args: Any, __init: Any = group_init, **kwargs: Any) -> None:
+            if isinstance(spec, dict) and "_id" in spec:
+                spec = {**spec, "_id": group_id_with_null(spec["_id"])}
+            __init(self, spec, *args, **kwargs)
+
+        group_class.__init__ = init  # type: ignore[method-assign]
+    _OBJECT_MISSING_INSTALLED = True
 
 
 _PUSHDOWN_INSTALLED = False

@@ -63,6 +63,7 @@ def _engine_class() -> type:
 
     engine_compat.install_type_bracketing()
     engine_compat.install_bson_value_sizes()
+    engine_compat.install_object_expression_missing()
     record_type, default_index_name, normalize_index_keys, duplicate_error = engine_compat.index_helpers()
     from mongoeco.core.collation import normalize_collation, string_equality_key
 
@@ -441,6 +442,7 @@ def _executor_class() -> type:
                 return context
             body = _rewrite(str(command), body)
             body = self._through_views(str(command), body, kw)
+            body = offline_views.with_default_collation(self._collection_options(kw, body), str(command), body)
             return super()._build_request_context(self._hinted_order(str(command), body, kw), **kw)
 
         def _hinted_order(self, command: str, body: dict[str, Any], kw: Mapping[str, Any]) -> dict[str, Any]:
@@ -456,6 +458,11 @@ def _executor_class() -> type:
                 if record.name == hint or (wanted is not None and list(record.key) == wanted):
                     return {**body, "sort": dict(record.key)}
             return body
+
+        def _collection_options(self, kw: Mapping[str, Any], body: Mapping[str, Any]) -> Mapping[str, Any]:
+            if self.server is None:
+                return {}
+            return self.server.engine._collection_options.get(str(kw.get("db_name") or body.get("$db")), {})
 
         def _through_views(self, command: str, body: dict[str, Any], kw: Mapping[str, Any]) -> dict[str, Any]:
             """Reads of a view become aggregations on its source; writes to a view are refused."""

@@ -80,3 +80,14 @@ def mark_views(reply: dict[str, Any]) -> dict[str, Any]:
             entry["info"] = {**dict(entry.get("info") or {}), "readOnly": True}
             entry.pop("idIndex", None)
     return reply
+
+
+def with_default_collation(options: Mapping[str, Any], command: str, body: dict[str, Any]) -> dict[str, Any]:
+    """An ``aggregate`` without a collation gets its collection's default one, as MongoDB applies it
+    to every stage (collation_match.js: a ``$match`` after a ``$project`` too); ``options`` are the
+    database's collection options by name. mongoeco applies it only where its own find runs."""
+    target = body.get(command)
+    if command != "aggregate" or not isinstance(target, str) or body.get("collation") is not None:
+        return body
+    collation = (options.get(target) or {}).get("collation")
+    return {**body, "collation": dict(collation)} if isinstance(collation, Mapping) else body
