@@ -54,6 +54,9 @@ _EXPRESSION_USERS = (
 )
 """The mongoeco modules that import ``evaluate_expression`` by name (rebound to the patched one)."""
 
+_PATH_USERS = ("mongoeco.core.aggregation.transform_stages", "mongoeco.core.aggregation.runtime_state")
+"""The modules whose ``set_document_value`` sets $addFields / $project computed fields (and $lookup's ``as``)."""
+
 PRIVATE_NAMES: tuple[PrivateName, ...] = (
     # The memory engine: subclassed by workbook.offline._engine_class.
     PrivateName(
@@ -298,6 +301,28 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     *(
         PrivateName(module, "evaluate_expression", "rebound to the object-expression fix (imported by name)")
         for module in _EXPRESSION_USERS
+    ),
+    PrivateName(
+        "mongoeco.core.paths",
+        "set_document_value",
+        "computed $addFields/$project paths through arrays (wrapped, rebound where imported by name)",
+        ("doc", "path", "value"),
+    ),
+    *(
+        PrivateName(module, "set_document_value", "rebound to the computed-path fix (imported by name)")
+        for module in _PATH_USERS
+    ),
+    PrivateName(
+        "mongoeco.core.collation",
+        "_pyuca_collation_key",
+        "caseLevel adds case alone below strength 3",
+        ("value", "collation"),
+    ),
+    PrivateName(
+        "mongoeco.core.aggregation.extensions",
+        "register_aggregation_expression_operator",
+        "$expr as an aggregation expression",
+        ("name", "handler"),
     ),
     # The bulk loader (workbook/bulkload.py): checks and builds what inserts would, in one pass.
     PrivateName(_MEMORY, "MemoryEngine._index_keys", "the keys an index holds for a document", ("document", "fields")),
@@ -736,6 +761,102 @@ def install_object_expression_missing() -> None:
 
         group_class.__init__ = init  # type: ignore[method-assign]
     _OBJECT_MISSING_INSTALLED = True
+
+
+def set_computed_path(document: dict[str, Any], path: str, value: Any) -> None:
+    """Set a computed field as ``$addFields``/``$project`` do on MongoDB: a dotted path through an
+    array sets it in every element (nested arrays too), a scalar or missing step becomes a new
+    subdocument (dotted_paths.js, add_fields_adds_to_missing_fields.js).
+
+    >>> doc = {"a": [1, {"x": 1}, [2]]}
+    >>> set_computed_path(doc, "a.b", 0)
+    >>> doc
+    {'a': [{'b': 0}, {'x': 1, 'b': 0}, [{'b': 0}]]}
+    """
+    import copy
+
+    first, _, rest = path.partition(".")
+    if not rest:
+        document[first] = value
+        return
+
+    def into(current: Any) -> Any:
+        if isinstance(current, dict):
+            set_computed_path(current, rest, copy.deepcopy(value))
+            return current
+        if isinstance(current, list):
+            return [into(item) for item in current]
+        made: dict[str, Any] = {}
+        set_computed_path(made, rest, copy.deepcopy(value))
+        return made
+
+    document[first] = into(document.get(first))
+
+
+def _install_computed_paths() -> None:
+    from mongoeco.core import paths
+
+    original = paths.set_document_value
+
+    def set_value(doc: Any, path: str, value: Any) -> bool:
+        if not isinstance(doc, dict) or "." not in path:
+            return bool(original(doc, path, value))
+        set_computed_path(doc, path, value)
+        return True
+
+    for module in _PATH_USERS:
+        target = importlib.import_module(module)
+        if getattr(target, "set_document_value", None) is original:
+            target.set_document_value = set_value  # type: ignore[attr-defined]
+
+
+def _install_case_level() -> None:
+    """``caseLevel: true`` below strength 3 adds case alone (ICU's case level), not every tertiary
+    difference: at strength 1 "á" equals "a" but not "A" (collation_group.js)."""
+    import dataclasses as dc
+    import unicodedata
+
+    from mongoeco.core import collation as collations
+
+    original = collations._pyuca_collation_key
+
+    def key(value: str, collation: Any) -> Any:
+        if not collation.case_level or collation.strength >= 3:
+            return original(value, collation)
+        letters = unicodedata.normalize("NFD", value)
+        case = tuple(int(ch.isupper()) for ch in letters if unicodedata.category(ch) != "Mn" and ch.isalpha())
+        return (*original(value, dc.replace(collation, case_level=False)), (2, *case))
+
+    collations._pyuca_collation_key = key
+
+
+def _install_expr_expression() -> None:
+    """``{$expr: e}`` inside an aggregation expression is ``e``, as MongoDB parses it
+    (group_by_empty_object.js: ``{$group: {_id: {$expr: {}}}}``); mongoeco refuses the operator."""
+    from mongoeco.core.aggregation.extensions import register_aggregation_expression_operator
+
+    def expr(document: Any, spec: Any, variables: Any, dialect: Any, context: Any) -> Any:
+        return context.evaluate_expression(document, spec, variables)
+
+    register_aggregation_expression_operator("$expr", expr)
+
+
+_AGGREGATION_INSTALLED = False
+
+
+def install_aggregation_semantics() -> None:
+    """The aggregation fixes of issue 19, each a small wrapper of one mongoeco function: object
+    expressions omit missing fields, computed dotted paths walk arrays, caseLevel compares case
+    alone, ``$expr`` is an expression. Idempotent; see patches/object-expression-missing.md and
+    patches/aggregation-paths-and-collation.md."""
+    global _AGGREGATION_INSTALLED
+    if _AGGREGATION_INSTALLED:
+        return
+    install_object_expression_missing()
+    _install_computed_paths()
+    _install_case_level()
+    _install_expr_expression()
+    _AGGREGATION_INSTALLED = True
 
 
 _PUSHDOWN_INSTALLED = False

@@ -63,7 +63,7 @@ def _engine_class() -> type:
 
     engine_compat.install_type_bracketing()
     engine_compat.install_bson_value_sizes()
-    engine_compat.install_object_expression_missing()
+    engine_compat.install_aggregation_semantics()
     record_type, default_index_name, normalize_index_keys, duplicate_error = engine_compat.index_helpers()
     from mongoeco.core.collation import normalize_collation, string_equality_key
 
