@@ -12,6 +12,7 @@ Written against :data:`TESTED_VERSION`. Nothing is imported from mongoeco at imp
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import importlib
 import inspect
@@ -53,6 +54,9 @@ _EXPRESSION_USERS = (
     "mongoeco.core.aggregation.compiled_aggregation",
 )
 """The mongoeco modules that import ``evaluate_expression`` by name (rebound to the patched one)."""
+
+_PROJECT_USERS = ("mongoeco.core.aggregation.stages", "mongoeco.core.aggregation.compiled_pipeline")
+"""The modules that import the ``$project`` stage function by name (rebound to the MongoDB rules)."""
 
 _PATH_USERS = ("mongoeco.core.aggregation.transform_stages", "mongoeco.core.aggregation.runtime_state")
 """The modules whose ``set_document_value`` sets $addFields / $project computed fields (and $lookup's ``as``)."""
@@ -311,6 +315,16 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     *(
         PrivateName(module, "set_document_value", "rebound to the computed-path fix (imported by name)")
         for module in _PATH_USERS
+    ),
+    PrivateName(
+        "mongoeco.core.aggregation.transform_stages",
+        "_apply_project",
+        "$project with MongoDB's nested, numeric-flag and array rules (wrapped; workbook.offline_aggregation)",
+        ("documents", "spec", "variables", "dialect", "deadline"),
+    ),
+    *(
+        PrivateName(module, "_apply_project", "rebound to the $project fix (imported by name)")
+        for module in _PROJECT_USERS
     ),
     PrivateName(
         "mongoeco.core.collation",
@@ -708,6 +722,25 @@ def group_id_with_null(expression: Any) -> Any:
     return expression
 
 
+def short_arithmetic(expression: Any) -> Any:
+    """``$add``/``$multiply`` with fewer than two operands, as MongoDB evaluates them: none is 0 (or 1),
+    one (or a bare operand) is that operand (nested_dotted_common_prefix.js: ``{$add: [1]}``).
+
+    >>> short_arithmetic({"$add": [1]}), short_arithmetic({"$multiply": []}), short_arithmetic({"$add": "$a"})
+    ({'$add': [1, 0]}, 1, {'$add': ['$a', 0]})
+    """
+    if not isinstance(expression, dict) or len(expression) != 1:
+        return expression
+    ((operator, spec),) = expression.items()
+    if operator not in ("$add", "$multiply"):
+        return expression
+    identity = 0 if operator == "$add" else 1
+    operands = spec if isinstance(spec, list) else [spec]
+    if not operands:
+        return identity
+    return {operator: [operands[0], identity]} if len(operands) == 1 else expression
+
+
 def install_object_expression_missing() -> None:
     """Omit missing fields from object expressions, as MongoDB does: ``{x: {a: "$a", b: "$b"}}``
     on ``{b: 1}`` is ``{x: {b: 1}}`` (mongoeco 4.11.0 writes ``a: null``), so a ``$group`` on
@@ -734,6 +767,7 @@ def install_object_expression_missing() -> None:
         document: Any, expression: Any, variables: Any = None, *, dialect: Any = None, collation: Any = None
     ) -> Any:
         dialect = dialect if dialect is not None else runtime.MONGODB_DIALECT_70
+        expression = short_arithmetic(expression)
         if not _is_object_literal(expression):
             return original(document, expression, variables, dialect=dialect, collation=collation)
         if collation is not None:
@@ -763,38 +797,10 @@ def install_object_expression_missing() -> None:
     _OBJECT_MISSING_INSTALLED = True
 
 
-def set_computed_path(document: dict[str, Any], path: str, value: Any) -> None:
-    """Set a computed field as ``$addFields``/``$project`` do on MongoDB: a dotted path through an
-    array sets it in every element (nested arrays too), a scalar or missing step becomes a new
-    subdocument (dotted_paths.js, add_fields_adds_to_missing_fields.js).
-
-    >>> doc = {"a": [1, {"x": 1}, [2]]}
-    >>> set_computed_path(doc, "a.b", 0)
-    >>> doc
-    {'a': [{'b': 0}, {'x': 1, 'b': 0}, [{'b': 0}]]}
-    """
-    import copy
-
-    first, _, rest = path.partition(".")
-    if not rest:
-        document[first] = value
-        return
-
-    def into(current: Any) -> Any:
-        if isinstance(current, dict):
-            set_computed_path(current, rest, copy.deepcopy(value))
-            return current
-        if isinstance(current, list):
-            return [into(item) for item in current]
-        made: dict[str, Any] = {}
-        set_computed_path(made, rest, copy.deepcopy(value))
-        return made
-
-    document[first] = into(document.get(first))
-
-
 def _install_computed_paths() -> None:
     from mongoeco.core import paths
+
+    from workbook.offline_aggregation import set_computed_path
 
     original = paths.set_document_value
 
@@ -808,6 +814,45 @@ def _install_computed_paths() -> None:
         target = importlib.import_module(module)
         if getattr(target, "set_document_value", None) is original:
             target.set_document_value = set_value  # type: ignore[attr-defined]
+
+
+def _install_projection() -> None:
+    """``$project`` as MongoDB reads it: nested documents are nested projections (``{b: {a: 1}}``
+    includes ``b.a``), any number or bool is a flag, and an inclusion walks arrays (computed fields
+    make subdocuments of scalar elements); see :mod:`workbook.offline_aggregation`."""
+    from mongoeco.core.aggregation import runtime, transform_stages
+
+    from workbook import offline_aggregation as rules
+
+    original = transform_stages._apply_project
+    with_missing = runtime._evaluate_expression_with_missing
+    absent = (runtime._MISSING, runtime._REMOVE)
+
+    def apply_project(
+        documents: Any, spec: Any, variables: Any = None, *, dialect: Any = None, deadline: Any = None
+    ) -> Any:
+        dialect = dialect if dialect is not None else runtime.MONGODB_DIALECT_70
+        if not isinstance(spec, dict) or not spec:
+            return original(documents, spec, variables, dialect=dialect, deadline=deadline)
+        flat = rules.flatten(spec)
+        original([], flat, variables, dialect=dialect)  # mongoeco's validation and MongoDB's errors
+        if all(value == 0 and rules.flag(value) is not None for value in flat.values()):
+            return original(documents, flat, variables, dialect=dialect, deadline=deadline)  # exclusion
+        out = []
+        for document in documents:
+
+            def evaluate(expression: Any, document: Any = document) -> Any:
+                value = with_missing(document, expression, variables, dialect=dialect)
+                return rules.ABSENT if any(value is sentinel for sentinel in absent) else copy.deepcopy(value)
+
+            out.append(rules.inclusion_project(document, flat, evaluate))
+        return out
+
+    transform_stages._apply_project = apply_project
+    for module in _PROJECT_USERS:
+        target = importlib.import_module(module)
+        if getattr(target, "_apply_project", None) is original:
+            target._apply_project = apply_project  # type: ignore[attr-defined]
 
 
 def _install_case_level() -> None:
@@ -854,6 +899,7 @@ def install_aggregation_semantics() -> None:
         return
     install_object_expression_missing()
     _install_computed_paths()
+    _install_projection()
     _install_case_level()
     _install_expr_expression()
     _AGGREGATION_INSTALLED = True

@@ -27,7 +27,7 @@ from typing import Any
 
 import bson
 
-from workbook import engine_compat, planner
+from workbook import engine_compat, offline_aggregation, planner
 from workbook.errors import ExplainError
 from workbook.planner.predicates import parse_filter
 
@@ -191,8 +191,7 @@ class ReadLayer:
         internal = engine_compat.decoder(self._engine)
         documents = [internal(records[rid]) for rid in rids]
         if operation.projection:
-            project = engine_compat.projection_executor(operation.projection, operation.filter_spec, public=False)
-            documents = [project(document) for document in documents]
+            documents = _project_pushed(operation.projection, operation.filter_spec, documents)
         return documents
 
     async def _run(self, model: Any, database: str, name: str, args: planner.FindArgs) -> list[int] | None:
@@ -231,6 +230,22 @@ class ReadLayer:
         elif command == "dropDatabase":
             self.uses.forget(database)
         return reply
+
+
+def _project_pushed(projection: Mapping[str, Any], filter_spec: Any, documents: list[Any]) -> list[Any]:
+    """A leading ``$project`` pushed into the find: an inclusion of fields follows MongoDB's aggregation
+    rules (nested specs, any number as a flag, ``{}`` kept for a subdocument without the field:
+    non_existent_subfield.js); anything else is the engine's projection."""
+    flat = offline_aggregation.flatten(projection)
+    flags = [offline_aggregation.flag(value) for value in flat.values()]
+    if all(f is not None for f in flags) and any(f == 1 for path, f in zip(flat, flags, strict=True) if path != "_id"):
+        return [offline_aggregation.inclusion_project(document, flat, _no_expressions) for document in documents]
+    project = engine_compat.projection_executor(flat, filter_spec, public=False)
+    return [project(document) for document in documents]
+
+
+def _no_expressions(expression: Any) -> Any:
+    raise AssertionError(f"an inclusion projection has no expression to evaluate: {expression!r}")
 
 
 def _starts_with_index_stats(body: Mapping[str, Any]) -> bool:
