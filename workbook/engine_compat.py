@@ -333,6 +333,19 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         ("value", "collation"),
     ),
     PrivateName(
+        "mongoeco.core.filtering",
+        "QueryEngine._match_elem_match_candidate",
+        "$elemMatch on an element that is an array (an object of numeric fields)",
+        ("candidate", "condition"),
+    ),
+    PrivateName(
+        "mongoeco.core.query_operators", "query_operator_keys", "which $elemMatch conditions are document-form"
+    ),
+    PrivateName("mongoeco.core.query_plan", "_normalize_type_specifier", "$type codes 6 and 12", ("type_spec",)),
+    PrivateName(
+        "mongoeco.core.filtering", "QueryEngine._normalize_type_specifier", "$type codes 6 and 12", ("type_spec",)
+    ),
+    PrivateName(
         "mongoeco.core.aggregation.extensions",
         "register_aggregation_expression_operator",
         "$expr as an aggregation expression",
@@ -741,6 +754,29 @@ def short_arithmetic(expression: Any) -> Any:
     return {operator: [operands[0], identity]} if len(operands) == 1 else expression
 
 
+def _server_error(message: str, code: int) -> Exception:
+    from mongoeco.core.server_errors import server_error
+
+    return server_error(message, code=code)  # type: ignore[no-any-return]
+
+
+def _check_operator_fields(expression: Any) -> None:
+    """MongoDB's errors for an object mixing an operator with other fields: 15983 when the operator
+    comes first, 16410 (a field path may not start with '$') when a plain field does (group_by_expr.js)."""
+    if not isinstance(expression, dict) or len(expression) < 2:
+        return
+    keys = [k for k in expression if isinstance(k, str)]
+    if not any(k.startswith("$") for k in keys):
+        return
+    if keys and keys[0].startswith("$"):
+        raise _server_error(
+            f"an expression specification must contain exactly one field, the name of the expression. "
+            f"Found {len(expression)} fields",
+            15983,
+        )
+    raise _server_error("FieldPath field names may not start with '$'.", 16410)
+
+
 def install_object_expression_missing() -> None:
     """Omit missing fields from object expressions, as MongoDB does: ``{x: {a: "$a", b: "$b"}}``
     on ``{b: 1}`` is ``{x: {b: 1}}`` (mongoeco 4.11.0 writes ``a: null``), so a ``$group`` on
@@ -768,6 +804,7 @@ def install_object_expression_missing() -> None:
     ) -> Any:
         dialect = dialect if dialect is not None else runtime.MONGODB_DIALECT_70
         expression = short_arithmetic(expression)
+        _check_operator_fields(expression)
         if not _is_object_literal(expression):
             return original(document, expression, variables, dialect=dialect, collation=collation)
         if collation is not None:
@@ -789,6 +826,9 @@ def install_object_expression_missing() -> None:
         group_init = group_class.__init__
 
         def init(self: Any, spec: Any, *args: Any, __init: Any = group_init, **kwargs: Any) -> None:
+            dotted = [k for k in spec if isinstance(k, str) and "." in k] if isinstance(spec, dict) else []
+            if dotted:
+                raise _server_error(f"The field name '{dotted[0]}' cannot contain '.'", 40235)
             if isinstance(spec, dict) and "_id" in spec:
                 spec = {**spec, "_id": group_id_with_null(spec["_id"])}
             __init(self, spec, *args, **kwargs)
@@ -855,6 +895,49 @@ def _install_projection() -> None:
             target._apply_project = apply_project  # type: ignore[attr-defined]
 
 
+def _install_type_codes() -> None:
+    """``$type: 6`` (undefined) and ``$type: 12`` (dbPointer), which MongoDB accepts and mongoeco
+    refuses or misreads (match.js runs every code 1-18)."""
+    from mongoeco.core import query_plan
+    from mongoeco.core.filtering import QueryEngine
+
+    codes = {6: ("undefined",), 12: ("dbPointer",)}
+    plan_original = query_plan._normalize_type_specifier
+    engine_original = getattr(QueryEngine._normalize_type_specifier, "__func__")  # noqa: B009 - unbound
+
+    def plan_types(type_spec: Any) -> Any:
+        if type(type_spec) is int and type_spec in codes:
+            return codes[type_spec]
+        return plan_original(type_spec)
+
+    def engine_types(cls: Any, type_spec: Any) -> Any:
+        if type(type_spec) is int and type_spec in codes:
+            return codes[type_spec]
+        return engine_original(cls, type_spec)
+
+    query_plan._normalize_type_specifier = plan_types
+    engine: Any = QueryEngine
+    engine._normalize_type_specifier = classmethod(engine_types)
+
+
+def _install_elem_match_arrays() -> None:
+    """``{a: {$elemMatch: {x: null}}}`` matches an element that is itself an array, as MongoDB does
+    (an array is a BSON object with fields "0", "1"...: ``x`` is missing in it; match.js)."""
+    from mongoeco.core.filtering import QueryEngine
+    from mongoeco.core.query_operators import query_operator_keys
+
+    original = getattr(QueryEngine._match_elem_match_candidate, "__func__")  # noqa: B009 - unbound
+
+    def candidate_match(cls: Any, candidate: Any, condition: Any, **kw: Any) -> bool:
+        document_form = isinstance(condition, dict) and not query_operator_keys(condition)
+        if isinstance(candidate, list) and document_form and not kw.get("wrap_value"):
+            candidate = {str(i): item for i, item in enumerate(candidate)}
+        return bool(original(cls, candidate, condition, **kw))
+
+    engine: Any = QueryEngine
+    engine._match_elem_match_candidate = classmethod(candidate_match)
+
+
 def _install_case_level() -> None:
     """``caseLevel: true`` below strength 3 adds case alone (ICU's case level), not every tertiary
     difference: at strength 1 "á" equals "a" but not "A" (collation_group.js)."""
@@ -902,6 +985,8 @@ def install_aggregation_semantics() -> None:
     _install_projection()
     _install_case_level()
     _install_expr_expression()
+    _install_type_codes()
+    _install_elem_match_arrays()
     _AGGREGATION_INSTALLED = True
 
 

@@ -442,7 +442,7 @@ def _executor_class() -> type:
                 return context
             body = _rewrite(str(command), body)
             body = self._through_views(str(command), body, kw)
-            body = offline_views.with_default_collation(self._collection_options(kw, body), str(command), body)
+            body = offline_views.prepare_aggregate(self._collection_options(kw, body), str(command), body)
             return super()._build_request_context(self._hinted_order(str(command), body, kw), **kw)
 
         def _hinted_order(self, command: str, body: dict[str, Any], kw: Mapping[str, Any]) -> dict[str, Any]:

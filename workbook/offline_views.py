@@ -91,3 +91,43 @@ def with_default_collation(options: Mapping[str, Any], command: str, body: dict[
         return body
     collation = (options.get(target) or {}).get("collation")
     return {**body, "collation": dict(collation)} if isinstance(collation, Mapping) else body
+
+
+WHERE_IN_MATCH = 2
+"""BadValue: MongoDB refuses ``$where`` inside an aggregation ``$match`` (match.js)."""
+
+
+def prepare_aggregate(options: Mapping[str, Any], command: str, body: dict[str, Any]) -> dict[str, Any]:
+    """An ``aggregate`` as MongoDB runs it: the collection's default collation applied
+    (:func:`with_default_collation`), and a ``$where`` in a ``$match`` refused with BadValue
+    (mongoeco runs it)."""
+    if command == "aggregate" and _where_in_match(body.get("pipeline")):
+        from mongoeco.errors import OperationFailure
+
+        raise OperationFailure("$where is not allowed inside of a $match aggregation expression", code=WHERE_IN_MATCH)
+    return with_default_collation(options, command, body)
+
+
+def _where_in_match(pipeline: Any) -> bool:
+    """Whether a pipeline (or a $facet / $lookup / $unionWith sub-pipeline in it) has $where in a $match."""
+    if not isinstance(pipeline, list):
+        return False
+    for stage in pipeline:
+        if not isinstance(stage, Mapping) or len(stage) != 1:
+            continue
+        ((name, spec),) = stage.items()
+        if name == "$match" and _mentions_where(spec):
+            return True
+        if name == "$facet" and isinstance(spec, Mapping) and any(_where_in_match(p) for p in spec.values()):
+            return True
+        if name in ("$lookup", "$unionWith") and isinstance(spec, Mapping) and _where_in_match(spec.get("pipeline")):
+            return True
+    return False
+
+
+def _mentions_where(value: Any) -> bool:
+    if isinstance(value, Mapping):
+        return "$where" in value or any(_mentions_where(v) for k, v in value.items() if k in ("$and", "$or", "$nor"))
+    if isinstance(value, list):
+        return any(_mentions_where(v) for v in value)
+    return False
