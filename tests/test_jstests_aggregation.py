@@ -873,7 +873,7 @@ def _first_last(stages: list[dict[str, Any]], expression: Any = "$b") -> list[di
     return [{"$sort": {"_id": 1}}, *stages, group, {"$match": {"_id": 1}}, {"$project": nulls}]
 
 
-for _docs, _stages, _expression, _first, _last in [
+_FIRST_LAST: list[tuple[Any, Any, Any, Any, Any]] = [
     ([{"_id": 1, "a": 1, "b": 1}], [], "$b", 1, 1),
     ([{"_id": 1, "a": 1, "b": 1}, {"_id": 2, "a": 1, "b": 2}], [], "$b", 1, 2),
     ([{"_id": i, "a": 1, "b": i} for i in (1, 2, 3)], [], "$b", 1, 3),
@@ -910,7 +910,8 @@ for _docs, _stages, _expression, _first, _last in [
     ([{"_id": 1, "a": 1, "b": [{"c": 1}, {"c": 2}]}, {"_id": 2, "a": 1, "b": [{"c": 6}, {}]}], [], "$b.c", [1, 2], [6]),
     ([{"_id": 1, "a": 1, "b": 1}, {"_id": 2, "a": 1, "b": 2}], [], {"$mod": ["$b", 2]}, 1, 0),
     ([{"_id": 1, "a": 1, "b": 1}, {"_id": 2, "a": 1, "b": 2}], [], {"$mod": [{"$add": ["$b", 1]}, 2]}, 0, 1),
-]:
+]
+for _docs, _stages, _expression, _first, _last in _FIRST_LAST:
     cases("sources/group/firstlast.js", _docs, (_first_last(_stages, _expression), [{"first": _first, "last": _last}]))
 cases(
     "sources/group/firstlast.js",
@@ -930,7 +931,7 @@ cases(
 # without an index and with {a: 1}, {"a.b": 1}, {"a.c": 1}. (Geo operators in $match: not modelled.)
 _IDENTITY = {"$project": {"_id": "$_id", "a": "$a"}}
 _ABC = [{"_id": 0, "a": 1}, {"_id": 1, "a": 2}, {"_id": 2, "a": 3}]
-_MATCH_SETS: list[tuple[list[dict[str, Any]], list[tuple[dict[str, Any], Any]]]] = [
+_MATCH_SETS: list[tuple[list[Any], list[tuple[dict[str, Any], Any]]]] = [
     (
         _ABC,
         [
@@ -1070,32 +1071,30 @@ cases(
 # jstests/aggregation/sources/match/skip_with_limit.js
 # Ported: every itcount ($_internalInhibitOptimization left out: it only changes where the work runs).
 _M4 = {"$match": {"x": 4}}
+_SKIPS: list[tuple[list[dict[str, Any]], int]] = [
+    ([{"$skip": 10}, {"$limit": 5}], 5),
+    ([{"$skip": 7}, {"$skip": 3}, {"$limit": 5}], 5),
+    ([{"$skip": 10}, {"$addFields": {"y": 1}}, {"$limit": 5}], 5),
+    ([{"$skip": 10}, {"$group": {"_id": "$y"}}, {"$limit": 5}], 5),
+    ([{"$limit": 10}, {"$skip": 5}], 5),
+    ([{"$limit": 7}, {"$limit": 3}, {"$skip": 1}], 2),
+    ([{"$limit": 10}, {"$addFields": {"y": 1}}, {"$skip": 5}], 5),
+    ([{"$limit": 10}, {"$group": {"_id": "$y"}}, {"$skip": 5}], 5),
+    ([{"$skip": 18}, {"$limit": 5}], 2),
+    ([{"$skip": 11}, {"$skip": 7}, {"$limit": 5}], 2),
+    ([{"$skip": 18}, {"$addFields": {"y": 1}}, {"$limit": 5}], 2),
+    ([{"$skip": 18}, {"$group": {"_id": "$y"}}, {"$limit": 5}], 2),
+    ([{"$sort": {"x": 1}}, {"$skip": 10}, {"$skip": 8}, {"$limit": 5}], 2),
+    ([{"$skip": 5}, {"$limit": 10}, {"$skip": 5}, {"$limit": 4}], 4),
+    ([{"$skip": 7}, {"$skip": 4}, {"$limit": 4}], 4),
+    ([{"$sort": {"y": -1}}, {"$skip": 7}, {"$skip": 4}, {"$limit": 4}], 4),
+    ([{"$skip": 7}, {"$skip": 10}, {"$limit": 4}], 3),
+    ([{"$sort": {"y": -1}}, {"$skip": 7}, {"$skip": 10}, {"$limit": 4}], 3),
+]
 cases(
     "sources/match/skip_with_limit.js",
     [{"x": 4, "y": i} for i in range(20)],
-    *[
-        ([_M4, *stages], n, {"count": True})
-        for stages, n in [
-            ([{"$skip": 10}, {"$limit": 5}], 5),
-            ([{"$skip": 7}, {"$skip": 3}, {"$limit": 5}], 5),
-            ([{"$skip": 10}, {"$addFields": {"y": 1}}, {"$limit": 5}], 5),
-            ([{"$skip": 10}, {"$group": {"_id": "$y"}}, {"$limit": 5}], 5),
-            ([{"$limit": 10}, {"$skip": 5}], 5),
-            ([{"$limit": 7}, {"$limit": 3}, {"$skip": 1}], 2),
-            ([{"$limit": 10}, {"$addFields": {"y": 1}}, {"$skip": 5}], 5),
-            ([{"$limit": 10}, {"$group": {"_id": "$y"}}, {"$skip": 5}], 5),
-            ([{"$skip": 18}, {"$limit": 5}], 2),
-            ([{"$skip": 11}, {"$skip": 7}, {"$limit": 5}], 2),
-            ([{"$skip": 18}, {"$addFields": {"y": 1}}, {"$limit": 5}], 2),
-            ([{"$skip": 18}, {"$group": {"_id": "$y"}}, {"$limit": 5}], 2),
-            ([{"$sort": {"x": 1}}, {"$skip": 10}, {"$skip": 8}, {"$limit": 5}], 2),
-            ([{"$skip": 5}, {"$limit": 10}, {"$skip": 5}, {"$limit": 4}], 4),
-            ([{"$skip": 7}, {"$skip": 4}, {"$limit": 4}], 4),
-            ([{"$sort": {"y": -1}}, {"$skip": 7}, {"$skip": 4}, {"$limit": 4}], 4),
-            ([{"$skip": 7}, {"$skip": 10}, {"$limit": 4}], 3),
-            ([{"$sort": {"y": -1}}, {"$skip": 7}, {"$skip": 10}, {"$limit": 4}], 3),
-        ]
-    ],
+    *[([_M4, *stages], n, {"count": True}) for stages, n in _SKIPS],
 )
 
 

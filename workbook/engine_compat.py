@@ -757,7 +757,7 @@ def short_arithmetic(expression: Any) -> Any:
 def _server_error(message: str, code: int) -> Exception:
     from mongoeco.core.server_errors import server_error
 
-    return server_error(message, code=code)  # type: ignore[no-any-return]
+    return server_error(message, code=code)
 
 
 def _check_operator_fields(expression: Any) -> None:
