@@ -58,6 +58,9 @@ _EXPRESSION_USERS = (
 _PROJECT_USERS = ("mongoeco.core.aggregation.stages", "mongoeco.core.aggregation.compiled_pipeline")
 """The modules that import the ``$project`` stage function by name (rebound to the MongoDB rules)."""
 
+_BUCKET_USERS = ("mongoeco.core.aggregation.stages", "mongoeco.core.aggregation.runtime_state")
+"""The modules that import the ``$bucket`` stage function by name (rebound to the MongoDB rules)."""
+
 _PATH_USERS = ("mongoeco.core.aggregation.transform_stages", "mongoeco.core.aggregation.runtime_state")
 """The modules whose ``set_document_value`` sets $addFields / $project computed fields (and $lookup's ``as``)."""
 
@@ -341,10 +344,25 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName(
         "mongoeco.core.query_operators", "query_operator_keys", "which $elemMatch conditions are document-form"
     ),
+    PrivateName(
+        "mongoeco.core.aggregation.grouping_stages",
+        "_apply_bucket",
+        "$bucket sorted by _id under the collation, a default inside the boundaries refused",
+        ("documents", "spec", "variables"),
+    ),
+    *(
+        PrivateName(module, "_apply_bucket", "rebound to the $bucket fix (imported by name)")
+        for module in _BUCKET_USERS
+    ),
+    PrivateName("mongoeco.core.collation", "compare_with_collation", "compare $bucket ids under the collation"),
     PrivateName("mongoeco.core.query_plan", "_normalize_type_specifier", "$type codes 6 and 12", ("type_spec",)),
     PrivateName(
         "mongoeco.core.filtering", "QueryEngine._normalize_type_specifier", "$type codes 6 and 12", ("type_spec",)
     ),
+    PrivateName(
+        "mongoeco.core.collation", "_requires_icu_backend", "backwards (French) served by pyuca", ("collation",)
+    ),
+    PrivateName("mongoeco.core.collation", "_pyuca", "whether the pyuca backend is installed"),
     PrivateName(
         "mongoeco.core.aggregation.extensions",
         "register_aggregation_expression_operator",
@@ -938,24 +956,75 @@ def _install_elem_match_arrays() -> None:
     engine._match_elem_match_candidate = classmethod(candidate_match)
 
 
+def _install_bucket_rules() -> None:
+    """``$bucket`` as MongoDB runs it (a $group then a $sort on _id): the output sorted by _id under
+    the collation, the default bucket among the others, and a default inside the boundaries refused
+    (40199; collation_bucket.js)."""
+    import functools
+
+    from mongoeco.core.aggregation import grouping_stages
+    from mongoeco.core.collation import compare_with_collation
+
+    original = grouping_stages._apply_bucket
+
+    def apply_bucket(documents: Any, spec: Any, variables: Any = None, **kw: Any) -> Any:
+        collation, dialect = kw.get("collation"), kw.get("dialect") or grouping_stages.MONGODB_DIALECT_70
+        out = original(documents, spec, variables, **kw)
+
+        def compare(left: Any, right: Any) -> int:
+            return int(compare_with_collation(left, right, dialect=dialect, collation=collation))
+
+        boundaries, default = spec["boundaries"], spec.get("default", _NO_DEFAULT)
+        if default is not _NO_DEFAULT and compare(boundaries[0], default) <= 0 and compare(default, boundaries[-1]) < 0:
+            raise _server_error(
+                "The $bucket 'default' field must be less than the lowest boundary or greater than or equal "
+                "to the highest boundary.",
+                40199,
+            )
+        return sorted(out, key=functools.cmp_to_key(lambda a, b: compare(a.get("_id"), b.get("_id"))))
+
+    grouping_stages._apply_bucket = apply_bucket
+    for module in _BUCKET_USERS:
+        target = importlib.import_module(module)
+        if getattr(target, "_apply_bucket", None) is original:
+            target._apply_bucket = apply_bucket  # type: ignore[attr-defined]
+
+
+_NO_DEFAULT = object()
+
+
 def _install_case_level() -> None:
     """``caseLevel: true`` below strength 3 adds case alone (ICU's case level), not every tertiary
-    difference: at strength 1 "á" equals "a" but not "A" (collation_group.js)."""
+    difference: at strength 1 "á" equals "a" but not "A" (collation_group.js). ``backwards: true``
+    (French) compares the accents from the end of the word (collation_sort.js: côte < coté) without
+    the ICU backend mongoeco otherwise requires for it."""
     import dataclasses as dc
     import unicodedata
 
     from mongoeco.core import collation as collations
 
     original = collations._pyuca_collation_key
+    requires_icu = collations._requires_icu_backend
 
     def key(value: str, collation: Any) -> Any:
+        if collation.backwards and not collation.numeric_ordering:
+            plain = key(value, dc.replace(collation, backwards=False))
+            if len(plain) >= 2 and collation.strength >= 2:
+                return (plain[0], tuple(reversed(plain[1])), *plain[2:])
+            return plain
         if not collation.case_level or collation.strength >= 3:
             return original(value, collation)
         letters = unicodedata.normalize("NFD", value)
         case = tuple(int(ch.isupper()) for ch in letters if unicodedata.category(ch) != "Mn" and ch.isalpha())
         return (*original(value, dc.replace(collation, case_level=False)), (2, *case))
 
+    def needs_icu(collation: Any) -> bool:
+        if collation.backwards and not collation.numeric_ordering and collations._pyuca is not None:
+            return bool(requires_icu(dc.replace(collation, backwards=False)))
+        return bool(requires_icu(collation))
+
     collations._pyuca_collation_key = key
+    collations._requires_icu_backend = needs_icu
 
 
 def _install_expr_expression() -> None:
@@ -987,6 +1056,7 @@ def install_aggregation_semantics() -> None:
     _install_expr_expression()
     _install_type_codes()
     _install_elem_match_arrays()
+    _install_bucket_rules()
     _AGGREGATION_INSTALLED = True
 
 
