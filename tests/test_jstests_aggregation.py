@@ -1104,7 +1104,7 @@ cases(
 # jstests/aggregation/sources/sort/sort_different_types.js
 # Ported: all six runSort checks (every BSON type in MongoDB's order, plain and nested under a.b, both
 # directions); the DBPointer document is left out (pymongo cannot write one).
-_TYPES = [
+_TYPES: list[Any] = [
     MinKey(),
     None,
     1,

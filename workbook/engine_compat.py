@@ -981,7 +981,10 @@ def _install_bucket_rules() -> None:
                 "to the highest boundary.",
                 40199,
             )
-        return sorted(out, key=functools.cmp_to_key(lambda a, b: compare(a.get("_id"), b.get("_id"))))
+        def by_id(left: Any, right: Any) -> int:
+            return compare(left.get("_id"), right.get("_id"))
+
+        return sorted(out, key=functools.cmp_to_key(by_id))
 
     grouping_stages._apply_bucket = apply_bucket
     for module in _BUCKET_USERS:
