@@ -59,7 +59,7 @@ _PROJECT_USERS = ("mongoeco.core.aggregation.stages", "mongoeco.core.aggregation
 """The modules that import the ``$project`` stage function by name (rebound to the MongoDB rules)."""
 
 _BUCKET_USERS = ("mongoeco.core.aggregation.stages", "mongoeco.core.aggregation.runtime_state")
-"""The modules that import the ``$bucket`` stage function by name (rebound to the MongoDB rules)."""
+"""The modules that import the ``$bucket`` and ``$count`` stage functions by name (rebound to the MongoDB rules)."""
 
 _PATH_USERS = ("mongoeco.core.aggregation.transform_stages", "mongoeco.core.aggregation.runtime_state")
 """The modules whose ``set_document_value`` sets $addFields / $project computed fields (and $lookup's ``as``)."""
@@ -354,6 +354,20 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         PrivateName(module, "_apply_bucket", "rebound to the $bucket fix (imported by name)")
         for module in _BUCKET_USERS
     ),
+    PrivateName(
+        "mongoeco.core.aggregation.grouping_stages",
+        "_apply_count",
+        "$count of nothing is no document",
+        ("documents", "spec"),
+    ),
+    *(PrivateName(module, "_apply_count", "rebound to the $count fix (imported by name)") for module in _BUCKET_USERS),
+    PrivateName(
+        "mongoeco.core.aggregation.join_stages",
+        "_apply_lookup",
+        "$lookup looks up the localField's values as MongoDB extracts them",
+        ("documents", "spec"),
+    ),
+    PrivateName("mongoeco.core.aggregation.stages", "_apply_lookup", "rebound to the $lookup fix (imported by name)"),
     PrivateName("mongoeco.core.collation", "compare_with_collation", "compare $bucket ids under the collation"),
     PrivateName("mongoeco.core.query_plan", "_normalize_type_specifier", "$type codes 6 and 12", ("type_spec",)),
     PrivateName(
@@ -981,6 +995,7 @@ def _install_bucket_rules() -> None:
                 "to the highest boundary.",
                 40199,
             )
+
         def by_id(left: Any, right: Any) -> int:
             return compare(left.get("_id"), right.get("_id"))
 
@@ -994,6 +1009,62 @@ def _install_bucket_rules() -> None:
 
 
 _NO_DEFAULT = object()
+
+
+def _install_count_of_nothing() -> None:
+    """``$count`` of no documents returns no document, as MongoDB's ($group on null, then $project)
+    does; mongoeco returns ``{count: 0}`` (lookup_numeric_field.js)."""
+    from mongoeco.core.aggregation import grouping_stages
+
+    original = grouping_stages._apply_count
+
+    def apply_count(documents: Any, spec: Any) -> Any:
+        out = original(documents, spec)  # mongoeco's validation of the field name
+        return out if len(documents) else []
+
+    grouping_stages._apply_count = apply_count
+    for module in _BUCKET_USERS:
+        target = importlib.import_module(module)
+        if getattr(target, "_apply_count", None) is original:
+            target._apply_count = apply_count  # type: ignore[attr-defined]
+
+
+def _install_lookup_local_values() -> None:
+    """``$lookup`` looks up the localField's values as MongoDB extracts them (an array's elements,
+    never the array itself; null when there are none; lookup_array_semantics.js). mongoeco matches
+    with query semantics on both sides; the workbench hands it each document's values in a field of
+    its own, made so that the array holding them can equal nothing, and removes it afterwards."""
+    import uuid
+
+    from mongoeco.core.aggregation import join_stages
+
+    from workbook.offline_aggregation import lookup_local_values
+
+    original = join_stages._apply_lookup
+    field = f"__workbench_lookup_{uuid.uuid4().hex}"
+    unmatchable = f"\x00workbench-lookup-{uuid.uuid4().hex}"  # a string no stored document holds
+
+    def keyed(document: Any, path: str) -> Any:
+        values = lookup_local_values(document, path)
+        if not values:
+            return None
+        if len(values) == 1 and not isinstance(values[0], list | dict):
+            return values[0]
+        return [*values, unmatchable]  # the array itself, and its last element, match nothing
+
+    def apply_lookup(documents: Any, spec: Any, *args: Any, **kw: Any) -> Any:
+        if not isinstance(spec, dict) or "localField" not in spec or not isinstance(spec.get("localField"), str):
+            return original(documents, spec, *args, **kw)
+        marked = [{**document, field: keyed(document, spec["localField"])} for document in documents]
+        out = original(marked, {**spec, "localField": field}, *args, **kw)
+        for document in out:
+            document.pop(field, None)
+        return out
+
+    join_stages._apply_lookup = apply_lookup
+    target = importlib.import_module("mongoeco.core.aggregation.stages")
+    if getattr(target, "_apply_lookup", None) is original:
+        target._apply_lookup = apply_lookup  # type: ignore[attr-defined]
 
 
 def _install_case_level() -> None:
@@ -1060,6 +1131,8 @@ def install_aggregation_semantics() -> None:
     _install_type_codes()
     _install_elem_match_arrays()
     _install_bucket_rules()
+    _install_count_of_nothing()
+    _install_lookup_local_values()
     _AGGREGATION_INSTALLED = True
 
 

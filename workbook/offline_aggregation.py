@@ -161,3 +161,37 @@ def _into(node: _Node, value: Any, evaluate: Callable[[Any], Any]) -> Any:
         items = [_into(node, item, evaluate) for item in value]
         return [item for item in items if item is not ABSENT]
     return _apply(node, {}, evaluate) if node.has_computed() else ABSENT
+
+
+def lookup_local_values(document: Mapping[str, Any], path: str) -> list[Any]:
+    """The values a ``$lookup`` looks up for ``localField`` (MongoDB's extractAllElementsAlongPath):
+    arrays along the path are traversed, a numeric component also indexes an array, an array at the
+    end gives its elements (never itself); no value at all looks up null (lookup_array_semantics.js).
+
+    >>> lookup_local_values({"a": [1, [2, 3]]}, "a"), lookup_local_values({"a": [{"x": [1, 2]}, {"y": 1}]}, "a.x")
+    ([1, [2, 3]], [1, 2])
+    >>> lookup_local_values({"a": []}, "a"), lookup_local_values({"c": [0, [3, 4]]}, "c.1.0")
+    ([], [3])
+    """
+    out: list[Any] = []
+    _walk(document, path.split("."), out)
+    return out
+
+
+def _walk(value: Any, parts: list[str], out: list[Any]) -> None:
+    if not parts:
+        if isinstance(value, list):
+            out.extend(value)
+        else:
+            out.append(value)
+        return
+    head, rest = parts[0], parts[1:]
+    if isinstance(value, Mapping):
+        if head in value:
+            _walk(value[head], rest, out)
+    elif isinstance(value, list):
+        if head.isdigit() and int(head) < len(value):
+            _walk(value[int(head)], rest, out)
+        for item in value:
+            if isinstance(item, Mapping):
+                _walk(item, parts, out)

@@ -105,7 +105,39 @@ def prepare_aggregate(options: Mapping[str, Any], command: str, body: dict[str, 
         from mongoeco.errors import OperationFailure
 
         raise OperationFailure("$where is not allowed inside of a $match aggregation expression", code=WHERE_IN_MATCH)
+    unrun = _stages_not_run(body.get("pipeline")) if command == "aggregate" else []
+    if unrun:
+        from mongoeco.errors import OperationFailure
+
+        raise OperationFailure(
+            f"The offline default does not run the stage {unrun[0]}. Fix: run this pipeline on a real MongoDB "
+            "server (docker compose up -d, then set MONGODB_URI).",
+            code=NOT_RUN_STAGE,
+        )
     return with_default_collation(options, command, body)
+
+
+NOT_RUN_STAGE = 168
+"""InvalidPipelineOperator: a stage the offline engine does not run (refused by name, with the fix)."""
+
+STAGES_NOT_RUN = ("$graphLookup",)
+"""Stages mongoeco 4.11.0 does not run."""
+
+
+def _stages_not_run(pipeline: Any) -> list[str]:
+    """The stages of a pipeline (and of its $facet / $lookup / $unionWith sub-pipelines) the engine does not run."""
+    found: list[str] = []
+    for stage in pipeline if isinstance(pipeline, list) else []:
+        if not isinstance(stage, Mapping) or len(stage) != 1:
+            continue
+        ((name, spec),) = stage.items()
+        if name in STAGES_NOT_RUN:
+            found.append(name)
+        elif name == "$facet" and isinstance(spec, Mapping):
+            found.extend(n for p in spec.values() for n in _stages_not_run(p))
+        elif name in ("$lookup", "$unionWith") and isinstance(spec, Mapping):
+            found.extend(_stages_not_run(spec.get("pipeline")))
+    return found
 
 
 def _where_in_match(pipeline: Any) -> bool:
