@@ -1322,7 +1322,16 @@ def _matched_ids(local_field: str, foreign_field: str) -> list[dict[str, Any]]:
     return [lookup, {"$match": {"matched.0": {"$exists": True}}}]
 
 
-for _local, _lf, _foreign, _ff, _ids in [
+_EMPTY_LOCALS: list[tuple[int, Any]] = [
+    (11, None),
+    (12, []),
+    (13, [None]),
+    (14, [None, 1]),
+    (15, 1),
+    (16, [[[]]]),
+    (17, [1, 2]),
+]
+_ARRAY_RUNS: list[tuple[Any, Any, Any, Any, Any]] = [
     (
         [
             {"_id": i, "a": a}
@@ -1439,10 +1448,7 @@ for _local, _lf, _foreign, _ff, _ids in [
             {"_id": 0, "a": [[]]},
             {"_id": 1, "a": [[], 1]},
             {"_id": 10},
-            *(
-                {"_id": i, "a": a}
-                for i, a in [(11, None), (12, []), (13, [None]), (14, [None, 1]), (15, 1), (16, [[[]]]), (17, [1, 2])]
-            ),
+            *({"_id": i, "a": a} for i, a in _EMPTY_LOCALS),
         ],
         "a",
         {"_id": 0, "b": []},
@@ -1522,7 +1528,8 @@ for _local, _lf, _foreign, _ff, _ids in [
         "b",
         [0, 1, 2, 3, 4, 5],
     ),
-]:
+]
+for _local, _lf, _foreign, _ff, _ids in _ARRAY_RUNS:
     cases(
         "sources/lookup/lookup_array_semantics.js",
         _local,
@@ -1534,7 +1541,7 @@ for _local, _lf, _foreign, _ff, _ids in [
 # Ported: every testLookupFieldTraversal result (count 1 or no result; the transformBy explain check
 # and the classic-only "00" cases left out), and the $graphLookup ones.
 _INNER = ({"y": 3, "z": 4},)
-for _field, _doc, _hit in [
+_LOOKUP_PATHS: list[tuple[str, Any, bool]] = [
     ("a", {"a": 3}, True),
     ("a", {"a": 1}, False),
     ("a.b", {"a": {"b": 3}}, True),
@@ -1557,7 +1564,8 @@ for _field, _doc, _hit in [
     ("a.00", {"a": {"00": 3}}, True),
     ("a.b.01", {"a": {"b": {"01": 3}}}, True),
     ("a.00.b", {"a": {"00": {"b": 3}}}, True),
-]:
+]
+for _field, _doc, _hit in _LOOKUP_PATHS:
     cases(
         "sources/lookup/lookup_numeric_field.js",
         [_doc],
@@ -1571,7 +1579,7 @@ for _field, _doc, _hit in [
         ),
         foreign=_INNER,
     )
-for _start, _doc, _hit in [
+_GRAPH_PATHS: list[tuple[str, Any, bool]] = [
     ("$a", {"a": 3}, True),
     ("$a", {"a": 1}, False),
     ("$a.b", {"a": {"b": 3}}, True),
@@ -1594,7 +1602,8 @@ for _start, _doc, _hit in [
     ("$a.00", {"a": {"00": [3]}}, True),
     ("$a.00", {"a": [{"00": [3]}]}, False),
     ("$a.00", {"a": [3]}, False),
-]:
+]
+for _start, _doc, _hit in _GRAPH_PATHS:
     _graph = {
         "from": "f",
         "startWith": _start,
