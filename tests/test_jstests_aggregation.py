@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
-from bson import SON, Binary, Code, DBRef, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
+from bson import SON, Binary, Code, DBRef, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
 from pymongo.collation import Collation
 from pymongo.database import Database
 from pymongo.errors import OperationFailure
@@ -1618,6 +1618,197 @@ for _start, _doc, _hit in _GRAPH_PATHS:
         ([{"$graphLookup": _graph}, {"$match": {"docs.0.z": 4}}, {"$count": "count"}], [{"count": 1}] if _hit else []),
         foreign=_INNER,
     )
+
+
+# jstests/aggregation/expressions/ifnull.js
+# Ported: every assertError / assertResult / assertQueryResult that does not use undefined (pymongo
+# cannot write it).
+_IFNULL_DOC = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "my_false": False, "my_str": "", "my_null": None,
+    "my_obj": {}, "my_list": [], "my_list_of_docs": [{"z": 1}, {"z": 2}],
+}  # fmt: skip
+
+
+def _ifnull(spec: Any) -> list[dict[str, Any]]:
+    return [{"$project": {"_id": 0, "a": {"$ifNull": spec}}}]
+
+
+_IFNULL_RESULTS: list[tuple[Any, list[Any]]] = [
+    (1, ["$one", "$two"]), (2, ["$two", "$one"]), (False, ["$my_false", "$one"]), ("", ["$my_str", "$one"]),
+    ([], ["$my_list", "$one"]), ({}, ["$my_obj", "$one"]), (1, ["$one", "$my_null"]), (1, ["$one", "$two", "$three"]),
+    (1, ["$one", "$two", "$my_null"]), (1, ["$one", "$my_null", "$two"]), (1, ["$one", "$two", None]),
+    (2, ["$my_null", "$two"]), (1, ["$my_null", "$one"]), (None, ["$my_null", "$my_null"]),
+    (False, ["$my_null", "$my_false", "$one"]), (False, ["$my_null", "$my_null", "$my_false"]),
+    (None, ["$my_null", "$my_null", "$my_null", "$my_null"]), (None, ["$nonexistent", "$nonexistent", None]),
+    (None, ["$my_null", "$my_null", None]), (2, [{"$add": ["$one", "$one"]}, "$three"]),
+    (6, ["$missingField", {"$multiply": ["$two", "$three"]}]), (2, [{"$add": ["$one", "$one"]}, "$three", "$zero"]),
+    (1, [None, "$one"]), (1, [None, None, "$one"]), (None, [None, None]), (2, [None, 2]), (2, [2, "$one"]), (2, [2, 3]),
+    (3, ["$my_null", None, "$three"]), (3, ["$my_null", 3, "$one"]),
+]  # fmt: skip
+cases(
+    "expressions/ifnull.js",
+    [_IFNULL_DOC],
+    *[(_ifnull(spec), [{"a": expected}]) for expected, spec in _IFNULL_RESULTS],
+    *[(_ifnull(spec), None, {"error": ANY_ERROR}) for spec in ([], ["$one"], ["$my_null"])],
+    (_ifnull([{"$divide": ["$one", "$zero"]}, "$zero"]), None, {"error": ANY_ERROR}),
+    (_ifnull([{"$mod": ["$one", "$zero"]}, "$zero"]), None, {"error": ANY_ERROR}),
+)
+_NESTED_IFNULL = ["$a", {"$ifNull": ["$b", {"$ifNull": ["$c", "$d"]}]}]
+cases("expressions/ifnull.js", [{"d": "foo"}], (_ifnull(_NESTED_IFNULL), [{"a": "foo"}]))
+cases(
+    "expressions/ifnull.js",
+    [{"d": "foo", "b": "bar"}],
+    (_ifnull(_NESTED_IFNULL), [{"a": "bar"}]),
+    (_ifnull([*_NESTED_IFNULL, "$e"]), [{"a": "bar"}]),
+)
+cases(
+    "expressions/ifnull.js",
+    [{"three": 3, "my_list_of_docs": [{"z": 1}, {"z": 2}]}],
+    (
+        [
+            {"$set": {"my_list_of_docs": {"$ifNull": [None, {"b": "$three"}]}}},
+            {"$project": {"_id": 0, "my_list_of_docs": 1, "three": 1}},
+        ],
+        [{"three": 3, "my_list_of_docs": {"b": 3}}],
+    ),
+)
+
+# jstests/aggregation/accumulators/avg_ignore_missing.js
+# Ported: both assertions.
+for _one, _four in ((1, 4), (Int64(1), Int64(4))):
+    cases(
+        "accumulators/avg_ignore_missing.js",
+        [{"a": _one}, {"a": _four}, {"b": _one}],
+        ([{"$group": {"_id": None, "avg": {"$avg": "$a"}}}], [{"_id": None, "avg": 2.5}]),
+    )
+
+# jstests/aggregation/accumulators/avg_null_no_input.js
+# Ported: every assertion (null for no numeric input; missing, null and strings ignored).
+cases(
+    "accumulators/avg_null_no_input.js",
+    [{"a": 1, "b": 2, "c": "string", "d": None}],
+    *[([{"$group": {"_id": "$a", "avg": {"$avg": f}}}], [{"_id": 1, "avg": None}]) for f in ("$missing", "$c", "$d")],
+)
+cases(
+    "accumulators/avg_null_no_input.js",
+    [{"a": 1, "b": 2, "c": "string", "d": None}, {"a": 1, "d": "string"}, {"a": 1}],
+    ([{"$group": {"_id": "$a", "avg": {"$avg": "$d"}}}], [{"_id": 1, "avg": None}]),
+)
+_AVG_B = [{"$group": {"_id": "$a", "avg": {"$avg": "$b"}}}]
+for _bs, _avg in (([2], 2), ([2, 4], 3), ([2, 4, -6], 0)):
+    cases("accumulators/avg_null_no_input.js", [{"a": 1, "b": b} for b in _bs], (_AVG_B, [{"_id": 1, "avg": _avg}]))
+cases(
+    "accumulators/avg_null_no_input.js",
+    [*({"a": 1, "b": b} for b in (2, 4, -6, "string", None)), {"a": 1}],
+    (_AVG_B, [{"_id": 1, "avg": 0}]),
+)
+
+
+# jstests/aggregation/expressions/in.js
+# Ported: every testExpression's aggregate result (the collection-collation one and the hashed-index
+# one included; the find-form checks left out) and all seven assertErrorCode.
+def _in_case(element: Any, array: list[Any], included: bool, **options: Any) -> None:
+    pipeline = [{"$project": {"_id": 0, "included": {"$in": ["$elementField", {"$literal": array}]}}}]
+    cases("expressions/in.js", [{"elementField": element}], (pipeline, [{"included": included}]), **options)
+
+
+_IN_RUNS: list[tuple[Any, list[Any], bool]] = [
+    (1, [1, 2, 3], True), ("A", ["a", "A", "a"], True), ({"a": 1}, [{"b": 1}, 2], False), ({"a": 1}, [{"a": 1}], True),
+    ([1, 2], [[2, 1]], False), ([1, 2], [[1, 2]], True), (7, [3, 5, 7, 7, 9], True), (7, [3, 5, 7, 9, 9], True),
+    (7, [3, 10, 5, 7, 8, 9], True), (7, [7, 10, 7, 10, 2, 5, 3, 7], True), (8, [10, 7, 2, 5, 3], False), (1, [], False),
+    ("abc", [Regex("a"), Regex("b"), Regex("c")], False), (Regex("a"), ["a", "b", "c"], False), ([], [1, 2, 3], False),
+    ([1], [1, 2, 3], False), ([1, 2], [1, 2, 3], False),
+]  # fmt: skip
+for _element, _array, _included in _IN_RUNS:
+    _in_case(_element, _array, _included)
+_in_case("abcd", ["aBcD", "ABCD"], True, create={"collation": {"locale": "en_US", "strength": 2}})
+_in_case(5, [10, 7, 2, 5, 3], True, indexes=([("elementField", "hashed")],))
+cases(
+    "expressions/in.js",
+    [{}],
+    *[
+        ([{"$project": {"included": {"$in": spec}}}], None, {"error": code})
+        for spec, code in [
+            ([[1, 2], 1], 40081),
+            ([1, None], 40081),
+            ([1, "$notAField"], 40081),
+            (None, 16020),
+            ([1], 16020),
+            ([], 16020),
+            ([1, 2, 3], 16020),
+        ]
+    ],  # fmt: skip
+)
+
+# jstests/aggregation/expressions/array_elem_at.js
+# Ported: every assertion.
+_ELEM_AT: list[tuple[Any, list[dict[str, Any]]]] = [
+    (2, [{"x": 3}]), (1.0, [{"x": 2}]), (Decimal128("2.0"), [{"x": 3}]), (-1, [{"x": 5}]), (-5, [{"x": 1}]),
+    (5, [{}]), (2**31 - 1, [{}]), (Int64(2**31 - 1), [{}]), (-6, [{}]), (-(2**31), [{}]), (Int64(-(2**31)), [{}]),
+    (None, [{"x": None}]),
+]  # fmt: skip
+cases(
+    "expressions/array_elem_at.js",
+    [{"a": [1, 2, 3, 4, 5]}],
+    *[([{"$project": {"_id": 0, "x": {"$arrayElemAt": ["$a", i]}}}], out) for i, out in _ELEM_AT],
+    ([{"$project": {"_id": 0, "x": {"$arrayElemAt": [None, 4]}}}], [{"x": None}]),
+    *[
+        ([{"$project": {"x": {"$arrayElemAt": spec}}}], None, {"error": code})
+        for spec, code in [
+            ([["one", "arg"]], 16020),
+            (["one", 2], 28689),
+            ([[1, 2], "2"], 28690),
+            ([[1, 2], 1.5], 28691),
+            ([[1, 2], Decimal128("1.5")], 28691),
+            ([[1, 2], 2.0**32], 28691),
+            ([[1, 2], -(2.0**31) - 1], 28691),
+        ]
+    ],  # fmt: skip
+)
+
+# jstests/aggregation/expressions/cond.js
+# Ported: every assertError and assertResult (undefined as a fourth argument left out), and the nested case.
+_COND_ERRORS: list[tuple[Any, int]] = [
+    ([], 16020), ([1], 16020), ([False], 16020), ([1, 1], 16020), ([1, 1, None, 1], 16020),
+    ({"else": 1, "then": 1}, 17080), ({"if": 1, "else": 1}, 17081), ({"if": 1, "then": 1}, 17082),
+    ({"asdf": 1, "then": 1}, 17083),
+]  # fmt: skip
+_COND_RESULTS: list[tuple[Any, Any]] = [
+    (1, [True, 1, 2]), (2, [False, 1, 2]), (1, {"if": True, "then": 1, "else": 2}),
+    (1, {"if": True, "else": 2, "then": 1}), (1, {"then": 1, "if": True, "else": 2}),
+    (1, {"then": 1, "else": 2, "if": True}), (1, {"else": 2, "then": 1, "if": True}),
+    (1, {"else": 2, "if": True, "then": 1}), (1, [{"$and": []}, {"$add": [1]}, {"$add": [1, 1]}]),
+    (2, [{"$or": []}, {"$add": [1]}, {"$add": [1, 1]}]), ("a", [1, "a", "b"]), ("a", ["", "a", "b"]),
+    ("b", [0, "a", "b"]),
+]  # fmt: skip
+cases(
+    "expressions/cond.js",
+    [{}],
+    *[([{"$project": {"a": {"$cond": spec}}}], None, {"error": code}) for spec, code in _COND_ERRORS],
+    *[([{"$project": {"_id": 0, "a": {"$cond": spec}}}], [{"a": out}]) for out, spec in _COND_RESULTS],
+)
+cases(
+    "expressions/cond.js",
+    [{"t": True, "f": False, "x": "foo", "y": "bar"}],
+    ([{"$project": {"_id": 0, "a": {"$cond": ["$t", "$x", "$y"]}}}], [{"a": "foo"}]),
+    ([{"$project": {"_id": 0, "a": {"$cond": ["$f", "$x", "$y"]}}}], [{"a": "bar"}]),
+)
+_MEAL = {
+    "$cond": [
+        {"$eq": ["$noonSense", "am"]},
+        {"$cond": [{"$eq": ["$mealCombined", "yes"]}, "brunch", "breakfast"]},
+        {"$cond": [{"$eq": ["$mealCombined", "yes"]}, "linner", "dinner"]},
+    ]
+}
+cases(
+    "expressions/cond.js",
+    [{"noonSense": n, "mealCombined": m} for n, m in (("am", "no"), ("am", "yes"), ("pm", "yes"), ("pm", "no"))],
+    (
+        [{"$project": {"meal": _MEAL}}, {"$sort": {"meal": 1}}],
+        ["breakfast", "brunch", "dinner", "linner"],
+        {"pick": "meal"},
+    ),
+)
 
 
 def mark_gap(file: str, reason: str, when: Any) -> None:

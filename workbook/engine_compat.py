@@ -809,6 +809,76 @@ def _check_operator_fields(expression: Any) -> None:
     raise _server_error("FieldPath field names may not start with '$'.", 16410)
 
 
+_ENGINE = object()
+"""An operator rule's answer meaning: let mongoeco evaluate the expression."""
+_OMITTED = object()
+"""An operator rule's answer meaning: the value is missing (the field is left out)."""
+
+
+def _require_args(operator: str, spec: Any, count: int) -> list[Any]:
+    if not isinstance(spec, list) or len(spec) != count:
+        found = len(spec) if isinstance(spec, list) else 1
+        raise _server_error(f"Expression {operator} takes exactly {count} arguments. {found} were passed in.", 16020)
+    return spec
+
+
+def _array_elem_at(spec: Any, evaluate: Any) -> Any:
+    """``$arrayElemAt`` as MongoDB evaluates it: an integral double or decimal index works, an index
+    out of range is missing (not null), and 28689/28690/28691 name what is wrong (array_elem_at.js)."""
+    array_arg, index_arg = _require_args("$arrayElemAt", spec, 2)
+    array, index = evaluate(array_arg), evaluate(index_arg)
+    if array is None or index is None:
+        return None
+    if not isinstance(array, list):
+        raise _server_error("$arrayElemAt's first argument must be an array", 28689)
+    number = _plain_number(index)
+    if number is None:
+        raise _server_error("$arrayElemAt's second argument must be a numeric value", 28690)
+    if number != int(number) or not -(2**31) <= number < 2**31:
+        raise _server_error("$arrayElemAt's second argument must be representable as a 32-bit integer", 28691)
+    position = int(number)
+    if position >= len(array) or position < -len(array):
+        return _OMITTED
+    return array[position]
+
+
+def _plain_number(value: Any) -> float | None:
+    import decimal
+
+    raw = to_pymongo(value)
+    if type(raw).__name__ == "Decimal128":
+        raw = raw.to_decimal()
+    if isinstance(raw, bool) or not isinstance(raw, int | float | decimal.Decimal):
+        return None
+    return float(raw)
+
+
+def _in_rules(spec: Any, evaluate: Any) -> Any:
+    """``$in``: two arguments (16020), the second an array (40081), as MongoDB checks (in.js)."""
+    _, array_arg = _require_args("$in", spec, 2)
+    if not isinstance(evaluate(array_arg), list):
+        raise _server_error("$in requires an array as a second argument", 40081)
+    return _ENGINE
+
+
+def _cond_rules(spec: Any, evaluate: Any) -> Any:
+    """``$cond``: three arguments (16020), or an object with exactly if/then/else (17080-17083; cond.js)."""
+    if isinstance(spec, dict):
+        unknown = [k for k in spec if k not in ("if", "then", "else")]
+        if unknown:
+            raise _server_error(f"Unrecognized parameter to $cond: {unknown[0]}", 17083)
+        for key, code in (("if", 17080), ("then", 17081), ("else", 17082)):
+            if key not in spec:
+                raise _server_error(f"Missing '{key}' parameter to $cond", code)
+        return _ENGINE
+    _require_args("$cond", spec, 3)
+    return _ENGINE
+
+
+_OPERATOR_RULES = {"$arrayElemAt": _array_elem_at, "$in": _in_rules, "$cond": _cond_rules}
+"""Expression operators whose arguments the workbench checks (or evaluates) as MongoDB does."""
+
+
 def install_object_expression_missing() -> None:
     """Omit missing fields from object expressions, as MongoDB does: ``{x: {a: "$a", b: "$b"}}``
     on ``{b: 1}`` is ``{x: {b: 1}}`` (mongoeco 4.11.0 writes ``a: null``), so a ``$group`` on
@@ -838,6 +908,16 @@ def install_object_expression_missing() -> None:
         expression = short_arithmetic(expression)
         _check_operator_fields(expression)
         if not _is_object_literal(expression):
+            operator = next(iter(expression), None) if isinstance(expression, dict) and len(expression) == 1 else None
+            if operator in _OPERATOR_RULES:
+
+                def evaluate(argument: Any) -> Any:
+                    value = with_missing(document, argument, variables, dialect=dialect)
+                    return None if value is runtime._MISSING else value
+
+                answer = _OPERATOR_RULES[operator](expression[operator], evaluate)
+                if answer is not _ENGINE:
+                    return runtime._MISSING if answer is _OMITTED else answer
             return original(document, expression, variables, dialect=dialect, collation=collation)
         if collation is not None:
             variables = aggregation_environment(variables, collation)
