@@ -383,6 +383,8 @@ def ordered(value: Any) -> Any:
         return [ordered(v) for v in value]
     if isinstance(value, Int64):
         return ("NumberLong", int(value))  # tojson tells NumberLong apart inside documents
+    if isinstance(value, float) and value != value:
+        return "NaN"  # the shell's assert.eq takes NaN as equal to NaN
     return value  # 1 == 1.0, as the shell's numbers compare
 
 
@@ -1808,6 +1810,74 @@ cases(
         ["breakfast", "brunch", "dinner", "linner"],
         {"pick": "meal"},
     ),
+)
+
+
+# jstests/aggregation/sources/count.js
+# Ported: every assertErrorCode and every result (1,000 documents; the $match then $count).
+cases(
+    "sources/count.js",
+    [],
+    *[
+        ([{"$count": spec}], None, {"error": code})
+        for spec, code in [
+            ("_id", 9039800),
+            (1, 40156),
+            ("", 40157),
+            ("$x", 40158),
+            ("te\x00st", 40159),
+            ("test.string", 40160),
+        ]
+    ],
+)
+cases(
+    "sources/count.js",
+    [{"a": i, "condition": i % 2} for i in range(1000)],
+    *[([{"$count": name}], [{name: 1000}]) for name in ("test", "myCount", "quantity")],
+    ([{"$match": {"condition": 1}}, {"$count": "quantity"}], [{"quantity": 500}]),
+)
+
+# jstests/aggregation/expressions/is_array.js
+# Ported: the assertion (the undefined document left out).
+_IS_ARRAY: list[tuple[Any, bool]] = [
+    (0, False), ("0", False), (ObjectId(), False), (Int64(0), False), ({"y": []}, False), (None, False),
+    (float("nan"), False), ([], True), ([0], True), (["0"], True),
+]  # fmt: skip
+cases(
+    "expressions/is_array.js",
+    [{"_id": i, "x": x} for i, (x, _) in enumerate(_IS_ARRAY)],
+    (
+        [{"$sort": {"_id": 1}}, {"$project": {"isArray": {"$isArray": "$x"}}}],
+        [{"_id": i, "isArray": flag} for i, (_, flag) in enumerate(_IS_ARRAY)],
+    ),
+)
+
+# jstests/aggregation/expressions/concat.js
+# Ported: both assertions (as an aggregate $project; the jstest runs them as find projections).
+cases(
+    "expressions/concat.js",
+    [{}],
+    ([{"$project": {"_id": False, "a": {"$concat": [{"$toLower": "$b"}]}}}], [{"a": ""}]),
+    ([{"$project": {"_id": False, "a": {"$concat": []}}}], [{"a": ""}]),
+)
+
+# jstests/aggregation/expressions/floor_ceil.js
+# Ported: every testOp and both assertErrorCode.
+_ROUNDING: list[tuple[str, Any, Any]] = [
+    (op, value, out)
+    for op, results in (
+        ("$ceil", [(Int64(4), Int64(4)), (float("nan"), float("nan")), (float("inf"), float("inf")),
+                   (float("-inf"), float("-inf")), (None, None), (-2.0, -2.0), (0.9, 1.0), (-1.2, -1.0)]),
+        ("$floor", [(Int64(4), Int64(4)), (float("nan"), float("nan")), (float("inf"), float("inf")),
+                    (float("-inf"), float("-inf")), (None, None), (-2.0, -2.0), (0.9, 0.0), (-1.2, -2.0)]),
+    )
+    for value, out in results
+]  # fmt: skip
+cases(
+    "expressions/floor_ceil.js",
+    [{}],
+    *[([{"$project": {"_id": 0, "result": {op: value}}}], [{"result": out}]) for op, value, out in _ROUNDING],
+    *[([{"$project": {"a": {op: "string"}}}], None, {"error": 28765}) for op in ("$ceil", "$floor")],
 )
 
 

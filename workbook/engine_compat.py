@@ -769,7 +769,8 @@ def group_id_with_null(expression: Any) -> Any:
 
 def short_arithmetic(expression: Any) -> Any:
     """``$add``/``$multiply`` with fewer than two operands, as MongoDB evaluates them: none is 0 (or 1),
-    one (or a bare operand) is that operand (nested_dotted_common_prefix.js: ``{$add: [1]}``).
+    one (or a bare operand) is that operand (nested_dotted_common_prefix.js: ``{$add: [1]}``); a
+    ``$concat`` of nothing is "".
 
     >>> short_arithmetic({"$add": [1]}), short_arithmetic({"$multiply": []}), short_arithmetic({"$add": "$a"})
     ({'$add': [1, 0]}, 1, {'$add': ['$a', 0]})
@@ -777,6 +778,8 @@ def short_arithmetic(expression: Any) -> Any:
     if not isinstance(expression, dict) or len(expression) != 1:
         return expression
     ((operator, spec),) = expression.items()
+    if operator == "$concat" and spec == []:
+        return ""  # concat.js: the concatenation of nothing is the empty string
     if operator not in ("$add", "$multiply"):
         return expression
     identity = 0 if operator == "$add" else 1
@@ -1091,6 +1094,20 @@ def _install_bucket_rules() -> None:
 _NO_DEFAULT = object()
 
 
+def _check_count_field(spec: Any) -> None:
+    """MongoDB's codes for a bad ``$count`` field name (count.js)."""
+    for bad, code, why in (
+        (not isinstance(spec, str), 40156, "the count field must be a non-empty string"),
+        (spec == "", 40157, "the count field must be a non-empty string"),
+        (isinstance(spec, str) and spec.startswith("$"), 40158, "the count field cannot be a $-prefixed path"),
+        (isinstance(spec, str) and "\x00" in spec, 40159, "the count field cannot contain a null byte"),
+        (isinstance(spec, str) and "." in spec, 40160, "the count field cannot contain '.'"),
+        (spec == "_id", 9039800, "the count field cannot be '_id'"),
+    ):
+        if bad:
+            raise _server_error(why, code)
+
+
 def _install_count_of_nothing() -> None:
     """``$count`` of no documents returns no document, as MongoDB's ($group on null, then $project)
     does; mongoeco returns ``{count: 0}`` (lookup_numeric_field.js)."""
@@ -1099,7 +1116,8 @@ def _install_count_of_nothing() -> None:
     original = grouping_stages._apply_count
 
     def apply_count(documents: Any, spec: Any) -> Any:
-        out = original(documents, spec)  # mongoeco's validation of the field name
+        _check_count_field(spec)
+        out = original(documents, spec)
         return out if len(documents) else []
 
     grouping_stages._apply_count = apply_count
