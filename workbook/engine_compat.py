@@ -878,7 +878,20 @@ def _cond_rules(spec: Any, evaluate: Any) -> Any:
     return _ENGINE
 
 
-_OPERATOR_RULES = {"$arrayElemAt": _array_elem_at, "$in": _in_rules, "$cond": _cond_rules}
+def _let_rules(spec: Any, evaluate: Any) -> Any:
+    """``$let`` variable names as MongoDB parses them: a lowercase or non-ASCII first character, then
+    letters, digits and underscores (CURRENT may be rebound, ROOT may not): FailedToParse (9; let.js)."""
+    variables = spec.get("vars") if isinstance(spec, dict) else None
+    for name in variables if isinstance(variables, dict) else ():
+        if name == "CURRENT":
+            continue
+        first_ok = bool(name) and (name[0].islower() or ord(name[0]) > 127)
+        if not first_ok or not all(ch.isalnum() or ch == "_" or ord(ch) > 127 for ch in name):
+            raise _server_error(f"'{name}' starts with an invalid character for a user variable name", 9)
+    return _ENGINE
+
+
+_OPERATOR_RULES = {"$arrayElemAt": _array_elem_at, "$in": _in_rules, "$cond": _cond_rules, "$let": _let_rules}
 """Expression operators whose arguments the workbench checks (or evaluates) as MongoDB does."""
 
 
@@ -1102,7 +1115,6 @@ def _check_count_field(spec: Any) -> None:
         (isinstance(spec, str) and spec.startswith("$"), 40158, "the count field cannot be a $-prefixed path"),
         (isinstance(spec, str) and "\x00" in spec, 40159, "the count field cannot contain a null byte"),
         (isinstance(spec, str) and "." in spec, 40160, "the count field cannot contain '.'"),
-        (spec == "_id", 9039800, "the count field cannot be '_id'"),
     ):
         if bad:
             raise _server_error(why, code)
