@@ -309,7 +309,7 @@ def test_group_missing_covered_sort_reads_index_keys(
     coll = db.groupMissing
     coll.insert_many([{"a": None, "b": 1}, {"b": 1}, {"a": None, "b": 1}])
     coll.create_index([("a", 1), ("b", 1)])
-    pipeline = [{"$sort": {"a": 1, "b": 1}}, {"$group": {"_id": {"a": "$a", "b": "$b"}}}]
+    pipeline: list[dict[str, Any]] = [{"$sort": {"a": 1, "b": 1}}, {"$group": {"_id": {"a": "$a", "b": "$b"}}}]
     assert list(coll.aggregate(pipeline)) == [{"_id": {"a": None, "b": 1}}]
 
 
