@@ -2002,6 +2002,47 @@ cases(
 )
 
 
+# jstests/aggregation/sources/addFields/use_cases.js
+# Ported: the standalone assertion ($addFields equals a $project of the same computed field and the
+# included ones); the sharded-cluster half left out.
+_I23 = [{"_id": i, "2i": i * 2, "3i": i * 3} for i in range(10)]
+cases(
+    "sources/addFields/use_cases.js",
+    _I23,
+    *[
+        (pipeline, [{**d, "6i^2": d["2i"] * d["3i"]} for d in _I23], {"any_order": True})
+        for pipeline in (
+            [{"$project": {"2i": 1, "3i": 1, "6i^2": {"$multiply": ["$2i", "$3i"]}}}],
+            [{"$addFields": {"6i^2": {"$multiply": ["$2i", "$3i"]}}}],
+        )
+    ],
+)
+
+# jstests/aggregation/expressions/indexof_array.js
+# Ported: every testExpression and all five assertErrorCode.
+_INDEX_OF: list[tuple[list[Any], Any]] = [
+    ([[1, 2, 3], 2], 1), ([[1, 2, 3], 4], -1), ([[1, 2, 3, 2, 1], 2, 2], 3), ([[1, 2, 3, 4, 5], 4, 0, 3], -1),
+    ([[1, 2, 3], 2, 1], 1), ([[1, 2, 3], 2, 0, 10], 1), ([[1, 2, 3, 2, 1, 2, 3], 2, 2, 4], 3), ([None, 2], None),
+    ([[1, 2, 3], 2, 3], -1), ([[1, 2, 3], 2, 3, 1], -1), ([[1, 2, 3], 2, 3, 3], -1), ([[1, 2, 3], 2, 3, 5], -1),
+    ([[], 1], -1),
+]  # fmt: skip
+cases(
+    "expressions/indexof_array.js",
+    [{}],
+    *[([{"$project": {"_id": 0, "output": {"$indexOfArray": spec}}}], [{"output": out}]) for spec, out in _INDEX_OF],
+    *[
+        ([{"$project": {"output": {"$indexOfArray": spec}}}], None, {"error": code})
+        for spec, code in [
+            (["string", "s"], 40090),
+            ([[1, 2, 3], 2, "bad"], 40096),
+            ([[1, 2, 3], 2, 0, "bad"], 40096),
+            ([[1, 2, 3], 2, -1], 40097),
+            ([[1, 2, 3], 2, 1, -1], 40097),
+        ]
+    ],  # fmt: skip
+)
+
+
 def mark_gap(file: str, reason: str, when: Any) -> None:
     """Mark the cases of ``file`` for which ``when(case)`` holds as a known gap of the offline default."""
     for position, case in enumerate(CASES):

@@ -891,7 +891,32 @@ def _let_rules(spec: Any, evaluate: Any) -> Any:
     return _ENGINE
 
 
-_OPERATOR_RULES = {"$arrayElemAt": _array_elem_at, "$in": _in_rules, "$cond": _cond_rules, "$let": _let_rules}
+def _index_of_array_rules(spec: Any, evaluate: Any) -> Any:
+    """``$indexOfArray``: the array (40090), then integral (40096) non-negative (40097) start and end,
+    checked with MongoDB's codes (indexof_array.js); mongoeco then finds the index."""
+    if not isinstance(spec, list) or not 2 <= len(spec) <= 4:
+        return _ENGINE
+    array = evaluate(spec[0])
+    if array is None:
+        return None
+    if not isinstance(array, list):
+        raise _server_error("$indexOfArray requires an array as a first argument", 40090)
+    for bound in spec[2:]:
+        number = _plain_number(evaluate(bound))
+        if number is None or number != int(number):
+            raise _server_error("$indexOfArray requires an integral starting and ending index", 40096)
+        if number < 0:
+            raise _server_error("$indexOfArray requires a nonnegative starting and ending index", 40097)
+    return _ENGINE
+
+
+_OPERATOR_RULES = {
+    "$arrayElemAt": _array_elem_at,
+    "$in": _in_rules,
+    "$cond": _cond_rules,
+    "$let": _let_rules,
+    "$indexOfArray": _index_of_array_rules,
+}
 """Expression operators whose arguments the workbench checks (or evaluates) as MongoDB does."""
 
 
