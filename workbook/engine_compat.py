@@ -880,11 +880,17 @@ def _cond_rules(spec: Any, evaluate: Any) -> Any:
 
 def _let_rules(spec: Any, evaluate: Any) -> Any:
     """``$let`` variable names as MongoDB parses them: a lowercase or non-ASCII first character, then
-    letters, digits and underscores (CURRENT may be rebound, ROOT may not): FailedToParse (9; let.js)."""
+    letters, digits and underscores (ROOT may not be rebound): FailedToParse (9; let.js). Rebinding
+    CURRENT is refused by name: mongoeco would answer it wrongly."""
     variables = spec.get("vars") if isinstance(spec, dict) else None
     for name in variables if isinstance(variables, dict) else ():
-        if name == "CURRENT":
-            continue
+        if name == "CURRENT":  # mongoeco would still read field paths from the original document
+            raise _server_error(
+                "The offline default does not run a $let that rebinds CURRENT. Fix: run it on a real MongoDB "
+                "server (docker compose up -d, then set MONGODB_URI), or name the subdocument in the paths "
+                "('$nested.four' instead of rebinding CURRENT to '$nested').",
+                168,
+            )
         first_ok = bool(name) and (name[0].islower() or ord(name[0]) > 127)
         if not first_ok or not all(ch.isalnum() or ch == "_" or ord(ch) > 127 for ch in name):
             raise _server_error(f"'{name}' starts with an invalid character for a user variable name", 9)
