@@ -5,14 +5,14 @@ aggregate's leading stages run by the planner model's plan, its explain answered
 when ``MONGODB_URI`` is set, a real server. One section per jstest file; each names the assertions
 ported. The expected answers are the jstest's own asserts (MongoDB 7.0/8.0 standalone).
 
-Ported: 58 jstest files (52 as result tables, ``CASES``; agg_hint.js, use_query_projection.js,
+Ported: 61 jstest files (55 as result tables, ``CASES``; agg_hint.js, use_query_projection.js,
 split_match_and_swap_with_sort.js, lookup_query_stats.js, groupMissing.js and collation_match.js as
-explain and result tests), 782 assertions on the offline default. 734 pass (93.9%); 53 of the 58
-files agree in every assertion (91%). The 48 that do not are strict xfails naming the gap (README
-gap table), so they fail the suite once fixed: 32 are refusals by name with the fix ($graphLookup,
-a $let rebinding CURRENT), 5 are errors raised with another code than MongoDB's, and 11 are known
-wrong answers (a DBRef's place in a sort, ``$type`` of a small NumberLong after a $project when the
-model declines the collection, SERVER-23229's covered $group). Run against a real server
+explain and result tests), 810 assertions on the offline default. 759 pass (93.7%); 55 of the 61
+files agree in every assertion (90.2%). The 51 that do not are strict xfails naming the gap (README
+gap table), so they fail the suite once fixed: 33 are refusals by name with the fix ($graphLookup,
+a $let or $map rebinding CURRENT), 7 are errors raised with another code than MongoDB's, and 11 are
+known wrong answers (a DBRef's place in a sort, ``$type`` of a small NumberLong after a $project
+when the model declines the collection, SERVER-23229's covered $group). Run against a real server
 (``MONGODB_URI``), every case is the plain assertion.
 """
 
@@ -2051,6 +2051,102 @@ cases(
 )
 
 
+# jstests/aggregation/expressions/map.js
+# Ported: every test and assertErrorCode.
+_MAP_DOC = {
+    "simple": [1, 2, 3, 4],
+    "nested": [{"a": 1}, {"a": 2}],
+    "mixed": [{"a": 1}, {}, {"a": 2}, {"a": None}],
+    "notArray": 1,
+    "null": None,
+}
+_MAPS: list[tuple[dict[str, Any], Any]] = [
+    ({"input": "$simple", "as": "var", "in": "$$var"}, [1, 2, 3, 4]),
+    ({"input": "$simple", "as": "var", "in": {"$add": [10, "$$var"]}}, [11, 12, 13, 14]),
+    ({"input": "$simple", "in": "$$this"}, [1, 2, 3, 4]),
+    ({"input": "$nested", "as": "var", "in": "$$var.a"}, [1, 2]),
+    ({"input": "$nested", "as": "CURRENT", "in": "$a"}, [1, 2]),
+    ({"input": "$mixed", "as": "var", "in": "$$var.a"}, [1, None, 2, None]),
+    ({"input": "$null", "as": "var", "in": "$$var"}, None),
+]
+cases(
+    "expressions/map.js",
+    [_MAP_DOC],
+    *[([{"$project": {"_id": 0, "res": {"$map": spec}}}], [{"res": out}]) for spec, out in _MAPS],
+    *[
+        ([{"$project": {"a": {"$map": spec}}}], None, {"error": code})
+        for spec, code in [
+            ({"input": "$simple", "as": "ROOT", "in": "$$ROOT"}, 9),
+            ({"input": "$notArray", "as": "var", "in": "$$var"}, 16883),
+            ({"x": 1, "input": "$simple", "as": "var", "in": "$$var"}, 16879),
+            ({"as": "var", "in": "$$var"}, 16880),
+            ({"input": "$simple", "as": "var"}, 16882),
+            ({"input": "$simple", "in": "$$var"}, 17276),
+        ]
+    ],  # fmt: skip
+)
+
+# jstests/aggregation/expressions/exprs_in_arrays.js
+# Ported: every assertion.
+_SET = "$setIntersection"
+cases(
+    "expressions/exprs_in_arrays.js",
+    [{"_id": 0, "a": ["foo", "bar", "baz"], "b": "bar", "c": "Baz"}],
+    *[
+        ([{"$project": {"_id": 0, "d": spec}}], [{"d": out}])
+        for spec, out in [
+            (["constant", 1], ["constant", 1]),
+            (["$b"], ["bar"]),
+            ([{"$toLower": "FoO"}], ["foo"]),
+            (["$b", {"$toLower": "FoO"}], ["bar", "foo"]),
+            (["$b", "constant", [1, {"$toLower": "FoO"}]], ["bar", "constant", [1, "foo"]]),
+            ({_SET: ["$a", ["$b"]]}, ["bar"]),
+            ({_SET: ["$a", [{"$toLower": "FoO"}]]}, ["foo"]),
+            ({_SET: [[[1, "foo", "bar"]], [[1, {"$toLower": "FoO"}, "$b"]]]}, [[1, "foo", "bar"]]),
+        ]
+    ],  # fmt: skip
+)
+cases(
+    "expressions/exprs_in_arrays.js",
+    [{"_id": 1, "x": 1, "z": 2}],
+    ([{"$project": {"_id": 0, "coordinate": ["$x", "$y", "$z"]}}], [{"coordinate": [1, None, 2]}]),
+)
+
+# jstests/aggregation/expressions/expression_object.js
+# Ported: all six cases, as an aggregate $project (the jstest runs them as find projections).
+cases(
+    "expressions/expression_object.js",
+    [{"_id": "doc1", "field": "val1"}],
+    *[
+        ([{"$project": projection}], [out])
+        for projection, out in [
+            ({"label1": "$fieldRef1"}, {"_id": "doc1"}),
+            ({"label2": {"$eq": ["$_id", {"label21": "$fieldRef21"}]}}, {"_id": "doc1", "label2": False}),
+            ({"label3": {"$eq": [{"label31": "$fieldRef31"}, "$_id"]}}, {"_id": "doc1", "label3": False}),
+            (
+                {"label4": {"$eq": [{"label41": "$fieldRef41"}, {"label42": "$fieldRef42"}]}},
+                {"_id": "doc1", "label4": True},
+            ),
+            (
+                {
+                    "label5": {
+                        "$eq": [
+                            {"label51": {"$eq": ["$_id", {"label511": "$fieldRef511"}]}},
+                            {"label52": {"$eq": [{"label521": "$fieldRef521"}, "$_id"]}},
+                        ]
+                    }
+                },
+                {"_id": "doc1", "label5": False},
+            ),
+            (
+                {"label6": {"$eq": [{"label61": {"$eq": [{"label611": "$fieldRef611"}, "$_id"]}}, "$_id"]}},
+                {"_id": "doc1", "label6": False},
+            ),
+        ]
+    ],  # fmt: skip
+)
+
+
 def mark_gap(file: str, reason: str, when: Any) -> None:
     """Mark the cases of ``file`` for which ``when(case)`` holds as a known gap of the offline default."""
     for position, case in enumerate(CASES):
@@ -2113,6 +2209,20 @@ mark_gap(
     "expressions/let.js",
     "a $let variable named _underbar, a.b or 'a b' is refused as an undefined variable (17276), not FailedToParse (9)",
     lambda c: c.error == 9 and any(n in repr(c.pipeline) for n in ("'_underbar': 1", "'a.b': 1", "'a b': 1")),
+)
+
+
+mark_gap(
+    "expressions/map.js",
+    "$map with as: CURRENT: refused by name on the offline default (mongoeco reads the original document)",
+    lambda c: "'as': 'CURRENT'" in repr(c.pipeline),
+)
+
+
+mark_gap(
+    "expressions/map.js",
+    "$map without input or in is refused before it runs, without MongoDB's code (16880, 16882)",
+    lambda c: c.error in (16880, 16882),
 )
 
 

@@ -916,7 +916,49 @@ def _index_of_array_rules(spec: Any, evaluate: Any) -> Any:
     return _ENGINE
 
 
+def _variable_name_error(name: Any) -> Exception | None:
+    """MongoDB's FailedToParse (9) for a user variable name it refuses, or None when the name is valid."""
+    text = str(name)
+    first_ok = bool(text) and (text[0].islower() or ord(text[0]) > 127)
+    if not first_ok or not all(ch.isalnum() or ch == "_" or ord(ch) > 127 for ch in text):
+        return _server_error(f"'{text}' starts with an invalid character for a user variable name", 9)
+    return None
+
+
+def _rebinding_current(operator: str) -> Exception:
+    return _server_error(
+        f"The offline default does not run a {operator} that rebinds CURRENT. Fix: run it on a real MongoDB "
+        "server (docker compose up -d, then set MONGODB_URI), or name the variable ('as': 'item', then '$$item.a').",
+        168,
+    )
+
+
+def _map_rules(spec: Any, evaluate: Any) -> Any:
+    """``$map``: exactly input, as, in (16879, 16880, 16882), a valid ``as`` name (9), an array input
+    (16883), as MongoDB parses it (map.js); ``as: "CURRENT"`` is refused by name."""
+    if not isinstance(spec, dict):
+        return _ENGINE
+    unknown = [k for k in spec if k not in ("input", "as", "in")]
+    if unknown:
+        raise _server_error(f"Unrecognized parameter to $map: {unknown[0]}", 16879)
+    if "input" not in spec:
+        raise _server_error("Missing 'input' parameter to $map", 16880)
+    if "in" not in spec:
+        raise _server_error("Missing 'in' parameter to $map", 16882)
+    name = spec.get("as", "this")
+    if name == "CURRENT":
+        raise _rebinding_current("$map")
+    error = _variable_name_error(name)
+    if error is not None:
+        raise error
+    items = evaluate(spec["input"])
+    if items is not None and not isinstance(items, list):
+        raise _server_error("input to $map must be an array not " + type(items).__name__, 16883)
+    return _ENGINE
+
+
 _OPERATOR_RULES = {
+    "$map": _map_rules,
     "$arrayElemAt": _array_elem_at,
     "$in": _in_rules,
     "$cond": _cond_rules,
