@@ -5,10 +5,10 @@ aggregate's leading stages run by the planner model's plan, its explain answered
 when ``MONGODB_URI`` is set, a real server. One section per jstest file; each names the assertions
 ported. The expected answers are the jstest's own asserts (MongoDB 7.0/8.0 standalone).
 
-Ported: 61 jstest files (55 as result tables, ``CASES``; agg_hint.js, use_query_projection.js,
+Ported: 63 jstest files (57 as result tables, ``CASES``; agg_hint.js, use_query_projection.js,
 split_match_and_swap_with_sort.js, lookup_query_stats.js, groupMissing.js and collation_match.js as
-explain and result tests), 810 assertions on the offline default. 759 pass (93.7%); 55 of the 61
-files agree in every assertion (90.2%). The 51 that do not are strict xfails naming the gap (README
+explain and result tests), 821 assertions on the offline default. 770 pass (93.8%); 57 of the 63
+files agree in every assertion (90.5%). The 51 that do not are strict xfails naming the gap (README
 gap table), so they fail the suite once fixed: 33 are refusals by name with the fix ($graphLookup,
 a $let or $map rebinding CURRENT), 7 are errors raised with another code than MongoDB's, and 11 are
 known wrong answers (a DBRef's place in a sort, ``$type`` of a small NumberLong after a $project
@@ -2144,6 +2144,46 @@ cases(
             ),
         ]
     ],  # fmt: skip
+)
+
+
+# jstests/aggregation/expressions/switch.js
+# Ported: every assertion (first matching branch, default, nullish cases false, a missing result left out).
+_SW_ONE = "one is equal to one!"
+_SW_NONE = "No case matched."
+_SW_TWO = {"case": {"$eq": [2, 2]}, "then": "two is equal to two!"}
+_SWITCHES: list[tuple[dict[str, Any], dict[str, Any]]] = [
+    ({"branches": [{"case": {"$eq": [1, 1]}, "then": _SW_ONE}]}, {"output": _SW_ONE}),
+    ({"branches": [{"case": {"$eq": [1, 1]}, "then": _SW_ONE}, _SW_TWO]}, {"output": _SW_ONE}),
+    ({"branches": [{"case": {"$eq": [1, 2]}, "then": "two"}], "default": "no match."}, {"output": "no match."}),
+    ({"branches": [{"case": None, "then": "Null was true!"}], "default": _SW_NONE}, {"output": _SW_NONE}),
+    ({"branches": [{"case": "$missingField", "then": "Null was true!"}], "default": _SW_NONE}, {"output": _SW_NONE}),
+    ({"branches": [{"case": True, "then": None}], "default": False}, {"output": None}),
+    ({"branches": [{"case": True, "then": "$missingField"}], "default": False}, {}),
+    ({"branches": [{"case": None, "then": False}], "default": None}, {"output": None}),
+    ({"branches": [{"case": None, "then": False}], "default": "$missingField"}, {}),
+]  # fmt: skip
+cases(
+    "expressions/switch.js",
+    [{}],
+    *[([{"$project": {"_id": 0, "output": {"$switch": spec}}}], [out]) for spec, out in _SWITCHES],
+)
+
+# jstests/aggregation/expressions/size.js
+# Ported: both assertions.
+_ARRS: list[list[Any]] = [[], [1], ["asdf", "asdfasdf"], [1, "asdf", 1234, 4.3, {"key": 23}], [3, [31, 31, 13, 13]]]
+cases(
+    "expressions/size.js",
+    [{"_id": i, "arr": a} for i, a in enumerate(_ARRS)],
+    (
+        [{"$sort": {"_id": 1}}, {"$project": {"_id": 0, "length": {"$size": "$arr"}}}],
+        [{"length": len(a)} for a in _ARRS],
+    ),
+)
+cases(
+    "expressions/size.js",
+    [*({"_id": i, "arr": a} for i, a in enumerate(_ARRS)), {"arr": 231}],
+    ([{"$project": {"_id": 0, "length": {"$size": "$arr"}}}], None, {"error": 17124}),
 )
 
 

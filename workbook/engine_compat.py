@@ -957,7 +957,20 @@ def _map_rules(spec: Any, evaluate: Any) -> Any:
     return _ENGINE
 
 
+def _switch_rules(spec: Any, evaluate: Any) -> Any:
+    """``$switch``: the first branch whose case is true, else the default; a missing result is left
+    out, not null (switch.js). Malformed specs and no match without a default: the engine's errors."""
+    branches = spec.get("branches") if isinstance(spec, dict) else None
+    if not isinstance(branches, list) or not all(isinstance(b, dict) and {"case", "then"} == set(b) for b in branches):
+        return _ENGINE
+    for branch in branches:
+        if evaluate({"$cond": [branch["case"], True, False]}) is True:
+            return evaluate(branch["then"], keep_missing=True)
+    return evaluate(spec["default"], keep_missing=True) if "default" in spec else _ENGINE
+
+
 _OPERATOR_RULES = {
+    "$switch": _switch_rules,
     "$map": _map_rules,
     "$arrayElemAt": _array_elem_at,
     "$in": _in_rules,
@@ -1000,9 +1013,11 @@ def install_object_expression_missing() -> None:
             operator = next(iter(expression), None) if isinstance(expression, dict) and len(expression) == 1 else None
             if operator in _OPERATOR_RULES:
 
-                def evaluate(argument: Any) -> Any:
+                def evaluate(argument: Any, keep_missing: bool = False) -> Any:
                     value = with_missing(document, argument, variables, dialect=dialect)
-                    return None if value is runtime._MISSING else value
+                    if value is runtime._MISSING:
+                        return _OMITTED if keep_missing else None
+                    return value
 
                 answer = _OPERATOR_RULES[operator](expression[operator], evaluate)
                 if answer is not _ENGINE:
