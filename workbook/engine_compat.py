@@ -969,7 +969,26 @@ def _switch_rules(spec: Any, evaluate: Any) -> Any:
     return evaluate(spec["default"], keep_missing=True) if "default" in spec else _ENGINE
 
 
+def _array_end(which: str) -> Any:
+    def rule(spec: Any, evaluate: Any) -> Any:
+        """``$first``/``$last`` of an array expression: null for nullish input, missing for an empty
+        array, 28689 for anything else (first_last.js); mongoeco 4.11.0 lacks ``$last``."""
+        argument = _require_args(which, spec, 1)[0] if isinstance(spec, list) else spec
+        value = evaluate(argument)
+        if value is None:
+            return None
+        if not isinstance(value, list):
+            raise _server_error(f"{which}'s argument must be an array, but is {type(value).__name__}", 28689)
+        if not value:
+            return _OMITTED
+        return value[0] if which == "$first" else value[-1]
+
+    return rule
+
+
 _OPERATOR_RULES = {
+    "$first": _array_end("$first"),
+    "$last": _array_end("$last"),
     "$switch": _switch_rules,
     "$map": _map_rules,
     "$arrayElemAt": _array_elem_at,
@@ -1301,13 +1320,26 @@ def _install_case_level() -> None:
 
 def _install_expr_expression() -> None:
     """``{$expr: e}`` inside an aggregation expression is ``e``, as MongoDB parses it
-    (group_by_empty_object.js: ``{$group: {_id: {$expr: {}}}}``); mongoeco refuses the operator."""
+    (group_by_empty_object.js: ``{$group: {_id: {$expr: {}}}}``); mongoeco refuses the operator. The
+    ``$last`` array expression, which mongoeco lacks, is registered the same way (first_last.js)."""
     from mongoeco.core.aggregation.extensions import register_aggregation_expression_operator
 
     def expr(document: Any, spec: Any, variables: Any, dialect: Any, context: Any) -> Any:
         return context.evaluate_expression(document, spec, variables)
 
     register_aggregation_expression_operator("$expr", expr)
+
+    def last(document: Any, spec: Any, variables: Any, dialect: Any, context: Any) -> Any:
+        def evaluate(argument: Any, keep_missing: bool = False) -> Any:
+            value = context.evaluate_expression_with_missing(document, argument, variables)
+            if value is context.missing_sentinel:
+                return _OMITTED if keep_missing else None
+            return value
+
+        answer = _array_end("$last")(spec, evaluate)
+        return context.missing_sentinel if answer is _OMITTED else answer
+
+    register_aggregation_expression_operator("$last", last)  # mongoeco 4.11.0 lacks the $last expression
 
 
 _AGGREGATION_INSTALLED = False
