@@ -5,10 +5,10 @@ aggregate's leading stages run by the planner model's plan, its explain answered
 when ``MONGODB_URI`` is set, a real server. One section per jstest file; each names the assertions
 ported. The expected answers are the jstest's own asserts (MongoDB 7.0/8.0 standalone).
 
-Ported: 65 jstest files (59 as result tables, ``CASES``; agg_hint.js, use_query_projection.js,
+Ported: 66 jstest files (60 as result tables, ``CASES``; agg_hint.js, use_query_projection.js,
 split_match_and_swap_with_sort.js, lookup_query_stats.js, groupMissing.js and collation_match.js as
-explain and result tests), 828 assertions on the offline default. 777 pass (93.8%); 59 of the 65
-files agree in every assertion (90.8%). The 51 that do not are strict xfails naming the gap (README
+explain and result tests), 836 assertions on the offline default. 785 pass (93.9%); 60 of the 66
+files agree in every assertion (90.9%). The 51 that do not are strict xfails naming the gap (README
 gap table), so they fail the suite once fixed: 33 are refusals by name with the fix ($graphLookup,
 a $let or $map rebinding CURRENT), 7 are errors raised with another code than MongoDB's, and 11 are
 known wrong answers (a DBRef's place in a sort, ``$type`` of a small NumberLong after a $project
@@ -393,9 +393,11 @@ class Case:
     collation: dict[str, Any] | None = None  # the aggregate's collation option
     create: dict[str, Any] | None = None  # createCollection options (a default collation)
     indexes: tuple[Any, ...] = ()
+    hint: Any = None  # the aggregate's hint option
     foreign: tuple[dict[str, Any], ...] = ()  # documents of the collection "f" ($lookup's from)
     foreign_indexes: tuple[Any, ...] = ()
     error: int | None = None  # the server error code the jstest asserts (assertErrorCode)
+    field_order: bool = True  # False where the jstest compares with documentEq (fields in any order)
     pick: str | None = None  # compare only this field of each result (the jstest's .map(z => z.x))
     gap: str | None = None  # a known divergence of the offline default (README gap table): xfail, strict
 
@@ -426,6 +428,8 @@ def run_case(db: Database, case: Case) -> Any:
     for key in case.foreign_indexes:
         db.f.create_index(key)
     options: dict[str, Any] = {"collation": Collation(**case.collation)} if case.collation else {}
+    if case.hint is not None:
+        options["hint"] = case.hint
     return list(db.c.aggregate(case.pipeline, **options))
 
 
@@ -455,6 +459,8 @@ def check_case(db: Database, case: Case) -> None:
         assert len(got) == case.expected, got
     elif case.any_order:
         assert sorted(map(repr, ordered(got))) == sorted(map(repr, ordered(case.expected))), got
+    elif not case.field_order:
+        assert got == case.expected, got
     else:
         assert ordered(got) == ordered(case.expected), got
 
@@ -2230,6 +2236,59 @@ cases(
         ]
     ],  # fmt: skip
     ([{"$project": {"_id": 0, "all": {"$concatArrays": ["$a", "$str"]}}}], None, {"error": 28664}),
+)
+
+
+# jstests/aggregation/accumulators/first_last.js
+# Ported: every assertion ($first/$last grouped by a string and by an object, in $bucketAuto, and
+# hinted on the index {_id: 1, sales: -1}).
+_SALES = [
+    {"_id": i, "state": state, "sales": n * 10, "stateObj": {"st": state}, "n": 3}
+    for i, (state, n) in enumerate([(s, n) for s, count in (("AZ", 3), ("CA", 2), ("NY", 20)) for n in range(count)])
+]
+_FIRSTS = [{"_id": "AZ", "sales": 0}, {"_id": "CA", "sales": 0}, {"_id": "NY", "sales": 0}]
+_LASTS = [{"_id": "AZ", "sales": 20}, {"_id": "CA", "sales": 10}, {"_id": "NY", "sales": 190}]
+_SORT_ID = {"$sort": {"_id": 1}}
+cases(
+    "accumulators/first_last.js",
+    _SALES,
+    ([_SORT_ID, {"$group": {"_id": "$state", "sales": {"$first": "$sales"}}}], _FIRSTS, {"any_order": True}),
+    (
+        [_SORT_ID, {"$group": {"_id": "$stateObj", "sales": {"$first": "$sales"}}}],
+        [{"_id": {"st": d["_id"]}, "sales": d["sales"]} for d in _FIRSTS],
+        {"any_order": True},
+    ),
+    ([_SORT_ID, {"$group": {"_id": "$state", "sales": {"$last": "$sales"}}}], _LASTS, {"any_order": True}),
+    (
+        [_SORT_ID, {"$group": {"_id": "$stateObj", "sales": {"$last": "$sales"}}}],
+        [{"_id": {"st": d["_id"]}, "sales": d["sales"]} for d in _LASTS],
+        {"any_order": True},
+    ),
+    *[
+        (
+            [
+                {"$sort": {"sales": 1}},
+                {"$bucketAuto": {"groupBy": "$state", "buckets": 1, "output": {"sales": {op: "$sales"}}}},
+                {"$project": {"_id": "$_id.min", "sales": 1}},
+            ],
+            [{"_id": "AZ", "sales": out}],
+            {"field_order": False},  # orderedArrayEq compares each document with documentEq
+        )
+        for op, out in (("$first", 0), ("$last", 190))
+    ],
+)
+cases(
+    "accumulators/first_last.js",
+    _SALES,
+    *[
+        (
+            [_SORT_ID, {"$group": {"_id": "$state", "sales": {op: "$sales"}}}, _SORT_ID],
+            out,
+            {"hint": {"_id": 1, "sales": -1}},
+        )
+        for op, out in (("$first", _FIRSTS), ("$last", _LASTS))
+    ],
+    indexes=([("_id", 1), ("sales", -1)],),
 )
 
 
