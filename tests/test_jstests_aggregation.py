@@ -5,10 +5,10 @@ aggregate's leading stages run by the planner model's plan, its explain answered
 when ``MONGODB_URI`` is set, a real server. One section per jstest file; each names the assertions
 ported. The expected answers are the jstest's own asserts (MongoDB 7.0/8.0 standalone).
 
-Ported: 66 jstest files (60 as result tables, ``CASES``; agg_hint.js, use_query_projection.js,
+Ported: 67 jstest files (61 as result tables, ``CASES``; agg_hint.js, use_query_projection.js,
 split_match_and_swap_with_sort.js, lookup_query_stats.js, groupMissing.js and collation_match.js as
-explain and result tests), 836 assertions on the offline default. 785 pass (93.9%); 60 of the 66
-files agree in every assertion (90.9%). The 51 that do not are strict xfails naming the gap (README
+explain and result tests), 844 assertions on the offline default. 793 pass (94.0%); 61 of the 67
+files agree in every assertion (91.0%). The 51 that do not are strict xfails naming the gap (README
 gap table), so they fail the suite once fixed: 33 are refusals by name with the fix ($graphLookup,
 a $let or $map rebinding CURRENT), 7 are errors raised with another code than MongoDB's, and 11 are
 known wrong answers (a DBRef's place in a sort, ``$type`` of a small NumberLong after a $project
@@ -2289,6 +2289,44 @@ cases(
         for op, out in (("$first", _FIRSTS), ("$last", _LASTS))
     ],
     indexes=([("_id", 1), ("sales", -1)],),
+)
+
+
+# jstests/aggregation/expressions/expression_mod.js
+# Ported: every assertion (each combination of number types, by value and by $type; the three
+# modulo-by-zero errors; NaN and infinities). The shell's numbers are doubles: written as floats.
+_MODS: dict[str, tuple[list[Any], Any, int]] = {
+    "dub_dub": ([138.5, 3.0], 0.5, 1), "dub_int": ([138.5, Int64(3)], 0.5, 1), "dub_long": ([138.5, 3], 0.5, 1),
+    "int_dub": ([8, 3.25], 1.5, 1), "int_dubint": ([8, 3.0], 2, 16), "int_int": ([8, 3], 2, 16),
+    "int_long": ([8, Int64(3)], Int64(2), 18), "long_dub": ([Int64(8), 3.25], 1.5, 1),
+    "long_dubint": ([Int64(8), 3.0], Int64(2), 18),
+    "long_dublong": ([Int64(500000000000), 450000000000.0], 50000000000.0, 1),
+    "long_int": ([Int64(8), 3], Int64(2), 18), "long_long": ([Int64(8), Int64(3)], Int64(2), 18),
+    "verylong_verylong": ([Int64(800000000000), Int64(300000000000)], Int64(200000000000), 18),
+}  # fmt: skip
+cases(
+    "expressions/expression_mod.js",
+    [{}],
+    (
+        [
+            {"$project": {"_id": 0, **{name: {"$mod": args} for name, (args, _, _) in _MODS.items()}}},
+            {"$match": {name: {"$type": code} for name, (_, _, code) in _MODS.items()}},
+        ],
+        [{name: out for name, (_, out, _) in _MODS.items()}],
+    ),
+    *[
+        ([{"$project": {"a": {"$mod": args}}}], None, {"error": 16610})
+        for args in ([10.0, 0.0], [10, 0], [Int64(10), Int64(0)])
+    ],
+    *[
+        ([{"$project": {"_id": 0, "a": {"$mod": args}}}], [{"a": out}])
+        for args, out in [
+            ([10.0, float("nan")], float("nan")),
+            ([10.0, float("inf")], 10.0),
+            ([10.0, float("-inf")], 10.0),
+            ([float("nan"), 10.0], float("nan")),
+        ]
+    ],  # fmt: skip
 )
 
 

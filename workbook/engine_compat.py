@@ -377,6 +377,7 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         "mongoeco.core.collation", "_requires_icu_backend", "backwards (French) served by pyuca", ("collation",)
     ),
     PrivateName("mongoeco.core.collation", "_pyuca", "whether the pyuca backend is installed"),
+    PrivateName("mongoeco.core.bson_scalars", "BsonInt64", "a $mod result that is a NumberLong, in the engine's form"),
     PrivateName(
         "mongoeco.core.aggregation.extensions",
         "register_aggregation_expression_operator",
@@ -986,7 +987,42 @@ def _array_end(which: str) -> Any:
     return rule
 
 
+def _numeric_kind(value: Any) -> tuple[str, Any] | None:
+    """("int" | "long" | "double", the plain number) for an engine or pymongo number, else None."""
+    name = type(value).__name__
+    if name in ("BsonInt64", "Int64"):
+        return "long", int(getattr(value, "value", value))
+    if name == "BsonInt32" or (isinstance(value, int) and not isinstance(value, bool)):
+        return "int", int(getattr(value, "value", value))
+    if name == "BsonDouble" or isinstance(value, float):
+        return "double", float(getattr(value, "value", value))
+    return None
+
+
+def _mod_rules(spec: Any, evaluate: Any) -> Any:
+    """``$mod`` with MongoDB's result types (ExpressionMod): fmod when the dividend is a double or the
+    divisor a double that is not an int32-sized integer, else a long if either is a long, else an
+    int; 16610 for a zero divisor (expression_mod.js). Decimals, nulls and errors: the engine's."""
+    import math
+
+    from mongoeco.core.bson_scalars import BsonInt64
+
+    left_arg, right_arg = _require_args("$mod", spec, 2)
+    left, right = _numeric_kind(evaluate(left_arg)), _numeric_kind(evaluate(right_arg))
+    if left is None or right is None:
+        return _ENGINE
+    (left_kind, a), (right_kind, b) = left, right
+    if b == 0:
+        raise _server_error("can't $mod by zero", 16610)
+    integral_right = right_kind != "double" or (math.isfinite(b) and b == int(b) and -(2**31) <= b < 2**31)
+    if left_kind == "double" or not integral_right:
+        return math.fmod(float(a), float(b))
+    remainder = int(math.fmod(int(a), int(b)))  # the sign of the dividend, as C++'s %
+    return BsonInt64(remainder) if "long" in (left_kind, right_kind) else remainder
+
+
 _OPERATOR_RULES = {
+    "$mod": _mod_rules,
     "$first": _array_end("$first"),
     "$last": _array_end("$last"),
     "$switch": _switch_rules,
