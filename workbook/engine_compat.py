@@ -45,6 +45,25 @@ _COLLECTION = "mongoeco.api._async.collection"
 _AGGREGATION = "mongoeco.api._async.aggregation_cursor"
 _RUNTIME = "mongoeco.api._async._collection_runtime"
 _MODIFY = "mongoeco.api._async._collection_modify"
+_EXPRESSION_USERS = (
+    "mongoeco.core.aggregation.stages",
+    "mongoeco.core.aggregation.runtime_state",
+    "mongoeco.core.aggregation.transform_stages",
+    "mongoeco.core.aggregation.preparation",
+    "mongoeco.core.aggregation.join_stages",
+    "mongoeco.core.aggregation.grouping_stages",
+    "mongoeco.core.aggregation.compiled_aggregation",
+)
+"""The mongoeco modules that import ``evaluate_expression`` by name (rebound to the patched one)."""
+
+_PROJECT_USERS = ("mongoeco.core.aggregation.stages", "mongoeco.core.aggregation.compiled_pipeline")
+"""The modules that import the ``$project`` stage function by name (rebound to the MongoDB rules)."""
+
+_BUCKET_USERS = ("mongoeco.core.aggregation.stages", "mongoeco.core.aggregation.runtime_state")
+"""The modules that import the ``$bucket`` and ``$count`` stage functions by name (rebound to the MongoDB rules)."""
+
+_PATH_USERS = ("mongoeco.core.aggregation.transform_stages", "mongoeco.core.aggregation.runtime_state")
+"""The modules whose ``set_document_value`` sets $addFields / $project computed fields (and $lookup's ``as``)."""
 
 PRIVATE_NAMES: tuple[PrivateName, ...] = (
     # The memory engine: subclassed by workbook.offline_engine.WorkbenchEngine.
@@ -283,6 +302,112 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         "mongoeco.core.aggregation.runtime",
         "_bson_value_size",
         "$bsonSize of Int64, Decimal128, DBRef, Code, MinKey, MaxKey",
+    ),
+    # Missing fields left out of object expressions (install_object_expression_missing).
+    PrivateName(
+        "mongoeco.core.aggregation.runtime",
+        "evaluate_expression",
+        "object expressions omit missing fields (wrapped, and rebound where imported by name)",
+        ("document", "expression", "variables", "dialect", "collation"),
+    ),
+    PrivateName(
+        "mongoeco.core.aggregation.runtime",
+        "_evaluate_expression_with_missing",
+        "evaluate an object expression's field keeping 'missing' apart from null",
+        ("document", "expression", "variables", "dialect"),
+    ),
+    PrivateName("mongoeco.core.aggregation.runtime", "_MISSING", "the evaluator's missing-value sentinel"),
+    PrivateName("mongoeco.core.aggregation.runtime", "_REMOVE", "the evaluator's $$REMOVE sentinel"),
+    PrivateName(
+        "mongoeco.core.aggregation.grouping_stages",
+        "_IncrementalGroup",
+        "a one-field object $group key keeps MongoDB's missing -> null rule",
+        ("spec",),
+    ),
+    PrivateName(
+        "mongoeco.core.aggregation.compiled_aggregation",
+        "CompiledGroup",
+        "a one-field object $group key keeps MongoDB's missing -> null rule (compiled $group)",
+        ("spec",),
+    ),
+    *(
+        PrivateName(module, "evaluate_expression", "rebound to the object-expression fix (imported by name)")
+        for module in _EXPRESSION_USERS
+    ),
+    PrivateName(
+        "mongoeco.core.paths",
+        "set_document_value",
+        "computed $addFields/$project paths through arrays (wrapped, rebound where imported by name)",
+        ("doc", "path", "value"),
+    ),
+    *(
+        PrivateName(module, "set_document_value", "rebound to the computed-path fix (imported by name)")
+        for module in _PATH_USERS
+    ),
+    PrivateName(
+        "mongoeco.core.aggregation.transform_stages",
+        "_apply_project",
+        "$project with MongoDB's nested, numeric-flag and array rules (wrapped; workbook.offline_aggregation)",
+        ("documents", "spec", "variables", "dialect", "deadline"),
+    ),
+    *(
+        PrivateName(module, "_apply_project", "rebound to the $project fix (imported by name)")
+        for module in _PROJECT_USERS
+    ),
+    PrivateName(
+        "mongoeco.core.collation",
+        "_pyuca_collation_key",
+        "caseLevel adds case alone below strength 3",
+        ("value", "collation"),
+    ),
+    PrivateName(
+        "mongoeco.core.filtering",
+        "QueryEngine._match_elem_match_candidate",
+        "$elemMatch on an element that is an array (an object of numeric fields)",
+        ("candidate", "condition"),
+    ),
+    PrivateName(
+        "mongoeco.core.query_operators", "query_operator_keys", "which $elemMatch conditions are document-form"
+    ),
+    PrivateName(
+        "mongoeco.core.aggregation.grouping_stages",
+        "_apply_bucket",
+        "$bucket sorted by _id under the collation, a default inside the boundaries refused",
+        ("documents", "spec", "variables"),
+    ),
+    *(
+        PrivateName(module, "_apply_bucket", "rebound to the $bucket fix (imported by name)")
+        for module in _BUCKET_USERS
+    ),
+    PrivateName(
+        "mongoeco.core.aggregation.grouping_stages",
+        "_apply_count",
+        "$count of nothing is no document",
+        ("documents", "spec"),
+    ),
+    *(PrivateName(module, "_apply_count", "rebound to the $count fix (imported by name)") for module in _BUCKET_USERS),
+    PrivateName(
+        "mongoeco.core.aggregation.join_stages",
+        "_apply_lookup",
+        "$lookup looks up the localField's values as MongoDB extracts them",
+        ("documents", "spec"),
+    ),
+    PrivateName("mongoeco.core.aggregation.stages", "_apply_lookup", "rebound to the $lookup fix (imported by name)"),
+    PrivateName("mongoeco.core.collation", "compare_with_collation", "compare $bucket ids under the collation"),
+    PrivateName("mongoeco.core.query_plan", "_normalize_type_specifier", "$type codes 6 and 12", ("type_spec",)),
+    PrivateName(
+        "mongoeco.core.filtering", "QueryEngine._normalize_type_specifier", "$type codes 6 and 12", ("type_spec",)
+    ),
+    PrivateName(
+        "mongoeco.core.collation", "_requires_icu_backend", "backwards (French) served by pyuca", ("collation",)
+    ),
+    PrivateName("mongoeco.core.collation", "_pyuca", "whether the pyuca backend is installed"),
+    PrivateName("mongoeco.core.bson_scalars", "BsonInt64", "a $mod result that is a NumberLong, in the engine's form"),
+    PrivateName(
+        "mongoeco.core.aggregation.extensions",
+        "register_aggregation_expression_operator",
+        "$expr as an aggregation expression",
+        ("name", "handler"),
     ),
     # The bulk loader (workbook/bulkload.py): checks and builds what inserts would, in one pass.
     PrivateName(_MEMORY, "MemoryEngine._index_keys", "the keys an index holds for a document", ("document", "fields")),

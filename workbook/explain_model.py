@@ -75,6 +75,7 @@ def model_explain(
             pipeline,
             database=database,
             collation=collation if isinstance(collation, Mapping) else None,
+            hint=command.get("hint") or None,
         )
     explain = at_verbosity(explain, check_verbosity(verbosity))
     explain["command"] = {k: v for k, v in command.items() if k not in ("lsid", "$clusterTime", "$readPreference")}

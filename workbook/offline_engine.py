@@ -25,6 +25,7 @@ from mongoeco.core.collation import normalize_collation, string_equality_key  # 
 from mongoeco.errors import OperationFailure, WriteError  # noqa: E402
 
 from workbook import engine_compat, offline_ids, offline_transactions, offline_writes  # noqa: E402
+from workbook.engine_aggregation import install_aggregation_semantics  # noqa: E402
 from workbook.facts import MAX_BSON_SIZE, TOO_LARGE_AFTER_UPDATE, TOO_LARGE_ON_INSERT  # noqa: E402
 from workbook.offline_indexes import IndexDefinitions  # noqa: E402  (same-key twins, compound hashed indexes)
 from workbook.offline_limits import (  # noqa: E402
@@ -46,6 +47,7 @@ def _count_id_scan(storage: Mapping[str, Any], db_name: str, coll_name: str) -> 
 engine_compat.install_type_bracketing()
 engine_compat.install_bson_value_sizes()
 engine_compat.install_always_operators()
+install_aggregation_semantics()  # workbook.engine_aggregation: issue 19's aggregation fixes
 offline_ids.install_tracking()  # numeric _id checks from a per-collection count (no scan per write)
 _record_type, _default_index_name, _normalize_index_keys, _duplicate_error = engine_compat.index_helpers()
 

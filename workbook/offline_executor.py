@@ -87,6 +87,7 @@ class WorkbenchExecutor(_ExecutorBase):
             return context
         body = rewrite(str(command), body)
         body = self._through_views(str(command), body, kw)
+        body = offline_views.prepare_aggregate(self._collection_options(kw, body), str(command), body)
         return super()._build_request_context(self._hinted_order(str(command), body, kw), **kw)
 
     def _hinted_order(self, command: str, body: dict[str, Any], kw: Mapping[str, Any]) -> dict[str, Any]:
@@ -104,6 +105,11 @@ class WorkbenchExecutor(_ExecutorBase):
                     return body  # a hashed (or other special) key orders by no sort: the model runs it
                 return {**body, "sort": dict(record.key)}
         return body
+
+    def _collection_options(self, kw: Mapping[str, Any], body: Mapping[str, Any]) -> Mapping[str, Any]:
+        if self.server is None:
+            return {}
+        return self.server.engine._collection_options.get(str(kw.get("db_name") or body.get("$db")), {})
 
     def _through_views(self, command: str, body: dict[str, Any], kw: Mapping[str, Any]) -> dict[str, Any]:
         """Reads of a view become aggregations on its source; writes to a view are refused."""

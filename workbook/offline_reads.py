@@ -26,7 +26,7 @@ from typing import Any
 
 import bson
 
-from workbook import engine_compat, planner
+from workbook import engine_compat, offline_aggregation, planner
 from workbook.errors import ExplainError, InvalidQueryError, UnknownHintError
 from workbook.facts import MAX_BLOCKING_SORT_BYTES, QUERY_EXCEEDED_MEMORY_LIMIT, bson_size
 from workbook.offline_explain import NOT_MODELLED_CODE
@@ -317,8 +317,7 @@ class ReadLayer:
         internal = engine_compat.decoder(self._engine)
         documents = [internal(records[rid]) for rid in rids]
         if operation.projection:
-            project = engine_compat.projection_executor(operation.projection, operation.filter_spec, public=False)
-            documents = [project(document) for document in documents]
+            documents = _project_pushed(operation.projection, operation.filter_spec, documents)
         return documents
 
     async def _run(
@@ -441,6 +440,22 @@ def _sort_key_meta(projection: Any) -> bool:
     return isinstance(projection, Mapping) and any(
         isinstance(v, Mapping) and v.get("$meta") == "sortKey" for v in projection.values()
     )
+
+
+def _project_pushed(projection: Mapping[str, Any], filter_spec: Any, documents: list[Any]) -> list[Any]:
+    """A leading ``$project`` pushed into the find: an inclusion of fields follows MongoDB's aggregation
+    rules (nested specs, any number as a flag, ``{}`` kept for a subdocument without the field:
+    non_existent_subfield.js); anything else is the engine's projection."""
+    flat = offline_aggregation.flatten(projection)
+    flags = [offline_aggregation.flag(value) for value in flat.values()]
+    if all(f is not None for f in flags) and any(f == 1 for path, f in zip(flat, flags, strict=True) if path != "_id"):
+        return [offline_aggregation.inclusion_project(document, flat, _no_expressions) for document in documents]
+    project = engine_compat.projection_executor(flat, filter_spec, public=False)
+    return [project(document) for document in documents]
+
+
+def _no_expressions(expression: Any) -> Any:
+    raise AssertionError(f"an inclusion projection has no expression to evaluate: {expression!r}")
 
 
 def _starts_with_index_stats(body: Mapping[str, Any]) -> bool:

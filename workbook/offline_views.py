@@ -77,3 +77,86 @@ def mark_views(reply: dict[str, Any]) -> dict[str, Any]:
             entry["info"] = {**dict(entry.get("info") or {}), "readOnly": True}
             entry.pop("idIndex", None)
     return reply
+
+
+def with_default_collation(options: Mapping[str, Any], command: str, body: dict[str, Any]) -> dict[str, Any]:
+    """An ``aggregate`` without a collation gets its collection's default one, as MongoDB applies it
+    to every stage (collation_match.js: a ``$match`` after a ``$project`` too); ``options`` are the
+    database's collection options by name. mongoeco applies it only where its own find runs."""
+    target = body.get(command)
+    if command != "aggregate" or not isinstance(target, str) or body.get("collation") is not None:
+        return body
+    collation = (options.get(target) or {}).get("collation")
+    return {**body, "collation": dict(collation)} if isinstance(collation, Mapping) else body
+
+
+WHERE_IN_MATCH = 2
+"""BadValue: MongoDB refuses ``$where`` inside an aggregation ``$match`` (match.js)."""
+
+
+def prepare_aggregate(options: Mapping[str, Any], command: str, body: dict[str, Any]) -> dict[str, Any]:
+    """An ``aggregate`` as MongoDB runs it: the collection's default collation applied
+    (:func:`with_default_collation`), and a ``$where`` in a ``$match`` refused with BadValue
+    (mongoeco runs it)."""
+    if command == "aggregate" and _where_in_match(body.get("pipeline")):
+        from mongoeco.errors import OperationFailure
+
+        raise OperationFailure("$where is not allowed inside of a $match aggregation expression", code=WHERE_IN_MATCH)
+    unrun = _stages_not_run(body.get("pipeline")) if command == "aggregate" else []
+    if unrun:
+        from mongoeco.errors import OperationFailure
+
+        raise OperationFailure(
+            f"The offline default does not run the stage {unrun[0]}. Fix: run this pipeline on a real MongoDB "
+            "server (docker compose up -d, then set MONGODB_URI).",
+            code=NOT_RUN_STAGE,
+        )
+    return with_default_collation(options, command, body)
+
+
+NOT_RUN_STAGE = 168
+"""InvalidPipelineOperator: a stage the offline engine does not run (refused by name, with the fix)."""
+
+STAGES_NOT_RUN = ("$graphLookup",)
+"""Stages mongoeco 4.11.0 does not run."""
+
+
+def _stages_not_run(pipeline: Any) -> list[str]:
+    """The stages of a pipeline (and of its $facet / $lookup / $unionWith sub-pipelines) the engine does not run."""
+    found: list[str] = []
+    for stage in pipeline if isinstance(pipeline, list) else []:
+        if not isinstance(stage, Mapping) or len(stage) != 1:
+            continue
+        ((name, spec),) = stage.items()
+        if name in STAGES_NOT_RUN:
+            found.append(name)
+        elif name == "$facet" and isinstance(spec, Mapping):
+            found.extend(n for p in spec.values() for n in _stages_not_run(p))
+        elif name in ("$lookup", "$unionWith") and isinstance(spec, Mapping):
+            found.extend(_stages_not_run(spec.get("pipeline")))
+    return found
+
+
+def _where_in_match(pipeline: Any) -> bool:
+    """Whether a pipeline (or a $facet / $lookup / $unionWith sub-pipeline in it) has $where in a $match."""
+    if not isinstance(pipeline, list):
+        return False
+    for stage in pipeline:
+        if not isinstance(stage, Mapping) or len(stage) != 1:
+            continue
+        ((name, spec),) = stage.items()
+        if name == "$match" and _mentions_where(spec):
+            return True
+        if name == "$facet" and isinstance(spec, Mapping) and any(_where_in_match(p) for p in spec.values()):
+            return True
+        if name in ("$lookup", "$unionWith") and isinstance(spec, Mapping) and _where_in_match(spec.get("pipeline")):
+            return True
+    return False
+
+
+def _mentions_where(value: Any) -> bool:
+    if isinstance(value, Mapping):
+        return "$where" in value or any(_mentions_where(v) for k, v in value.items() if k in ("$and", "$or", "$nor"))
+    if isinstance(value, list):
+        return any(_mentions_where(v) for v in value)
+    return False

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 _DIGITS = re.compile(r"[0-9]+")
+_UNMODELLED = {"backwards": False, "caseLevel": False, "alternate": "non-ignorable", "maxVariable": "punct"}
+"""Collation options the model's keys do not follow, with the value that means "off"."""
 _DEFAULTS = {"strength": 3, "caseLevel": False, "caseFirst": "off", "numericOrdering": False}
 
 
@@ -45,6 +47,11 @@ def collator(collation: Mapping[str, Any] | None) -> Callable[[str], str] | None
     """
     if normalize(collation) is None:
         return None
+    unmodelled = [option for option, plain in _UNMODELLED.items() if collation.get(option, plain) != plain]  # type: ignore[union-attr]
+    if unmodelled:  # ICU orders these differently from the model's keys: refused, the engine answers
+        from workbook.planner.unsupported import not_modelled
+
+        raise not_modelled(f"the collation option(s) {', '.join(unmodelled)}")
     strength = int(collation.get("strength", 3))  # type: ignore[union-attr]
     base = _by_strength(strength)
     if str(collation.get("numericOrdering", False)).lower() == "true":  # type: ignore[union-attr]

@@ -1,0 +1,672 @@
+"""The aggregation rules of MongoDB that mongoeco 4.11.0 answers differently, installed as small
+wrappers of its functions (issue 19; ported from MongoDB's jstests in tests/test_jstests_aggregation.py).
+
+Each installer wraps one mongoeco function and, where other modules imported it by name, rebinds it
+there; every private name touched is registered in :data:`workbook.engine_compat.PRIVATE_NAMES`.
+The pure rules (projection trees, computed paths, $lookup's local values) are in
+:mod:`workbook.offline_aggregation`. Notes for mongoeco's maintainers: patches/aggregation-semantics.md
+and patches/object-expression-missing.md. Nothing is imported from mongoeco at import time.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+from typing import Any
+
+from workbook.engine_compat import _BUCKET_USERS, _EXPRESSION_USERS, _PATH_USERS, _PROJECT_USERS, to_pymongo
+
+_OBJECT_MISSING_INSTALLED = False
+
+
+def _is_object_literal(expression: Any) -> bool:
+    """Whether an aggregation expression is an object literal (``{a: "$a"}``), not an operator."""
+    return (
+        isinstance(expression, dict)
+        and bool(expression)
+        and not any(isinstance(key, str) and key.startswith("$") for key in expression)
+    )
+
+
+def group_id_with_null(expression: Any) -> Any:
+    """A ``$group`` ``_id`` as MongoDB evaluates it: an object of one field turns a missing value
+    into null (``{a: "$a"}`` groups ``{a: null}`` and ``{}`` as ``{a: null}``, SERVER-21992), while an
+    object of several fields omits missing ones, like any object expression."""
+    if _is_object_literal(expression) and len(expression) == 1:
+        ((name, value),) = expression.items()
+        return {name: {"$ifNull": [value, None]}}
+    return expression
+
+
+def short_arithmetic(expression: Any) -> Any:
+    """``$add``/``$multiply`` with fewer than two operands, as MongoDB evaluates them: none is 0 (or 1),
+    one (or a bare operand) is that operand (nested_dotted_common_prefix.js: ``{$add: [1]}``); a
+    ``$concat`` of nothing is "".
+
+    >>> short_arithmetic({"$add": [1]}), short_arithmetic({"$multiply": []}), short_arithmetic({"$add": "$a"})
+    ({'$add': [1, 0]}, 1, {'$add': ['$a', 0]})
+    """
+    if not isinstance(expression, dict) or len(expression) != 1:
+        return expression
+    ((operator, spec),) = expression.items()
+    if operator == "$concat" and spec == []:
+        return ""  # concat.js: the concatenation of nothing is the empty string
+    if operator not in ("$add", "$multiply"):
+        return expression
+    identity = 0 if operator == "$add" else 1
+    operands = spec if isinstance(spec, list) else [spec]
+    if not operands:
+        return identity
+    return {operator: [operands[0], identity]} if len(operands) == 1 else expression
+
+
+def _server_error(message: str, code: int) -> Exception:
+    from mongoeco.core.server_errors import server_error
+
+    return server_error(message, code=code)
+
+
+def _check_operator_fields(expression: Any) -> None:
+    """MongoDB's errors for an object mixing an operator with other fields: 15983 when the operator
+    comes first, 16410 (a field path may not start with '$') when a plain field does (group_by_expr.js)."""
+    if not isinstance(expression, dict) or len(expression) < 2:
+        return
+    keys = [k for k in expression if isinstance(k, str)]
+    if not any(k.startswith("$") for k in keys):
+        return
+    if keys and keys[0].startswith("$"):
+        raise _server_error(
+            f"an expression specification must contain exactly one field, the name of the expression. "
+            f"Found {len(expression)} fields",
+            15983,
+        )
+    raise _server_error("FieldPath field names may not start with '$'.", 16410)
+
+
+_ENGINE = object()
+"""An operator rule's answer meaning: let mongoeco evaluate the expression."""
+_OMITTED = object()
+"""An operator rule's answer meaning: the value is missing (the field is left out)."""
+
+
+def _require_args(operator: str, spec: Any, count: int) -> list[Any]:
+    if not isinstance(spec, list) or len(spec) != count:
+        found = len(spec) if isinstance(spec, list) else 1
+        raise _server_error(f"Expression {operator} takes exactly {count} arguments. {found} were passed in.", 16020)
+    return spec
+
+
+def _array_elem_at(spec: Any, evaluate: Any) -> Any:
+    """``$arrayElemAt`` as MongoDB evaluates it: an integral double or decimal index works, an index
+    out of range is missing (not null), and 28689/28690/28691 name what is wrong (array_elem_at.js)."""
+    array_arg, index_arg = _require_args("$arrayElemAt", spec, 2)
+    array, index = evaluate(array_arg), evaluate(index_arg)
+    if array is None or index is None:
+        return None
+    if not isinstance(array, list):
+        raise _server_error("$arrayElemAt's first argument must be an array", 28689)
+    number = _plain_number(index)
+    if number is None:
+        raise _server_error("$arrayElemAt's second argument must be a numeric value", 28690)
+    if number != int(number) or not -(2**31) <= number < 2**31:
+        raise _server_error("$arrayElemAt's second argument must be representable as a 32-bit integer", 28691)
+    position = int(number)
+    if position >= len(array) or position < -len(array):
+        return _OMITTED
+    return array[position]
+
+
+def _plain_number(value: Any) -> float | None:
+    import decimal
+
+    raw = to_pymongo(value)
+    if type(raw).__name__ == "Decimal128":
+        raw = raw.to_decimal()
+    if isinstance(raw, bool) or not isinstance(raw, int | float | decimal.Decimal):
+        return None
+    return float(raw)
+
+
+def _in_rules(spec: Any, evaluate: Any) -> Any:
+    """``$in``: two arguments (16020), the second an array (40081), as MongoDB checks (in.js)."""
+    _, array_arg = _require_args("$in", spec, 2)
+    if not isinstance(evaluate(array_arg), list):
+        raise _server_error("$in requires an array as a second argument", 40081)
+    return _ENGINE
+
+
+def _cond_rules(spec: Any, evaluate: Any) -> Any:
+    """``$cond``: three arguments (16020), or an object with exactly if/then/else (17080-17083; cond.js)."""
+    if isinstance(spec, dict):
+        unknown = [k for k in spec if k not in ("if", "then", "else")]
+        if unknown:
+            raise _server_error(f"Unrecognized parameter to $cond: {unknown[0]}", 17083)
+        for key, code in (("if", 17080), ("then", 17081), ("else", 17082)):
+            if key not in spec:
+                raise _server_error(f"Missing '{key}' parameter to $cond", code)
+        return _ENGINE
+    _require_args("$cond", spec, 3)
+    return _ENGINE
+
+
+def _let_rules(spec: Any, evaluate: Any) -> Any:
+    """``$let`` variable names as MongoDB parses them: a lowercase or non-ASCII first character, then
+    letters, digits and underscores (ROOT may not be rebound): FailedToParse (9; let.js). Rebinding
+    CURRENT is refused by name: mongoeco would answer it wrongly."""
+    variables = spec.get("vars") if isinstance(spec, dict) else None
+    for name in variables if isinstance(variables, dict) else ():
+        if name == "CURRENT":  # mongoeco would still read field paths from the original document
+            raise _server_error(
+                "The offline default does not run a $let that rebinds CURRENT. Fix: run it on a real MongoDB "
+                "server (docker compose up -d, then set MONGODB_URI), or name the subdocument in the paths "
+                "('$nested.four' instead of rebinding CURRENT to '$nested').",
+                168,
+            )
+        first_ok = bool(name) and (name[0].islower() or ord(name[0]) > 127)
+        if not first_ok or not all(ch.isalnum() or ch == "_" or ord(ch) > 127 for ch in name):
+            raise _server_error(f"'{name}' starts with an invalid character for a user variable name", 9)
+    return _ENGINE
+
+
+def _index_of_array_rules(spec: Any, evaluate: Any) -> Any:
+    """``$indexOfArray``: the array (40090), then integral (40096) non-negative (40097) start and end,
+    checked with MongoDB's codes (indexof_array.js); mongoeco then finds the index."""
+    if not isinstance(spec, list) or not 2 <= len(spec) <= 4:
+        return _ENGINE
+    array = evaluate(spec[0])
+    if array is None:
+        return None
+    if not isinstance(array, list):
+        raise _server_error("$indexOfArray requires an array as a first argument", 40090)
+    for bound in spec[2:]:
+        number = _plain_number(evaluate(bound))
+        if number is None or number != int(number):
+            raise _server_error("$indexOfArray requires an integral starting and ending index", 40096)
+        if number < 0:
+            raise _server_error("$indexOfArray requires a nonnegative starting and ending index", 40097)
+    return _ENGINE
+
+
+def _variable_name_error(name: Any) -> Exception | None:
+    """MongoDB's FailedToParse (9) for a user variable name it refuses, or None when the name is valid."""
+    text = str(name)
+    first_ok = bool(text) and (text[0].islower() or ord(text[0]) > 127)
+    if not first_ok or not all(ch.isalnum() or ch == "_" or ord(ch) > 127 for ch in text):
+        return _server_error(f"'{text}' starts with an invalid character for a user variable name", 9)
+    return None
+
+
+def _rebinding_current(operator: str) -> Exception:
+    return _server_error(
+        f"The offline default does not run a {operator} that rebinds CURRENT. Fix: run it on a real MongoDB "
+        "server (docker compose up -d, then set MONGODB_URI), or name the variable ('as': 'item', then '$$item.a').",
+        168,
+    )
+
+
+def _map_rules(spec: Any, evaluate: Any) -> Any:
+    """``$map``: exactly input, as, in (16879, 16880, 16882), a valid ``as`` name (9), an array input
+    (16883), as MongoDB parses it (map.js); ``as: "CURRENT"`` is refused by name."""
+    if not isinstance(spec, dict):
+        return _ENGINE
+    unknown = [k for k in spec if k not in ("input", "as", "in")]
+    if unknown:
+        raise _server_error(f"Unrecognized parameter to $map: {unknown[0]}", 16879)
+    if "input" not in spec:
+        raise _server_error("Missing 'input' parameter to $map", 16880)
+    if "in" not in spec:
+        raise _server_error("Missing 'in' parameter to $map", 16882)
+    name = spec.get("as", "this")
+    if name == "CURRENT":
+        raise _rebinding_current("$map")
+    error = _variable_name_error(name)
+    if error is not None:
+        raise error
+    items = evaluate(spec["input"])
+    if items is not None and not isinstance(items, list):
+        raise _server_error("input to $map must be an array not " + type(items).__name__, 16883)
+    return _ENGINE
+
+
+def _switch_rules(spec: Any, evaluate: Any) -> Any:
+    """``$switch``: the first branch whose case is true, else the default; a missing result is left
+    out, not null (switch.js). Malformed specs and no match without a default: the engine's errors."""
+    branches = spec.get("branches") if isinstance(spec, dict) else None
+    if not isinstance(branches, list) or not all(isinstance(b, dict) and {"case", "then"} == set(b) for b in branches):
+        return _ENGINE
+    for branch in branches:
+        if evaluate({"$cond": [branch["case"], True, False]}) is True:
+            return evaluate(branch["then"], keep_missing=True)
+    return evaluate(spec["default"], keep_missing=True) if "default" in spec else _ENGINE
+
+
+def _array_end(which: str) -> Any:
+    def rule(spec: Any, evaluate: Any) -> Any:
+        """``$first``/``$last`` of an array expression: null for nullish input, missing for an empty
+        array, 28689 for anything else (first_last.js); mongoeco 4.11.0 lacks ``$last``."""
+        argument = _require_args(which, spec, 1)[0] if isinstance(spec, list) else spec
+        value = evaluate(argument)
+        if value is None:
+            return None
+        if not isinstance(value, list):
+            raise _server_error(f"{which}'s argument must be an array, but is {type(value).__name__}", 28689)
+        if not value:
+            return _OMITTED
+        return value[0] if which == "$first" else value[-1]
+
+    return rule
+
+
+def _numeric_kind(value: Any) -> tuple[str, Any] | None:
+    """("int" | "long" | "double", the plain number) for an engine or pymongo number, else None."""
+    name = type(value).__name__
+    if name in ("BsonInt64", "Int64"):
+        return "long", int(getattr(value, "value", value))
+    if name == "BsonInt32" or (isinstance(value, int) and not isinstance(value, bool)):
+        return "int", int(getattr(value, "value", value))
+    if name == "BsonDouble" or isinstance(value, float):
+        return "double", float(getattr(value, "value", value))
+    return None
+
+
+def _mod_rules(spec: Any, evaluate: Any) -> Any:
+    """``$mod`` with MongoDB's result types (ExpressionMod): fmod when the dividend is a double or the
+    divisor a double that is not an int32-sized integer, else a long if either is a long, else an
+    int; 16610 for a zero divisor (expression_mod.js). Decimals, nulls and errors: the engine's."""
+    import math
+
+    from mongoeco.core.bson_scalars import BsonInt64
+
+    left_arg, right_arg = _require_args("$mod", spec, 2)
+    left, right = _numeric_kind(evaluate(left_arg)), _numeric_kind(evaluate(right_arg))
+    if left is None or right is None:
+        return _ENGINE
+    (left_kind, a), (right_kind, b) = left, right
+    if b == 0:
+        raise _server_error("can't $mod by zero", 16610)
+    integral_right = right_kind != "double" or (math.isfinite(b) and b == int(b) and -(2**31) <= b < 2**31)
+    if left_kind == "double" or not integral_right:
+        return math.fmod(float(a), float(b))
+    remainder = int(math.fmod(int(a), int(b)))  # the sign of the dividend, as C++'s %
+    return BsonInt64(remainder) if "long" in (left_kind, right_kind) else remainder
+
+
+_OPERATOR_RULES = {
+    "$mod": _mod_rules,
+    "$first": _array_end("$first"),
+    "$last": _array_end("$last"),
+    "$switch": _switch_rules,
+    "$map": _map_rules,
+    "$arrayElemAt": _array_elem_at,
+    "$in": _in_rules,
+    "$cond": _cond_rules,
+    "$let": _let_rules,
+    "$indexOfArray": _index_of_array_rules,
+}
+"""Expression operators whose arguments the workbench checks (or evaluates) as MongoDB does."""
+
+
+def install_object_expression_missing() -> None:
+    """Omit missing fields from object expressions, as MongoDB does: ``{x: {a: "$a", b: "$b"}}``
+    on ``{b: 1}`` is ``{x: {b: 1}}`` (mongoeco 4.11.0 writes ``a: null``), so a ``$group`` on
+    ``{a: "$a", b: "$b"}`` keeps ``{a: null, b: 1}`` and ``{b: 1}`` apart (groupMissing.js).
+
+    Wraps ``runtime.evaluate_expression`` for object literals (each value evaluated with mongoeco's
+    missing-aware evaluator, a missing one left out), rebinds it in the modules that imported it,
+    and keeps MongoDB's one-field ``$group`` key rule (:func:`group_id_with_null`) in both of
+    mongoeco's group implementations. Idempotent; see patches/object-expression-missing.md.
+    """
+    global _OBJECT_MISSING_INSTALLED
+    if _OBJECT_MISSING_INSTALLED:
+        return
+    from mongoeco.core.aggregation import runtime
+    from mongoeco.core.aggregation.compiled_aggregation import CompiledGroup
+    from mongoeco.core.aggregation.evaluation_environment import aggregation_environment
+    from mongoeco.core.aggregation.grouping_stages import _IncrementalGroup
+
+    original = runtime.evaluate_expression
+    with_missing = runtime._evaluate_expression_with_missing
+    absent = (runtime._MISSING, runtime._REMOVE)  # a missing path, $$REMOVE: the field is left out
+
+    def evaluate_expression(
+        document: Any, expression: Any, variables: Any = None, *, dialect: Any = None, collation: Any = None
+    ) -> Any:
+        dialect = dialect if dialect is not None else runtime.MONGODB_DIALECT_70
+        expression = short_arithmetic(expression)
+        _check_operator_fields(expression)
+        if not _is_object_literal(expression):
+            operator = next(iter(expression), None) if isinstance(expression, dict) and len(expression) == 1 else None
+            if operator in _OPERATOR_RULES:
+
+                def evaluate(argument: Any, keep_missing: bool = False) -> Any:
+                    value = with_missing(document, argument, variables, dialect=dialect)
+                    if value is runtime._MISSING:
+                        return _OMITTED if keep_missing else None
+                    return value
+
+                answer = _OPERATOR_RULES[operator](expression[operator], evaluate)
+                if answer is not _ENGINE:
+                    return runtime._MISSING if answer is _OMITTED else answer
+            return original(document, expression, variables, dialect=dialect, collation=collation)
+        if collation is not None:
+            variables = aggregation_environment(variables, collation)
+        rendered: dict[str, Any] = {}
+        for key, value in expression.items():
+            resolved = with_missing(document, value, variables, dialect=dialect)
+            if all(resolved is not sentinel for sentinel in absent):
+                rendered[key] = resolved
+        return rendered
+
+    runtime.evaluate_expression = evaluate_expression
+    for module in _EXPRESSION_USERS:
+        target = importlib.import_module(module)
+        if getattr(target, "evaluate_expression", None) is original:
+            target.evaluate_expression = evaluate_expression  # type: ignore[attr-defined]
+
+    for group_class in (_IncrementalGroup, CompiledGroup):
+        group_init = group_class.__init__
+
+        def init(self: Any, spec: Any, *args: Any, __init: Any = group_init, **kwargs: Any) -> None:
+            dotted = [k for k in spec if isinstance(k, str) and "." in k] if isinstance(spec, dict) else []
+            if dotted:
+                raise _server_error(f"The field name '{dotted[0]}' cannot contain '.'", 40235)
+            if isinstance(spec, dict) and "_id" in spec:
+                spec = {**spec, "_id": group_id_with_null(spec["_id"])}
+            __init(self, spec, *args, **kwargs)
+
+        group_class.__init__ = init  # type: ignore[method-assign]
+    _OBJECT_MISSING_INSTALLED = True
+
+
+def _install_computed_paths() -> None:
+    from mongoeco.core import paths
+
+    from workbook.offline_aggregation import set_computed_path
+
+    original = paths.set_document_value
+
+    def set_value(doc: Any, path: str, value: Any) -> bool:
+        if not isinstance(doc, dict) or "." not in path:
+            return bool(original(doc, path, value))
+        set_computed_path(doc, path, value)
+        return True
+
+    for module in _PATH_USERS:
+        target = importlib.import_module(module)
+        if getattr(target, "set_document_value", None) is original:
+            target.set_document_value = set_value  # type: ignore[attr-defined]
+
+
+def _install_projection() -> None:
+    """``$project`` as MongoDB reads it: nested documents are nested projections (``{b: {a: 1}}``
+    includes ``b.a``), any number or bool is a flag, and an inclusion walks arrays (computed fields
+    make subdocuments of scalar elements); see :mod:`workbook.offline_aggregation`."""
+    from mongoeco.core.aggregation import runtime, transform_stages
+
+    from workbook import offline_aggregation as rules
+
+    original = transform_stages._apply_project
+    with_missing = runtime._evaluate_expression_with_missing
+    absent = (runtime._MISSING, runtime._REMOVE)
+
+    def apply_project(
+        documents: Any, spec: Any, variables: Any = None, *, dialect: Any = None, deadline: Any = None
+    ) -> Any:
+        dialect = dialect if dialect is not None else runtime.MONGODB_DIALECT_70
+        if not isinstance(spec, dict) or not spec:
+            return original(documents, spec, variables, dialect=dialect, deadline=deadline)
+        flat = rules.flatten(spec)
+        original([], flat, variables, dialect=dialect)  # mongoeco's validation and MongoDB's errors
+        if all(value == 0 and rules.flag(value) is not None for value in flat.values()):
+            return original(documents, flat, variables, dialect=dialect, deadline=deadline)  # exclusion
+        out = []
+        for document in documents:
+
+            def evaluate(expression: Any, document: Any = document) -> Any:
+                value = with_missing(document, expression, variables, dialect=dialect)
+                return rules.ABSENT if any(value is sentinel for sentinel in absent) else copy.deepcopy(value)
+
+            out.append(rules.inclusion_project(document, flat, evaluate))
+        return out
+
+    transform_stages._apply_project = apply_project
+    for module in _PROJECT_USERS:
+        target = importlib.import_module(module)
+        if getattr(target, "_apply_project", None) is original:
+            target._apply_project = apply_project  # type: ignore[attr-defined]
+
+
+def _install_type_codes() -> None:
+    """``$type: 6`` (undefined) and ``$type: 12`` (dbPointer), which MongoDB accepts and mongoeco
+    refuses or misreads (match.js runs every code 1-18)."""
+    from mongoeco.core import query_plan
+    from mongoeco.core.filtering import QueryEngine
+
+    codes = {6: ("undefined",), 12: ("dbPointer",)}
+    plan_original = query_plan._normalize_type_specifier
+    engine_original = getattr(QueryEngine._normalize_type_specifier, "__func__")  # noqa: B009 - unbound
+
+    def plan_types(type_spec: Any) -> Any:
+        if type(type_spec) is int and type_spec in codes:
+            return codes[type_spec]
+        return plan_original(type_spec)
+
+    def engine_types(cls: Any, type_spec: Any) -> Any:
+        if type(type_spec) is int and type_spec in codes:
+            return codes[type_spec]
+        return engine_original(cls, type_spec)
+
+    query_plan._normalize_type_specifier = plan_types
+    engine: Any = QueryEngine
+    engine._normalize_type_specifier = classmethod(engine_types)
+
+
+def _install_elem_match_arrays() -> None:
+    """``{a: {$elemMatch: {x: null}}}`` matches an element that is itself an array, as MongoDB does
+    (an array is a BSON object with fields "0", "1"...: ``x`` is missing in it; match.js)."""
+    from mongoeco.core.filtering import QueryEngine
+    from mongoeco.core.query_operators import query_operator_keys
+
+    original = getattr(QueryEngine._match_elem_match_candidate, "__func__")  # noqa: B009 - unbound
+
+    def candidate_match(cls: Any, candidate: Any, condition: Any, **kw: Any) -> bool:
+        document_form = isinstance(condition, dict) and not query_operator_keys(condition)
+        if isinstance(candidate, list) and document_form and not kw.get("wrap_value"):
+            candidate = {str(i): item for i, item in enumerate(candidate)}
+        return bool(original(cls, candidate, condition, **kw))
+
+    engine: Any = QueryEngine
+    engine._match_elem_match_candidate = classmethod(candidate_match)
+
+
+def _install_bucket_rules() -> None:
+    """``$bucket`` as MongoDB runs it (a $group then a $sort on _id): the output sorted by _id under
+    the collation, the default bucket among the others, and a default inside the boundaries refused
+    (40199; collation_bucket.js)."""
+    import functools
+
+    from mongoeco.core.aggregation import grouping_stages
+    from mongoeco.core.collation import compare_with_collation
+
+    original = grouping_stages._apply_bucket
+
+    def apply_bucket(documents: Any, spec: Any, variables: Any = None, **kw: Any) -> Any:
+        collation, dialect = kw.get("collation"), kw.get("dialect") or grouping_stages.MONGODB_DIALECT_70
+        out = original(documents, spec, variables, **kw)
+
+        def compare(left: Any, right: Any) -> int:
+            return int(compare_with_collation(left, right, dialect=dialect, collation=collation))
+
+        boundaries, default = spec["boundaries"], spec.get("default", _NO_DEFAULT)
+        if default is not _NO_DEFAULT and compare(boundaries[0], default) <= 0 and compare(default, boundaries[-1]) < 0:
+            raise _server_error(
+                "The $bucket 'default' field must be less than the lowest boundary or greater than or equal "
+                "to the highest boundary.",
+                40199,
+            )
+
+        def by_id(left: Any, right: Any) -> int:
+            return compare(left.get("_id"), right.get("_id"))
+
+        return sorted(out, key=functools.cmp_to_key(by_id))
+
+    grouping_stages._apply_bucket = apply_bucket
+    for module in _BUCKET_USERS:
+        target = importlib.import_module(module)
+        if getattr(target, "_apply_bucket", None) is original:
+            target._apply_bucket = apply_bucket  # type: ignore[attr-defined]
+
+
+_NO_DEFAULT = object()
+
+
+def _check_count_field(spec: Any) -> None:
+    """MongoDB's codes for a bad ``$count`` field name (count.js)."""
+    for bad, code, why in (
+        (not isinstance(spec, str), 40156, "the count field must be a non-empty string"),
+        (spec == "", 40157, "the count field must be a non-empty string"),
+        (isinstance(spec, str) and spec.startswith("$"), 40158, "the count field cannot be a $-prefixed path"),
+        (isinstance(spec, str) and "\x00" in spec, 40159, "the count field cannot contain a null byte"),
+        (isinstance(spec, str) and "." in spec, 40160, "the count field cannot contain '.'"),
+    ):
+        if bad:
+            raise _server_error(why, code)
+
+
+def _install_count_of_nothing() -> None:
+    """``$count`` of no documents returns no document, as MongoDB's ($group on null, then $project)
+    does; mongoeco returns ``{count: 0}`` (lookup_numeric_field.js)."""
+    from mongoeco.core.aggregation import grouping_stages
+
+    original = grouping_stages._apply_count
+
+    def apply_count(documents: Any, spec: Any) -> Any:
+        _check_count_field(spec)
+        out = original(documents, spec)
+        return out if len(documents) else []
+
+    grouping_stages._apply_count = apply_count
+    for module in _BUCKET_USERS:
+        target = importlib.import_module(module)
+        if getattr(target, "_apply_count", None) is original:
+            target._apply_count = apply_count  # type: ignore[attr-defined]
+
+
+def _install_lookup_local_values() -> None:
+    """``$lookup`` looks up the localField's values as MongoDB extracts them (an array's elements,
+    never the array itself; null when there are none; lookup_array_semantics.js). mongoeco matches
+    with query semantics on both sides; the workbench hands it each document's values in a field of
+    its own, made so that the array holding them can equal nothing, and removes it afterwards."""
+    import uuid
+
+    from mongoeco.core.aggregation import join_stages
+
+    from workbook.offline_aggregation import lookup_local_values
+
+    original = join_stages._apply_lookup
+    field = f"__workbench_lookup_{uuid.uuid4().hex}"
+    unmatchable = f"\x00workbench-lookup-{uuid.uuid4().hex}"  # a string no stored document holds
+
+    def keyed(document: Any, path: str) -> Any:
+        values = lookup_local_values(document, path)
+        if not values:
+            return None
+        if len(values) == 1 and not isinstance(values[0], list | dict):
+            return values[0]
+        return [*values, unmatchable]  # the array itself, and its last element, match nothing
+
+    def apply_lookup(documents: Any, spec: Any, *args: Any, **kw: Any) -> Any:
+        if not isinstance(spec, dict) or "localField" not in spec or not isinstance(spec.get("localField"), str):
+            return original(documents, spec, *args, **kw)
+        marked = [{**document, field: keyed(document, spec["localField"])} for document in documents]
+        out = original(marked, {**spec, "localField": field}, *args, **kw)
+        for document in out:
+            document.pop(field, None)
+        return out
+
+    join_stages._apply_lookup = apply_lookup
+    target = importlib.import_module("mongoeco.core.aggregation.stages")
+    if getattr(target, "_apply_lookup", None) is original:
+        target._apply_lookup = apply_lookup  # type: ignore[attr-defined]
+
+
+def _install_case_level() -> None:
+    """``caseLevel: true`` below strength 3 adds case alone (ICU's case level), not every tertiary
+    difference: at strength 1 "á" equals "a" but not "A" (collation_group.js). ``backwards: true``
+    (French) compares the accents from the end of the word (collation_sort.js: côte < coté) without
+    the ICU backend mongoeco otherwise requires for it."""
+    import dataclasses as dc
+    import unicodedata
+
+    from mongoeco.core import collation as collations
+
+    original = collations._pyuca_collation_key
+    requires_icu = collations._requires_icu_backend
+
+    def key(value: str, collation: Any) -> Any:
+        if collation.backwards and not collation.numeric_ordering:
+            plain = key(value, dc.replace(collation, backwards=False))
+            if len(plain) >= 2 and collation.strength >= 2:
+                return (plain[0], tuple(reversed(plain[1])), *plain[2:])
+            return plain
+        if not collation.case_level or collation.strength >= 3:
+            return original(value, collation)
+        letters = unicodedata.normalize("NFD", value)
+        case = tuple(int(ch.isupper()) for ch in letters if unicodedata.category(ch) != "Mn" and ch.isalpha())
+        return (*original(value, dc.replace(collation, case_level=False)), (2, *case))
+
+    def needs_icu(collation: Any) -> bool:
+        if collation.backwards and not collation.numeric_ordering and collations._pyuca is not None:
+            return bool(requires_icu(dc.replace(collation, backwards=False)))
+        return bool(requires_icu(collation))
+
+    collations._pyuca_collation_key = key
+    collations._requires_icu_backend = needs_icu
+
+
+def _install_expr_expression() -> None:
+    """``{$expr: e}`` inside an aggregation expression is ``e``, as MongoDB parses it
+    (group_by_empty_object.js: ``{$group: {_id: {$expr: {}}}}``); mongoeco refuses the operator. The
+    ``$last`` array expression, which mongoeco lacks, is registered the same way (first_last.js)."""
+    from mongoeco.core.aggregation.extensions import register_aggregation_expression_operator
+
+    def expr(document: Any, spec: Any, variables: Any, dialect: Any, context: Any) -> Any:
+        return context.evaluate_expression(document, spec, variables)
+
+    register_aggregation_expression_operator("$expr", expr)
+
+    def last(document: Any, spec: Any, variables: Any, dialect: Any, context: Any) -> Any:
+        def evaluate(argument: Any, keep_missing: bool = False) -> Any:
+            value = context.evaluate_expression_with_missing(document, argument, variables)
+            if value is context.missing_sentinel:
+                return _OMITTED if keep_missing else None
+            return value
+
+        answer = _array_end("$last")(spec, evaluate)
+        return context.missing_sentinel if answer is _OMITTED else answer
+
+    register_aggregation_expression_operator("$last", last)  # mongoeco 4.11.0 lacks the $last expression
+
+
+_AGGREGATION_INSTALLED = False
+
+
+def install_aggregation_semantics() -> None:
+    """The aggregation fixes of issue 19, each a small wrapper of one mongoeco function: object
+    expressions omit missing fields, computed dotted paths walk arrays, caseLevel compares case
+    alone, ``$expr`` is an expression. Idempotent; see patches/object-expression-missing.md and
+    patches/aggregation-paths-and-collation.md."""
+    global _AGGREGATION_INSTALLED
+    if _AGGREGATION_INSTALLED:
+        return
+    install_object_expression_missing()
+    _install_computed_paths()
+    _install_projection()
+    _install_case_level()
+    _install_expr_expression()
+    _install_type_codes()
+    _install_elem_match_arrays()
+    _install_bucket_rules()
+    _install_count_of_nothing()
+    _install_lookup_local_values()
+    _AGGREGATION_INSTALLED = True
