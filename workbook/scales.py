@@ -112,7 +112,7 @@ def estimate(dataset: str, shape: str, scale: str) -> tuple[float, str]:
 def document_count(dataset: str, scale: str) -> int:
     """How many documents ``generate(dataset, scale)`` makes (before shaping).
 
-    >>> documents("store", "large")
+    >>> document_count("store", "large")
     2000000
     """
     from workbook.datasets.registry import sizes
