@@ -43,7 +43,7 @@ def test_a_restored_shape_holds_a_bounded_multiple_of_its_bson_bytes(cache: Path
         loaded.db.client.drop_database(loaded.db.name)
 
 
-def test_restored_documents_share_one_string_per_field_name(cache: Path) -> None:
+def test_restored_documents_share_one_string_per_field_name_and_value(cache: Path) -> None:
     loaded = workbook.load("store", "hybrid", scale="tiny", progress=False)
     try:
         found = snapshot.read(snapshot.snapshot_key("store", "tiny", 7, "hybrid"))
@@ -54,6 +54,9 @@ def test_restored_documents_share_one_string_per_field_name(cache: Path) -> None
         assert shared
         for name in shared:  # the same object, not an equal string decoded again for each document
             assert next(k for k in second if k == name) is next(k for k in first if k == name), name
+        strings = [v for payload in payloads for v in payload.values() if type(v) is str]
+        assert len(set(strings)) < len(strings), "some string values repeat (categories, names)"
+        assert len({id(v) for v in strings}) == len(set(strings)), "each distinct value is one object"
     finally:
         loaded.db.client.drop_database(loaded.db.name)
 

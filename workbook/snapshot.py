@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -522,32 +523,45 @@ def _index_keys(row: dict[str, Any], width: int | None, fix: bool) -> list[Any]:
 
 
 _intern = sys.intern
+_SCALARS = frozenset({int, float, bool, type(None)})
 
 
-def _shared_keys(value: Any) -> Any:
-    """A decoded payload with every field name interned: the BSON decoder makes a new string for each
-    field of each document (a 20,000-document shape holds 580,000 of them, a third of its payloads'
-    memory); once interned, every document shares one string per name, as generated documents do."""
-    kind = type(value)
-    if kind is dict:
-        return {_intern(key): item if type(item) in _SCALARS else _shared_keys(item) for key, item in value.items()}
-    if kind is list:
-        return [item if type(item) in _SCALARS else _shared_keys(item) for item in value]
-    return value
+def _sharing() -> Callable[[Any], Any]:
+    """A function from a decoded payload to the same payload with every field name interned and every
+    string value shared with its equal ones already seen by this function.
 
+    The BSON decoder makes a new string for each field of each document (store/embedded at ``small``:
+    580,000 field names, a third of its payloads' memory) and for each repeated value (200,000 of its
+    348,000 strings repeat one seen before: statuses, tags, denormalized names); shared, every document
+    holds one string per name and per distinct value instead of one per occurrence.
+    """
+    strings: dict[str, str] = {}
+    same = strings.setdefault
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
+    def share(value: Any) -> Any:
+        if type(value) is dict:
+            return {
+                _intern(key): same(item, item) if type(item) is str else item if type(item) in _SCALARS else share(item)
+                for key, item in value.items()
+            }
+        if type(value) is list:
+            return [same(item, item) if type(item) is str else item if type(item) in _SCALARS else share(item)
+                    for item in value]  # fmt: skip
+        return value
+
+    return share
 
 
 def _from_sections(contents: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The plain form back from a table of contents and its documents (the inverse of :func:`_sections`)."""
     plain: dict[str, dict[str, Any]] = {}
     at = 0
+    shared = _sharing()
     for entry in contents["collections"]:
         storage: list[tuple[Any, Any]] = []
         for row in rows[at : at + entry["chunks"]]:
             keys = list(zip(row["t"], row["i"], strict=True)) if "t" in row else [_frozen(key) for key in row["k"]]
-            storage.extend(zip(keys, map(_shared_keys, row["v"]), strict=True))
+            storage.extend(zip(keys, map(shared, row["v"]), strict=True))
         at += entry["chunks"]
         storage_keys = [key for key, _ in storage]
         index_data = {}
