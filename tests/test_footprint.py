@@ -69,3 +69,49 @@ def test_index_keys_of_documents_without_arrays_share_one_empty_prefix_set() -> 
     assert sum(arrays is NO_ARRAYS for arrays in prefixes) == len(prefixes) - 1  # all but the array's path
     assert index.multikey_paths == {"a": ["a"], "b": []}
     assert not hasattr(index.entries[0], "__dict__") and isinstance(index.entries[0], Entry)  # slotted
+
+
+def _same_types(left: object, right: object) -> bool:
+    """Equal and of the same types all the way down (1 == 1.0 == True would pass ``==`` alone)."""
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, dict):
+        assert isinstance(right, dict)
+        return list(left) == list(right) and all(_same_types(left[k], right[k]) for k in left)
+    if isinstance(left, list):
+        assert isinstance(right, list)
+        return len(left) == len(right) and all(_same_types(a, b) for a, b in zip(left, right, strict=True))
+    return bool(left == right) or left != left  # NaN is itself
+
+
+@pytest.mark.parametrize("dataset", ["store", "followers", "parts"])
+def test_the_shared_decoded_form_is_the_engines_decoded_form(cache: Path, dataset: str) -> None:
+    """The model reads documents whose untagged parts are the payload's own: equal, type for type, to what the
+    engine's codec decodes, and sharing the parts that hold no date (one copy, not two)."""
+    from mongoeco.engines.memory import _StoredDocument
+
+    from workbook.engine_reads import public_records
+    from workbook.offline import offline_server
+
+    engine = offline_server().engine
+    loaded = workbook.load(dataset, "embedded", scale="tiny", progress=False)
+    snapshot.forget()
+    loaded = workbook.load(dataset, "embedded", scale="tiny", progress=False)  # restored: nothing decoded yet
+    try:
+        shared_parts = 0
+        for each in loaded.report.collections:
+            stored = [s for s in engine._storage[loaded.db.name][each.collection].values()]
+            assert all(isinstance(s, _StoredDocument) for s in stored)
+            fresh = [engine._decode_codec_payload(s.payload, preserve_bson_wrappers=True) for s in stored]
+            documents, records = public_records(engine, loaded.db.name, each.collection)
+            assert [id(r) for r in records] == [id(s) for s in stored]
+            for document, record, expected in zip(documents, records, fresh, strict=True):
+                assert _same_types(record.decoded_wrapped, expected)
+                assert _same_types(document, engine._borrow_public_storage_document(record))
+                payload = record.payload
+                shared_parts += sum(
+                    record.decoded_wrapped[k] is payload[k] for k in payload if isinstance(payload[k], dict | list)
+                )
+        assert shared_parts > 0, "subdocuments and arrays without dates are the payload's own"
+    finally:
+        loaded.db.client.drop_database(loaded.db.name)

@@ -62,6 +62,17 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName(_MEMORY, "MemoryEngine._borrow_storage_document", "decode a stored document without copying"),
     PrivateName(
         _MEMORY,
+        "_StoredDocument.decoded_wrapped",
+        "the decoded form cached on a stored document, filled sharing the payload's untagged parts (shared_borrow)",
+    ),
+    PrivateName(
+        "mongoeco.core.codec",
+        "DocumentCodec._is_tagged_value",
+        "which payload parts the codec decodes to another value (shared_borrow)",
+        ("data",),
+    ),
+    PrivateName(
+        _MEMORY,
         "MemoryEngine._borrow_public_storage_document",
         "documents as the engine's find replies with them: what the model reads and the read layer returns",
         ("payload",),
@@ -730,6 +741,44 @@ def document_codec() -> Any:
     if DocumentCodec._MARKER != CODEC_MARKER:
         raise AttributeError(f"mongoeco's codec marker is {DocumentCodec._MARKER!r}, not {CODEC_MARKER!r}")
     return DocumentCodec
+
+
+def shared_borrow(engine: Any) -> Any:
+    """``engine._borrow_public_storage_document``, whose first decode of a stored document shares with its
+    payload every subdocument and array that holds no tagged value (the codec would copy them, equal).
+
+    The engine caches the decoded form on the stored document and treats both as read-only, so a part
+    that decodes to itself is held once instead of twice; a tagged value (a date, an Int64...) and every
+    container above one are decoded by the codec itself, as before.
+    """
+    borrow = engine._borrow_public_storage_document
+    codec = document_codec()
+    if not uses_codec(engine, codec):
+        return borrow
+    from mongoeco.engines.memory import _StoredDocument
+
+    tagged, decode = codec._is_tagged_value, codec.decode
+
+    def shared(value: Any) -> Any:
+        kind = type(value)
+        if kind is dict:
+            if tagged(value):
+                return decode(value, preserve_bson_wrappers=True)
+            out = {key: shared(item) for key, item in value.items()}
+            return value if all(out[key] is item for key, item in value.items()) else out
+        if kind is list:
+            items = [shared(item) for item in value]
+            return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+        if isinstance(value, dict | list):
+            return decode(value, preserve_bson_wrappers=True)
+        return value
+
+    def borrow_shared(stored: Any) -> Any:
+        if type(stored) is _StoredDocument and stored.decoded_wrapped is None:
+            stored.decoded_wrapped = shared(stored.payload)
+        return borrow(stored)
+
+    return borrow_shared
 
 
 def uses_codec(engine: Any, codec: Any) -> bool:

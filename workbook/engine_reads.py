@@ -86,7 +86,7 @@ def public_records(engine: Any, database: str, collection: str) -> tuple[list[Ma
         return [], []
     with _chunk_lock:
         earlier = _chunk_cache.get(key, {})
-    borrow = engine._borrow_public_storage_document
+    borrow = engine_compat.shared_borrow(engine)  # the decoded form shares the payload's untagged parts
     current: dict[int, _Chunk] = {}
     documents: list[Mapping[str, Any]] = []
     records: list[Any] = []

@@ -16,6 +16,10 @@ import os
 import tracemalloc
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workbook.loaded import LoadedShape
 
 
 @dataclass(frozen=True)
@@ -29,7 +33,8 @@ class Footprint:
     traced_bytes: int
     """Bytes allocated by Python and still alive after the load and its first modelled reads (tracemalloc)."""
     rss_bytes: int
-    """Growth of the process's resident memory over the same steps (0 where ``/proc`` is missing)."""
+    """Growth of the process's resident memory over the same steps, untraced (0 where ``/proc`` is missing);
+    a lower bound when memory the emptied database freed is reused."""
 
     @property
     def ratio(self) -> float:
@@ -49,7 +54,7 @@ def _rss() -> int:
 
 def shape_footprint(dataset: str, shape: str, *, scale: str = "small", seed: int = 7) -> Footprint:
     """Load ``dataset`` in ``shape`` at ``scale`` on the offline default, into an emptied database, and
-    measure what it holds (see the module docstring). Traces allocations for the duration of the call.
+    measure what it holds (see the module docstring): loaded twice, once untraced for the RSS and once traced.
 
     The shape is left loaded; loading it again replaces it. A real server is refused: its memory is
     the server's, not this process's.
@@ -66,19 +71,31 @@ def shape_footprint(dataset: str, shape: str, *, scale: str = "small", seed: int
             "shape_footprint measures the offline default of this process",
             fix="unset MONGODB_URI (the memory of a real server is the server's)",
         )
+
+    def load_and_read() -> LoadedShape:
+        db.client.drop_database(db.name)
+        snapshot.forget()  # as a new kernel: restored from the file, not shared with an earlier load's state
+        gc.collect()
+        loaded = workbook.load(dataset, shape, scale=scale, seed=seed, progress=False)
+        for each in loaded.report.collections:  # the explain model and its _id keys, as any workload builds
+            next(iter(loaded.db[each.collection].find({"_id": {"$exists": True}}).limit(1)), None)
+        return loaded
+
+    # RSS without tracing (tracemalloc's own records would count), then the same steps traced
     db.client.drop_database(db.name)
-    snapshot.forget()  # as a new kernel: restored from the file, not shared with an earlier load's state
+    gc.collect()
+    resident = _rss()
+    load_and_read()
+    gc.collect()
+    resident = _rss() - resident
     started = not tracemalloc.is_tracing()
     if started:
         tracemalloc.start()
     try:
+        traced = tracemalloc.get_traced_memory()[0]
+        loaded = load_and_read()
         gc.collect()
-        traced, resident = tracemalloc.get_traced_memory()[0], _rss()
-        loaded = workbook.load(dataset, shape, scale=scale, seed=seed, progress=False)
-        for each in loaded.report.collections:  # the explain model and its _id keys, as any workload builds
-            next(iter(loaded.db[each.collection].find({"_id": {"$exists": True}}).limit(1)), None)
-        gc.collect()
-        traced, resident = tracemalloc.get_traced_memory()[0] - traced, _rss() - resident
+        traced = tracemalloc.get_traced_memory()[0] - traced
     finally:
         if started:
             tracemalloc.stop()
