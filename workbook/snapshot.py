@@ -523,7 +523,6 @@ def _index_keys(row: dict[str, Any], width: int | None, fix: bool) -> list[Any]:
 
 
 _intern = sys.intern
-_SCALARS = frozenset({int, float, bool, type(None)})
 
 
 def _sharing() -> Callable[[Any], Any]:
@@ -538,15 +537,17 @@ def _sharing() -> Callable[[Any], Any]:
     strings: dict[str, str] = {}
     same = strings.setdefault
 
+    def value_of(item: Any) -> Any:
+        kind = type(item)
+        if kind is str:
+            return same(item, item)
+        return share(item) if kind is dict or kind is list else item
+
     def share(value: Any) -> Any:
-        if type(value) is dict:
-            return {
-                _intern(key): same(item, item) if type(item) is str else item if type(item) in _SCALARS else share(item)
-                for key, item in value.items()
-            }
-        if type(value) is list:
-            return [same(item, item) if type(item) is str else item if type(item) in _SCALARS else share(item)
-                    for item in value]  # fmt: skip
+        if type(value) is dict:  # rebuilt: a dict's keys cannot be swapped in place
+            return dict(zip(map(_intern, value), map(value_of, value.values()), strict=True))
+        if type(value) is list:  # the decoder's own fresh list: filled in place
+            value[:] = map(value_of, value)
         return value
 
     return share
