@@ -295,7 +295,7 @@ def _document_keys(
     spec: IndexSpec, document: Mapping[str, Any], collate: Collate | None
 ) -> tuple[list[tuple[tuple[tuple, ...], tuple[Any, ...]]], list[AbstractSet[str]]]:
     """The distinct (sort keys, values) one document gives the index, and the array prefixes per path."""
-    none: list[AbstractSet[str]] = [NO_ARRAYS] * len(spec.paths)
+    none = _no_arrays(len(spec.paths))
     if spec.partial is not None and not matches_all(spec.partial, document, None):
         return [], none
     per_field: list[list[Any]] = []
@@ -304,6 +304,8 @@ def _document_keys(
         values, arrays = path_keys(document, path)
         per_field.append(values)
         array_fields.append(arrays)
+    if not any(array_fields):
+        array_fields = _no_arrays(len(array_fields))  # one shared list per width, held by every such memo entry
     if spec.sparse and all(v == [MISSING] for v in per_field):
         return [], array_fields
     _check_parallel_arrays(spec, array_fields)
@@ -316,6 +318,12 @@ def _document_keys(
             seen.add(keys)
             out.append((keys, values_tuple))
     return out, array_fields
+
+
+@functools.cache
+def _no_arrays(width: int) -> list[AbstractSet[str]]:
+    """The array prefixes of a document that meets no array on any of ``width`` paths (shared: read, never change)."""
+    return [NO_ARRAYS] * width
 
 
 def _field_key(position: int, entry: Entry) -> tuple[Any, ...]:
