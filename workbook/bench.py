@@ -780,7 +780,8 @@ def bench_memory_per_shape() -> Iterator[Figure]:
 def bench_memory_per_learner(heaviest: str = "02_embed_reference_hybrid.ipynb") -> list[Figure]:
     """One learner's server and kernel after notebook 01 and after the heaviest notebook at ``small``, and how
     many such learners a 32 GiB machine holds. The heaviest is 02 (the parts dataset in three shapes): kernel
-    peaks measured one by one, 02 1,447 MiB, 04 1,290, 01 1,121, 12 656 (12 at commit c05f54e; loaded machine, 2026-12-02)."""
+    peaks measured one by one, 02 1,447 MiB, 04 1,290, 01 1,121, 12 656 (12 at commit c05f54e; loaded
+    machine, 2026-12-02)."""
     folder = notebooks_dir()
     if folder is None:
         return []
