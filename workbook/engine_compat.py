@@ -13,6 +13,7 @@ Written against :data:`TESTED_VERSION`. Nothing is imported from mongoeco at imp
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import inspect
 from typing import Any
@@ -685,29 +686,46 @@ def bad_value(message: str, code: int = 2) -> Exception:
     return OperationFailure(message, code=code, details={"codeName": "BadValue"} if code == 2 else None)
 
 
+_PLAIN_SCALARS = frozenset({str, int, float, bool, type(None), bytes})
+"""Types no engine value hides behind: checked first, since most values of a document are one of them."""
+
+
+@functools.cache
+def _engine_scalar_types() -> tuple[type, ...]:
+    from mongoeco._types._bson_values import Binary, DBRef, Decimal128, Regex, Timestamp
+
+    return (Regex, Timestamp, DBRef, Decimal128, Binary)
+
+
 def with_pymongo_scalars(document: Any) -> Any:
     """A decoded document with mongoeco's own Regex, Timestamp, DBRef, Decimal128 and Binary values (which
     its find replies with) as pymongo's ``bson`` types, which the planner model orders and matches; the
-    same document when it holds none (the common case: no copy)."""
-    from mongoeco._types._bson_values import Binary, DBRef, Decimal128, Regex, Timestamp
+    same document when it holds none (the common case: no copy). One pass over the values.
 
-    engine_types = (Regex, Timestamp, DBRef, Decimal128, Binary)
+    >>> plain = {"a": [1, {"b": "x"}]}
+    >>> with_pymongo_scalars(plain) is plain
+    True
+    """
+    return _pymongo_scalars(document, _engine_scalar_types())
 
-    def holds(value: Any) -> bool:
-        if isinstance(value, dict):
-            return any(holds(item) for item in value.values())
-        if isinstance(value, list):
-            return any(holds(item) for item in value)
-        return isinstance(value, engine_types)
 
-    def convert(value: Any) -> Any:
-        if isinstance(value, dict):
-            return type(value)((key, convert(item)) for key, item in value.items()) if holds(value) else value
-        if isinstance(value, list):
-            return [convert(item) for item in value] if holds(value) else value
-        return to_pymongo(value) if isinstance(value, engine_types) else value
-
-    return convert(document)
+def _pymongo_scalars(value: Any, engine_types: tuple[type, ...]) -> Any:
+    if type(value) in _PLAIN_SCALARS:
+        return value
+    if isinstance(value, dict):
+        changed: dict[Any, Any] | None = None
+        for key, item in value.items():
+            new = _pymongo_scalars(item, engine_types)
+            if new is not item:
+                changed = {} if changed is None else changed
+                changed[key] = new
+        if changed is None:
+            return value
+        return type(value)((key, changed.get(key, item)) for key, item in value.items())
+    if isinstance(value, list):
+        converted = [_pymongo_scalars(item, engine_types) for item in value]
+        return converted if any(new is not old for new, old in zip(converted, value, strict=True)) else value
+    return to_pymongo(value) if isinstance(value, engine_types) else value
 
 
 def index_helpers() -> tuple[Any, Any, Any, Any]:

@@ -86,7 +86,8 @@ def public_records(engine: Any, database: str, collection: str) -> tuple[list[Ma
         return [], []
     with _chunk_lock:
         earlier = _chunk_cache.get(key, {})
-    borrow, public = engine._borrow_public_storage_document, engine_compat.with_pymongo_scalars
+    borrow = engine._borrow_public_storage_document
+    public = engine_compat.with_pymongo_scalars
     current: dict[int, _Chunk] = {}
     documents: list[Mapping[str, Any]] = []
     records: list[Any] = []

@@ -915,9 +915,32 @@ def _server_rss() -> int:
             server.wait(timeout=30)
 
 
-def bench_memory_per_learner(heaviest: str = "12_capstone.ipynb") -> list[Figure]:
-    """One learner's server and kernel after notebook 01 and after the heaviest notebook (12, the capstone: the
-    most loads) at ``small``, and how many such learners a 32 GiB machine holds."""
+SHAPE_MEMORY_RATIO = 3.0
+"""The goal for one loaded shape: at most this many bytes held per BSON byte of its documents (issue 23)."""
+
+
+def bench_memory_per_shape() -> Iterator[Figure]:
+    """Each dataset and shape at ``small``, restored into an emptied database: the BSON bytes loaded, the
+    memory the load and its first modelled reads left (tracemalloc, and RSS), and the ratio to the BSON bytes."""
+    from workbook.footprint import shape_footprint
+
+    for dataset in DATASETS:
+        for shape in SHAPES:
+            footprint = shape_footprint(dataset, shape, scale=SCALE)
+            label, group = f"{dataset}/{shape}", "memory per loaded shape (small)"
+            yield Figure(group, f"{label}, BSON bytes loaded", footprint.bson_bytes / 2**20, "MiB",
+                         note=f"{footprint.documents:,} documents")  # fmt: skip
+            yield Figure(group, f"{label}, held (tracemalloc)", footprint.traced_bytes / 2**20, "MiB")
+            yield Figure(group, f"{label}, RSS added", footprint.rss_bytes / 2**20, "MiB")
+            yield Figure(group, f"{label}, held per BSON byte", footprint.ratio, "x", at_most=SHAPE_MEMORY_RATIO)
+            _empty_engine(dataset, shape)  # one shape at a time: the next one's RSS is its own
+
+
+def bench_memory_per_learner(heaviest: str = "02_embed_reference_hybrid.ipynb") -> list[Figure]:
+    """One learner's server and kernel after notebook 01 and after the heaviest notebook at ``small``, and how
+    many such learners a 32 GiB machine holds. The heaviest is 02 (the parts dataset in three shapes): kernel
+    peaks measured one by one, 02 1,447 MiB, 04 1,290, 01 1,121, 12 656 (12 at commit c05f54e; loaded
+    machine, 2026-12-02)."""
     folder = notebooks_dir()
     if folder is None:
         return []
@@ -952,6 +975,7 @@ def measure(full: bool = False) -> BenchRun:
         bench = BenchRun("full" if full else "quick", machine())
         started = time.perf_counter()
         steps: list[tuple[str, Callable[[], Iterable[Figure]]]] = [("loads", lambda: bench_loads(full))]
+        steps.append(("memory per shape", bench_memory_per_shape))
         runs_holder: dict[str, Any] = {}
 
         def run_step() -> list[Figure]:

@@ -6,6 +6,7 @@ import bisect
 import functools
 import itertools
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,7 +92,7 @@ def _direction(value: Any) -> Any:
     return value
 
 
-DocumentKeys = tuple[Mapping[str, Any], list[tuple[tuple[tuple, ...], tuple[Any, ...]]], list[set[str]]]
+DocumentKeys = tuple[Mapping[str, Any], list[tuple[tuple[tuple, ...], tuple[Any, ...]]], list[AbstractSet[str]]]
 """What one document gave one index: the document itself, its (sort keys, values) pairs, and the
 array prefixes met per indexed path. Kept by :func:`build_index` so a rebuild after a write
 generates keys only for the documents that changed."""
@@ -100,7 +101,7 @@ KeyMemo = dict[int, DocumentKeys]
 """Per-document index keys by ``id(document)`` (the document is kept in the value, so an id is never reused)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     """One index key: per-field sort keys (already collated), the raw values, and the record id."""
 
@@ -125,7 +126,12 @@ class IndexData:
         return any(self.multikey_paths.values())
 
 
-def path_keys(document: Mapping[str, Any], path: str) -> tuple[list[Any], set[str]]:
+NO_ARRAYS: frozenset[str] = frozenset()
+"""The array prefixes of a path that meets no array: one shared object, as the memo keeps one per document
+and path (an empty ``set()`` each would be 216 bytes, more than most documents' keys)."""
+
+
+def path_keys(document: Mapping[str, Any], path: str) -> tuple[list[Any], AbstractSet[str]]:
     """The key values one document yields for one indexed path, and the array prefixes met.
 
     >>> path_keys({"a": [1, 2, 2]}, "a")
@@ -140,10 +146,10 @@ def path_keys(document: Mapping[str, Any], path: str) -> tuple[list[Any], set[st
             break
         value = value.get(part, MISSING)
         if value is MISSING:
-            return [MISSING], set()
+            return [MISSING], NO_ARRAYS
     else:
         if not isinstance(value, list):
-            return [value], set()
+            return [value], NO_ARRAYS
     out: list[Any] = []
     arrays: set[str] = set()
 
@@ -185,8 +191,8 @@ def path_keys(document: Mapping[str, Any], path: str) -> tuple[list[Any], set[st
         unique.setdefault(sort_key(None if value is MISSING else value), value)
     values = list(unique.values())
     if values == [MISSING]:
-        return values, arrays
-    return [None if v is MISSING else v for v in values], arrays
+        return values, arrays or NO_ARRAYS
+    return [None if v is MISSING else v for v in values], arrays or NO_ARRAYS
 
 
 def build_index(
@@ -304,17 +310,19 @@ def update_index(earlier: IndexData, documents: Sequence[Mapping[str, Any]], del
 
 def _document_keys(
     spec: IndexDefinition, document: Mapping[str, Any], collate: Collate | None
-) -> tuple[list[tuple[tuple[tuple, ...], tuple[Any, ...]]], list[set[str]]]:
+) -> tuple[list[tuple[tuple[tuple, ...], tuple[Any, ...]]], list[AbstractSet[str]]]:
     """The distinct (sort keys, values) one document gives the index, and the array prefixes per path."""
-    none: list[set[str]] = [set() for _ in spec.paths]
+    none = _no_arrays(len(spec.paths))
     if spec.partial is not None and not matches_all(spec.partial, document, None):
         return [], none
     per_field: list[list[Any]] = []
-    array_fields: list[set[str]] = []
+    array_fields: list[AbstractSet[str]] = []
     for path in spec.paths:
         values, arrays = path_keys(document, path)
         per_field.append(values)
         array_fields.append(arrays)
+    if not any(array_fields):
+        array_fields = _no_arrays(len(array_fields))  # one shared list per width, held by every such memo entry
     if spec.sparse and all(v == [MISSING] for v in per_field):
         return [], array_fields
     if spec.hashed:
@@ -336,7 +344,9 @@ def hashed_key(value: Any) -> Int64:
     return Int64(hash64(None if value is MISSING else value))
 
 
-def _hashed_values(spec: IndexDefinition, per_field: list[list[Any]], array_fields: list[set[str]]) -> list[list[Any]]:
+def _hashed_values(
+    spec: IndexDefinition, per_field: list[list[Any]], array_fields: list[AbstractSet[str]]
+) -> list[list[Any]]:
     if spec.collation is not None:
         raise not_modelled(f"the collated hashed index {spec.name!r} (its keys hash collation keys)")
     out: list[list[Any]] = []
@@ -350,11 +360,17 @@ def _hashed_values(spec: IndexDefinition, per_field: list[list[Any]], array_fiel
     return out
 
 
+@functools.cache
+def _no_arrays(width: int) -> list[AbstractSet[str]]:
+    """The array prefixes of a document that meets no array on any of ``width`` paths (shared: read, never change)."""
+    return [NO_ARRAYS] * width
+
+
 def _field_key(position: int, entry: Entry) -> tuple[Any, ...]:
     return entry.keys[position]
 
 
-def _check_parallel_arrays(spec: IndexDefinition, array_fields: list[set[str]]) -> None:
+def _check_parallel_arrays(spec: IndexDefinition, array_fields: list[AbstractSet[str]]) -> None:
     with_arrays = [prefixes for prefixes in array_fields if prefixes]
     for first, second in itertools.combinations(with_arrays, 2):
         if not first & second:
