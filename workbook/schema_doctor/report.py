@@ -169,7 +169,7 @@ class Report:
 NO_MATH = "tex2jax_ignore mathjax_ignore"
 """The classes JupyterLab's MathJax (and MathJax 2/3 elsewhere) skip: a ``$`` in a report is an operator, not math."""
 
-COMMAND_STYLE = "white-space:pre;overflow-wrap:normal;word-break:normal;overflow-x:auto;max-width:30em"
+COMMAND_STYLE = "white-space:pre;overflow-wrap:normal;word-break:normal;overflow-x:auto;max-width:28em"
 """A suggested command keeps its lines as written (no wrap inside a word): a long line scrolls instead."""
 
 
