@@ -67,7 +67,6 @@ class _Tables(HTMLParser):
             # JupyterLab's own table cells wrap between words (white-space: normal); display.table's
             # wb-table turns that off for every column but the ones it names.
             if "wb-table" not in self._classes:
-                self.tables[-1].append(["<wraps>"])
                 self.wraps.append({ALL})
                 return
             wrapped = {-1} if "td:last-child{white-space:normal" in self._style else set()
@@ -115,7 +114,6 @@ ALL = -2
 def table_width_px(rows: list[list[str]], wraps: set[int]) -> float:
     """The estimated width of one table: each column as wide as its longest cell, plus padding; a
     wrapping column as wide as its longest word, or its wrapping width if that is more."""
-    rows = [row for row in rows if row != ["<wraps>"]]
     columns = max((len(row) for row in rows), default=0)
     width = 0.0
     for index in range(columns):
