@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -107,7 +108,15 @@ class LabServer:
         """Wait until ``count`` kernels are idle with a page connected (the latest: the notebook just opened)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            kernels = self.api("/kernels")
+            try:
+                kernels = self.api("/kernels")
+            except urllib.error.HTTPError as error:
+                # jupyter_server answers 500 while a kernel is still starting (list_kernels reads its
+                # 'last_activity' before the kernel has one): not ready yet, ask again
+                if error.code != 500:
+                    raise
+                time.sleep(0.25)
+                continue
             ready = [k for k in kernels if k["execution_state"] == "idle" and k["connections"] > 0]  # type: ignore[index]
             if len(ready) >= count:
                 return
