@@ -125,12 +125,11 @@ def test_pings_keep_answering_while_a_50000_document_delete_many_runs(offline_db
     an idle machine's (25 ms, the bench's ping row), far below what a blocked server took, so it
     holds on a busy machine.
     """
+    import sys
     import threading
     import time
 
     from pymongo import MongoClient
-
-    import sys
 
     from workbook.offline import SWITCH_INTERVAL
 

@@ -75,6 +75,52 @@ def test_restored_load_has_the_same_documents_and_indexes(cache: Path, dataset: 
             db.client.drop_database(db.name)
 
 
+def _same_form(left: object, right: object) -> bool:
+    """Equal values of the same types all the way down (``Int64(5) == 5`` and an aware datetime's BSON
+    hide a difference that ``==`` and the bytes alone would miss), keys in the same order."""
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, dict):
+        assert isinstance(right, dict)
+        return list(left) == list(right) and all(_same_form(left[k], right[k]) for k in left)
+    if isinstance(left, list):
+        assert isinstance(right, list)
+        return len(left) == len(right) and all(_same_form(a, b) for a, b in zip(left, right, strict=True))
+    if hasattr(left, "tzinfo") and getattr(left, "tzinfo", None) != getattr(right, "tzinfo", None):
+        return False
+    return bool(left == right) or left != left  # NaN is its own form
+
+
+@pytest.mark.parametrize("shape", ["embedded", "referenced", "hybrid"])
+@pytest.mark.parametrize("dataset", ["store", "followers", "parts"])
+def test_a_restore_gives_the_reads_exactly_the_documents_they_would_decode(
+    cache: Path, dataset: str, shape: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file's documents seed the reads' cache, so a restored shape's first model decodes nothing;
+    they are, type for type, what decoding the engine's stored form gives."""
+    from workbook import engine_reads
+
+    first, second = _db("p"), _db("q")
+    engine = offline_server().engine
+    try:
+        workbook.load(dataset, shape, first, scale="tiny", progress=False)
+        snapshot.forget()
+        with monkeypatch.context() as patched:  # a restore that decoded a document would fail here
+            patched.setattr(engine, "_borrow_public_storage_document", None)
+            restored = workbook.load(dataset, shape, second, scale="tiny", progress=False)
+            seeded = {
+                name: engine_reads.public_records(engine, second.name, name)[0] for name in restored.collection_names
+            }
+        engine_reads._chunk_cache.clear()
+        for name, documents in seeded.items():
+            decoded = engine_reads.public_records(engine, second.name, name)[0]
+            assert documents and len(documents) == len(decoded), name
+            assert all(_same_form(a, b) for a, b in zip(documents, decoded, strict=True)), name
+    finally:
+        for db in (first, second):
+            db.client.drop_database(db.name)
+
+
 def test_file_round_trip_rebuilds_the_engine_structures_exactly(cache: Path) -> None:
     """The persistent maps rebuilt from a file equal the ones a load built (mongoeco's layout unchanged)."""
     db = _db("r")

@@ -58,7 +58,7 @@ snapshot file is written from these instead of walking the persistent maps again
 by :func:`workbook.loading.load` once its snapshot is taken."""
 
 
-FORMAT = 2
+FORMAT = 3
 """Bump when the snapshot file layout changes."""
 
 _STATE_TABLES = ("_storage", "_indexes", "_index_data", "_collection_options")
@@ -144,11 +144,13 @@ def _memory_copy(state: dict[str, Any]) -> dict[str, Any]:
         "_indexes": list(state["_indexes"]),
         "_collection_options": copy.deepcopy(state["_collection_options"]),
         "sizes": state.get("sizes"),  # measured at load time (workbook.sizes); read-only
+        "public": state.get("public"),  # the documents as pymongo decodes them (engine_reads); read-only
     }
 
 
 def capture_state(db_name: str, collections: list[str]) -> dict[str, dict[str, Any]] | None:
     """The engine state of ``collections`` in ``db_name`` (None if some state cannot be snapshotted)."""
+    from workbook.engine_reads import public_records
     from workbook.offline import offline_server
 
     engine = offline_server().engine
@@ -169,6 +171,8 @@ def capture_state(db_name: str, collections: list[str]) -> dict[str, dict[str, A
                     "_collection_options": engine._collection_options.get(db_name, {}).get(name, {}),
                 }
             )
+            # the same version (no await between): decoded once here, or taken from the reads' cache
+            states[name]["public"] = public_records(engine, db_name, name)[0]
         return states
 
     return offline_server().run(grab())
@@ -176,6 +180,7 @@ def capture_state(db_name: str, collections: list[str]) -> dict[str, dict[str, A
 
 def install_collections(db_name: str, collections: dict[str, dict[str, Any]]) -> None:
     """Replace ``collections`` in ``db_name`` with snapshot states (on the engine's own thread)."""
+    from workbook.engine_reads import seed_public_records
     from workbook.offline import offline_server
     from workbook.offline_explain import hook_for
 
@@ -191,6 +196,8 @@ def install_collections(db_name: str, collections: dict[str, dict[str, Any]]) ->
                     for table in _STATE_TABLES:
                         getattr(engine, table).setdefault(db_name, {})[name] = fresh[table]
                     engine._collections.setdefault(db_name, set()).add(name)
+                if state.get("public") is not None:  # the explain model and the reads decode nothing
+                    seed_public_records(engine, db_name, name, state["public"])
         return versions
 
     installed = offline_server().run(put())
@@ -357,6 +364,7 @@ def _to_plain(collections: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any
             "_indexes": state["_indexes"],
             "_collection_options": state["_collection_options"],
             "sizes": state.get("sizes"),
+            "public": state.get("public"),
         }
         for name, state in collections.items()
     }
@@ -370,6 +378,7 @@ def _from_plain(collections: dict[str, dict[str, Any]]) -> dict[str, dict[str, A
             "_indexes": state["_indexes"],
             "_collection_options": state["_collection_options"],
             "sizes": state.get("sizes"),
+            "public": state.get("public"),
         }
         for name, state in collections.items()
     }
@@ -465,6 +474,7 @@ def _sections(plain: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[di
             "options": state["_collection_options"],
             "indexes": [],
             "sizes": None,
+            "public": None,
         }
         for index, (next_ordinal, buckets) in state["_index_data"].items():
             layout = _flat_index([key for key, _ in buckets])
@@ -502,6 +512,11 @@ def _sections(plain: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[di
                 "index_bytes": [[list(fields), count] for fields, count in index_bytes.items()],
             }
             rows.extend({"ids": chunk} for chunk in id_chunks)
+        public = state.get("public")
+        if public is not None:
+            parts = range(0, len(public), _CHUNK)
+            entry["public"] = len(parts)
+            rows.extend({"p": public[start : start + _CHUNK]} for start in parts)
         contents.append(entry)
     return {"collections": contents}, rows
 
@@ -560,7 +575,12 @@ def _from_sections(contents: dict[str, Any], rows: list[dict[str, Any]]) -> dict
                 np.frombuffer(entry["sizes"]["bytes"], dtype="<i8").astype("int64"),
                 {tuple(fields): count for fields, count in entry["sizes"]["index_bytes"]},
             )
+        public = None
+        if entry.get("public") is not None:
+            public = [document for row in rows[at : at + entry["public"]] for document in row["p"]]
+            at += entry["public"]
         plain[entry["name"]] = {
+            "public": public,
             "_storage": storage,
             "_index_data": index_data,
             "_indexes": [_index_record(record) for record in entry["records"]],
@@ -582,6 +602,8 @@ def _same_plain(left: dict[str, dict[str, Any]], right: dict[str, dict[str, Any]
             if one[table] != other[table]:
                 return False
         if (one["sizes"] is None) != (other["sizes"] is None):
+            return False
+        if one.get("public") != other.get("public"):
             return False
         if one["sizes"] is not None:
             (ids, measured, entries), (ids2, measured2, entries2) = one["sizes"], other["sizes"]
