@@ -93,27 +93,27 @@ def _same_form(left: object, right: object) -> bool:
 
 @pytest.mark.parametrize("shape", ["embedded", "referenced", "hybrid"])
 @pytest.mark.parametrize("dataset", ["store", "followers", "parts"])
-def test_a_restore_gives_the_reads_exactly_the_documents_they_would_decode(
+def test_a_load_gives_the_reads_exactly_the_documents_they_would_decode(
     cache: Path, dataset: str, shape: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The file's documents seed the reads' cache, so a restored shape's first model decodes nothing;
-    they are, type for type, what decoding the engine's stored form gives."""
+    """A first load's documents, and a restore's from the file, seed the reads' cache, so the shape's
+    first model decodes nothing; they are, type for type, what decoding the engine's stored form gives."""
     from workbook import engine_reads
 
     first, second = _db("p"), _db("q")
     engine = offline_server().engine
     try:
-        workbook.load(dataset, shape, first, scale="tiny", progress=False)
-        snapshot.forget()
-        with monkeypatch.context() as patched:  # a restore that decoded a document would fail here
-            patched.setattr(engine, "_borrow_public_storage_document", None)
-            restored = workbook.load(dataset, shape, second, scale="tiny", progress=False)
-            seeded = {
-                name: engine_reads.public_records(engine, second.name, name)[0] for name in restored.collection_names
-            }
+        seeded = {}
+        for db in (first, second):  # loaded for real, then restored from the file
+            snapshot.forget()
+            with monkeypatch.context() as patched:  # a load that decoded a stored document would fail here
+                patched.setattr(engine, "_borrow_public_storage_document", None)
+                loaded = workbook.load(dataset, shape, db, scale="tiny", progress=False)
+                for name in loaded.collection_names:
+                    seeded[db.name, name] = engine_reads.public_records(engine, db.name, name)[0]
         engine_reads._chunk_cache.clear()
-        for name, documents in seeded.items():
-            decoded = engine_reads.public_records(engine, second.name, name)[0]
+        for (database, name), documents in seeded.items():
+            decoded = engine_reads.public_records(engine, database, name)[0]
             assert documents and len(documents) == len(decoded), name
             assert all(_same_form(a, b) for a, b in zip(documents, decoded, strict=True)), name
     finally:

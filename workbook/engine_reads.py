@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from pymongo.database import Database
@@ -107,7 +107,7 @@ def public_records(engine: Any, database: str, collection: str) -> tuple[list[Ma
     return documents, records
 
 
-def seed_public_records(engine: Any, database: str, collection: str, documents: list[Mapping[str, Any]]) -> bool:
+def seed_public_records(engine: Any, database: str, collection: str, documents: Sequence[Mapping[str, Any]]) -> bool:
     """Give :func:`public_records` the documents of ``database.collection`` as pymongo decodes them, in
     natural order, so its next call decodes nothing; False (nothing seeded) if their count is not the
     collection's.
@@ -123,7 +123,7 @@ def seed_public_records(engine: Any, database: str, collection: str, documents: 
     current: dict[int, _Chunk] = {}
     at = 0
     for chunk, stored in engine_compat.storage_chunks(storage.copy()):
-        part = documents[at : at + len(stored)]
+        part = list(documents[at : at + len(stored)])
         at += len(stored)
         current[id(chunk)] = (chunk, part, stored)
     if at != len(documents):
