@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import operator
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -244,7 +245,7 @@ def _load_collection(
         db.create_collection(spec.name)
     accepted, sizes, encoded, total_bytes, max_bytes = [], [], [], 0, 0
     for document in documents:
-        raw = bson.encode(document)  # measured once; decoded again, the reads' copy of it (_seed_reads)
+        raw = bson.encode(document)  # its size, and (below) the document as stored
         size = len(raw)
         if size > MAX_BSON_SIZE:
             report.rejected.append(
@@ -257,24 +258,26 @@ def _load_collection(
         encoded.append(raw)
         total_bytes, max_bytes = total_bytes + size, max(max_bytes, size)
     if kind == "offline" and bulkload_enabled() and all(_plain(index) for index in spec.indexes):
+        if all("_id" in document for document in accepted):
+            # as a server stores them: decoded from the BSON a driver would send (one C call), so the
+            # engine's payloads and the reads' documents share every string (memory), and nothing
+            # decodes the payloads again for the explain model or the snapshot (speed)
+            accepted = bson.decode_all(b"".join(encoded))
         stored = _bulk(db, spec, accepted, sizes, bar, lease)
-        if stored == len(accepted) and all("_id" in document for document in accepted):
-            _seed_reads(db, spec.name, encoded)
     else:
         stored = _batches(db, spec, accepted, bar, kind, lease)
     bar.set_postfix_str("")
     return CollectionLoad(spec.name, stored, total_bytes, max_bytes, len(spec.indexes) + 1)
 
 
-def _seed_reads(db: Database, collection: str, encoded: list[bytes]) -> None:
+def _seed_reads(db: Database, collection: str, documents: list[dict[str, Any]]) -> None:
     """Give the offline reads (and the explain model built from them) the documents just installed, as
-    pymongo decodes their BSON (one C call), so nothing decodes the engine's stored form again: 1.9 s
-    of the parts dataset's first load. Seeds nothing if the collection's count is not theirs."""
+    pymongo decodes them, so nothing decodes the engine's stored form again: 1.9 s of the parts
+    dataset's first load. Seeds nothing if the collection's count is not theirs."""
     from workbook.engine_reads import seed_public_records
     from workbook.offline import offline_server
 
     server = offline_server()
-    documents = bson.decode_all(b"".join(encoded))
 
     async def seed() -> bool:
         return seed_public_records(server.engine, db.name, collection, documents)
@@ -314,6 +317,8 @@ def _bulk(
     if version is not None:
         indexes = [("_id",), *(tuple(field for field, _ in index.keys) for index in spec.indexes)]
         seed_sizes_from_documents(db.name, spec.name, version, with_ids, sizes, indexes)
+    if stored == len(documents) and all(map(operator.is_, with_ids, documents)):  # as decoded: _load_collection
+        _seed_reads(db, spec.name, documents)
     bar.update(len(documents))
     return stored
 

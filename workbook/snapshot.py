@@ -24,11 +24,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import operator
 import os
 import stat
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -52,13 +54,14 @@ if TYPE_CHECKING:
     from workbook.datasets import Dataset
     from workbook.loaded import LoadReport
 
-BUILT: dict[int, tuple[object, list[tuple[Any, Any]], dict[str, tuple[object, Any]]]] = {}
-"""The plain forms (rows, index buckets) of collections just built, by their contents' identity: the
-snapshot file is written from these instead of walking the persistent maps again (speed). Emptied
-by :func:`workbook.loading.load` once its snapshot is taken."""
+BUILT: dict[int, tuple[object, list[tuple[Any, Any]], dict[str, tuple[object, Any]], Sequence[Any]]] = {}
+"""The plain forms (rows, index buckets) of collections just built, and the documents each row's payload
+was encoded from, by their contents' identity: the snapshot file is written from these instead of
+walking the persistent maps again (speed). Emptied by :func:`workbook.loading.load` once its snapshot
+is taken."""
 
 
-FORMAT = 3
+FORMAT = 4
 """Bump when the snapshot file layout changes."""
 
 _STATE_TABLES = ("_storage", "_indexes", "_index_data", "_collection_options")
@@ -357,8 +360,19 @@ def _to_plain(collections: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any
             return found[2][name][1]  # the bulk loader's own plain form of these very buckets
         return _plain_index(data)
 
+    def derived(state: dict[str, Any]) -> bool:
+        """Whether every payload is the bulk loader's encoding of the very document the reads hold."""
+        found, public = built(state["_storage"]), state.get("public")
+        return (
+            found is not None
+            and public is not None
+            and len(public) == len(found[3])
+            and all(map(operator.is_, public, found[3]))
+        )
+
     return {
         name: {
+            "derived": derived(state),
             "_storage": collection(state["_storage"]),
             "_index_data": {i: index(state["_storage"], i, data) for i, data in state["_index_data"].items()},
             "_indexes": state["_indexes"],
@@ -371,6 +385,15 @@ def _to_plain(collections: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any
 
 
 def _from_plain(collections: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    if any(state.get("derived") for state in collections.values()):
+        from workbook.bulkload import encoder
+        from workbook.offline import offline_server
+
+        encode = encoder(offline_server().engine)
+        for state in collections.values():
+            if state.get("derived"):  # each payload encoded again from its document: they share every string
+                keys = [key for key, _ in state["_storage"]]
+                state["_storage"] = list(zip(keys, map(encode, state["public"]), strict=True))
     return {
         name: {
             "_storage": _rebuild_collection(state["_storage"]),
@@ -466,7 +489,7 @@ def _sections(plain: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[di
             column: dict[str, Any] = (
                 {"t": [k[0] for k, _ in part], "i": [k[1] for k, _ in part]} if flat else {"k": [k for k, _ in part]}
             )
-            rows.append({**column, "v": [payload for _, payload in part]})
+            rows.append(column if state.get("derived") else {**column, "v": [payload for _, payload in part]})
         entry: dict[str, Any] = {
             "name": name,
             "chunks": len(chunks),
@@ -475,6 +498,7 @@ def _sections(plain: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[di
             "indexes": [],
             "sizes": None,
             "public": None,
+            "derived": bool(state.get("derived")),
         }
         for index, (next_ordinal, buckets) in state["_index_data"].items():
             layout = _flat_index([key for key, _ in buckets])
@@ -547,7 +571,7 @@ def _from_sections(contents: dict[str, Any], rows: list[dict[str, Any]]) -> dict
         storage: list[tuple[Any, Any]] = []
         for row in rows[at : at + entry["chunks"]]:
             keys = list(zip(row["t"], row["i"], strict=True)) if "t" in row else [_frozen(key) for key in row["k"]]
-            storage.extend(zip(keys, row["v"], strict=True))
+            storage.extend(zip(keys, row["v"] if "v" in row else [None] * len(keys), strict=True))
         at += entry["chunks"]
         storage_keys = [key for key, _ in storage]
         index_data = {}
@@ -580,6 +604,7 @@ def _from_sections(contents: dict[str, Any], rows: list[dict[str, Any]]) -> dict
             public = [document for row in rows[at : at + entry["public"]] for document in row["p"]]
             at += entry["public"]
         plain[entry["name"]] = {
+            "derived": bool(entry.get("derived")) and public is not None,
             "public": public,
             "_storage": storage,
             "_index_data": index_data,
@@ -598,7 +623,14 @@ def _same_plain(left: dict[str, dict[str, Any]], right: dict[str, dict[str, Any]
         if name not in left or name not in right:
             return False
         one, other = left[name], right[name]
-        for table in ("_storage", "_index_data", "_indexes", "_collection_options"):
+        if bool(one.get("derived")) != bool(other.get("derived")):
+            return False
+        if one.get("derived"):  # payloads derived from the documents compared below: compare their keys
+            if [key for key, _ in one["_storage"]] != [key for key, _ in other["_storage"]]:
+                return False
+        elif one["_storage"] != other["_storage"]:
+            return False
+        for table in ("_index_data", "_indexes", "_collection_options"):
             if one[table] != other[table]:
                 return False
         if (one["sizes"] is None) != (other["sizes"] is None):
