@@ -150,3 +150,30 @@ def test_the_browser_toggle_row_runs_the_browser_test_when_there_is_no_measureme
 
     monkeypatch.setattr(bench.subprocess, "run", lambda *args, **kwargs: result.unlink())  # skipped: no file
     assert bench.bench_browser_toggle(full=True) == []
+
+
+def test_the_class_server_is_a_server_of_its_own_process_and_stops_after(tmp_path, monkeypatch):
+    """The memory-per-learner row runs kernels against this stand-in for the workshop's MongoDB: it must
+    answer a client with credentials, hold the data in another process, and be gone when the row is done."""
+    import os
+
+    from pymongo import MongoClient
+    from pymongo.errors import PyMongoError
+
+    monkeypatch.setenv("WORKBOOK_CACHE_DIR", str(tmp_path))
+    os.chmod(tmp_path, 0o700)
+    with bench._class_server() as uri:
+        with MongoClient(uri, serverSelectionTimeoutMS=20_000) as client:
+            assert client.admin.command("ping")["ok"] == 1.0
+            assert client.admin.command("hello")["isWritablePrimary"]
+            client.workbench_bench_probe.c.insert_one({"_id": 1})
+            assert client.workbench_bench_probe.c.count_documents({}) == 1
+        from workbook.engine_reads import is_offline
+
+        assert not is_offline(MongoClient(uri).workbench_bench_probe)  # not this process's engine
+    try:
+        MongoClient(uri, serverSelectionTimeoutMS=1_000).admin.command("ping")
+        answered = True
+    except PyMongoError:
+        answered = False
+    assert not answered, "the class server outlived its row"

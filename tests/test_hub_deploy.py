@@ -153,3 +153,15 @@ def test_the_values_cull_idle_servers_and_set_the_learner_s_server_and_name(valu
     assert values["singleuser"]["extraEnv"]["MONGODB_URI"].startswith("mongodb://")
     assert "WORKBOOK_LEARNER" in values["hub"]["extraConfig"]["workbook-learner"]
     assert values["hub"]["config"]["JupyterHub"]["authenticator_class"] == "shared-password"
+
+
+def test_the_class_mongod_keeps_room_for_the_learners():
+    """The learners-per-machine figure reserves a fixed share for the class's MongoDB: its cache must be capped
+    below that reserve in the compose file, or mongod would take half of the machine's memory."""
+
+    from workbook.dev.bench import CLASS_SERVER_RESERVE_BYTES
+
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    command = compose["services"]["mongo"]["command"]
+    cache_gb = float(command[command.index("--wiredTigerCacheSizeGB") + 1])
+    assert 0 < cache_gb * 1e9 < CLASS_SERVER_RESERVE_BYTES
