@@ -426,6 +426,16 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName("mongoeco.core.codec", "DocumentCodec.encode", "encode dates, ObjectIds and other scalars"),
     PrivateName("mongoeco.core.codec", "DocumentCodec.to_public", "a decoded document as the engine's find returns it"),
     PrivateName("mongoeco.core.codec", "DocumentCodec._tagged_value", "a datetime's stored form, in one call"),
+    PrivateName(
+        "mongoeco.core.codec",
+        "DocumentCodec.to_internal",
+        "the command boundary, replaced by its one-walk equivalent (workbook.offline_codec)",
+        ("data",),
+    ),
+    PrivateName("mongoeco.core.codec", "DocumentCodec.decode", "what the command boundary makes of one scalar"),
+    PrivateName("mongoeco.core.codec", "_InternalBsonDocument", "the command boundary's documents (offline_codec)"),
+    PrivateName("mongoeco.core.codec", "_InternalBsonArray", "the command boundary's arrays (offline_codec)"),
+    PrivateName("mongoeco.core.codec", "_own_internal_bson", "the command boundary's wrap of one scalar"),
     PrivateName("mongoeco.core.bson_scalars", "normalize_utc_bson_datetime", "datetimes as BSON stores them"),
     PrivateName(
         "mongoeco.core.schema_validation",
@@ -1068,6 +1078,13 @@ def document_codec() -> Any:
     if DocumentCodec._MARKER != CODEC_MARKER:
         raise AttributeError(f"mongoeco's codec marker is {DocumentCodec._MARKER!r}, not {CODEC_MARKER!r}")
     return DocumentCodec
+
+
+def internal_bson() -> tuple[type, type, Any]:
+    """``(document type, array type, wrap)`` of mongoeco's command boundary (``DocumentCodec.to_internal``)."""
+    from mongoeco.core import codec
+
+    return codec._InternalBsonDocument, codec._InternalBsonArray, codec._own_internal_bson
 
 
 def uses_codec(engine: Any, codec: Any) -> bool:
