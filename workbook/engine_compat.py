@@ -46,6 +46,7 @@ _COLLECTION = "mongoeco.api._async.collection"
 _AGGREGATION = "mongoeco.api._async.aggregation_cursor"
 _RUNTIME = "mongoeco.api._async._collection_runtime"
 _MODIFY = "mongoeco.api._async._collection_modify"
+_HUB = "mongoeco._change_streams.hub"
 _EXPRESSION_USERS = (
     "mongoeco.core.aggregation.stages",
     "mongoeco.core.aggregation.runtime_state",
@@ -433,6 +434,16 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         ("data",),
     ),
     PrivateName("mongoeco.core.codec", "DocumentCodec.decode", "what the command boundary makes of one scalar"),
+    PrivateName(
+        "mongoeco.engines.adapter",
+        "EngineSpiAdapter._deliver_committed_change",
+        "deliver a change without building the hub's state (install_cheap_change_delivery)",
+        ("sink", "change"),
+    ),
+    PrivateName(
+        _HUB, "ChangeStreamHub._condition", "read the hub's next token under its lock", instance_attribute=True
+    ),
+    PrivateName(_HUB, "ChangeStreamHub._next_token", "the next change the hub expects", instance_attribute=True),
     PrivateName("mongoeco.core.codec", "_InternalBsonDocument", "the command boundary's documents (offline_codec)"),
     PrivateName("mongoeco.core.codec", "_InternalBsonArray", "the command boundary's arrays (offline_codec)"),
     PrivateName("mongoeco.core.codec", "_own_internal_bson", "the command boundary's wrap of one scalar"),
@@ -638,6 +649,7 @@ def instance_problems(engine: Any, proxy: Any) -> list[str]:
         _STORAGE: memory_storage_internals().MemoryCollection(),
         "MemoryIndexMap": memory_storage_internals().MemoryIndexMap(),
         _COLLECTION: collection,
+        _HUB: _change_stream_hub(),
     }
     found = []
     for name in PRIVATE_NAMES:
@@ -647,6 +659,13 @@ def instance_problems(engine: Any, proxy: Any) -> list[str]:
             if not hasattr(owner, attribute):
                 found.append(f"{name.qualified} is not set on a live instance; used to {name.why}")
     return found
+
+
+def _change_stream_hub() -> Any:
+    """A fresh change stream hub (its instance attributes are checked like the engine's)."""
+    from mongoeco.change_streams import ChangeStreamHub
+
+    return ChangeStreamHub()
 
 
 def installed_version() -> str:
@@ -677,6 +696,11 @@ def bson_equality_key(value: Any) -> Any:
 
 def id_contains_numeric_value(value: Any) -> bool:
     """Whether an _id holds a number anywhere (those need equality across numeric types)."""
+    kind = type(value)
+    if kind is str:  # the two common cases answered without mongoeco's walk (each insert asks twice)
+        return False
+    if kind is int and -(2**63) <= value < 2**63:  # wider ints: mongoeco raises its overflow error
+        return True
     from mongoeco.core.identity import id_contains_numeric_value as numeric
 
     return bool(numeric(value))
@@ -901,6 +925,40 @@ def without_always_operators(filter_spec: Any) -> Any:
         else:
             out[key] = value
     return {"$and": [out, {"$nor": [{}]}]} if never else out
+
+
+def install_cheap_change_delivery() -> None:
+    """Deliver each committed change to a change stream hub without building the hub's whole state.
+
+    mongoeco 4.11.0's ``EngineSpiAdapter._deliver_committed_change`` reads ``hub.state.next_token``
+    per committed change: ``state`` builds a 17-field state document under the hub's lock, once per
+    inserted document (7% of an ``insert_many``'s engine time, profiled). Here the hub's next token
+    is read under the same lock; the rest (align, gap or publish) is mongoeco's own. Any sink that is
+    not mongoeco's ``ChangeStreamHub`` keeps the original. Idempotent.
+    """
+    from mongoeco.change_streams import ChangeStreamHub
+    from mongoeco.engines.adapter import EngineSpiAdapter
+
+    original = EngineSpiAdapter._deliver_committed_change
+    if getattr(original, "workbook_cheap", False):
+        return
+
+    def deliver(sink: Any, change: Any) -> None:
+        if type(sink) is not ChangeStreamHub:
+            original(sink, change)
+            return
+        with sink._condition:
+            next_token = sink._next_token
+        if change.sequence < next_token:
+            return
+        sink.align_commit_sequence(change.sequence)
+        if change.is_gap:
+            sink.mark_gap()
+        elif change.payload is not None:
+            sink.publish(**change.payload)
+
+    deliver.workbook_cheap = True  # type: ignore[attr-defined]
+    EngineSpiAdapter._deliver_committed_change = staticmethod(deliver)  # type: ignore[method-assign]
 
 
 def install_always_operators() -> None:

@@ -62,8 +62,16 @@ def document_depth(document: Any) -> int:
         value, level = stack.pop()
         deepest = max(deepest, level)
         children = value.values() if isinstance(value, Mapping) else value
-        stack.extend((child, level + 1) for child in children if isinstance(child, Mapping | list | tuple))
+        stack.extend(
+            (child, level + 1)
+            for child in children
+            if type(child) not in _LEAVES and isinstance(child, Mapping | list | tuple)  # scalars: no ABC check
+        )
     return deepest
+
+
+_LEAVES = frozenset({str, int, float, bool, type(None), bytes})
+"""Types that are never a level of nesting: most values of a document, skipped without an ABC check."""
 
 
 def depth_error(document: Mapping[str, Any]) -> tuple[int, str] | None:

@@ -98,12 +98,15 @@ def change_log_mixin(committed_change: type) -> type:
                         raise OperationFailure("change consumer checkpoint is behind retained history")
                     changes = tuple(self._committed_changes[_after(self._committed_changes, checkpoint) :])
                 WRITE_WORK["change_log_entries_walked"] += len(changes)
-                for change in changes:
-                    consumer(change.for_delivery())
+                try:
+                    for change in changes:
+                        consumer(change.for_delivery())
+                        with self._meta_lock:
+                            self._change_checkpoints[consumer_id] = max(
+                                self._change_checkpoints[consumer_id], change.sequence
+                            )
+                finally:  # once per dispatch, not per change: the same cut (the floor only rises)
                     with self._meta_lock:
-                        self._change_checkpoints[consumer_id] = max(
-                            self._change_checkpoints[consumer_id], change.sequence
-                        )
                         self._prune_committed_changes_locked()
 
     return ChangeLogByBisection
