@@ -32,13 +32,30 @@ def originals() -> tuple[Any, Any]:
     """mongoeco's own encode and to_internal (the server installs the fast ones at start)."""
     offline_server()
     assert offline_codec.ORIGINALS, "the offline engine did not install the one-walk codec"
-    assert engine_compat.document_codec().encode is not offline_codec.ORIGINALS["encode"]
-    return offline_codec.ORIGINALS["encode"], offline_codec.ORIGINALS["to_internal"]
+    codec = engine_compat.document_codec()
+    assert codec.encode is not offline_codec.ORIGINALS["encode"]
+
+    def pristine(name: str) -> Any:
+        """mongoeco's own function with its own recursion (its inner calls go through the class attribute)."""
+
+        def call(value: Any) -> Any:
+            fast = {key: getattr(codec, key) for key in offline_codec.ORIGINALS}
+            for key, function in offline_codec.ORIGINALS.items():
+                setattr(codec, key, staticmethod(function))
+            try:
+                return offline_codec.ORIGINALS[name](value)
+            finally:
+                for key, function in fast.items():
+                    setattr(codec, key, staticmethod(function))
+
+        return call
+
+    return pristine("encode"), pristine("to_internal")
 
 
 def _documents() -> list[Any]:
     documents: list[Any] = []
-    for position, value in enumerate(ODD_VALUES):
+    for position, value in enumerate([*ODD_VALUES, engine_compat.engine_object_id()("65a1b2c3d4e5f60718293a4c")]):
         documents.append({"_id": position, "v": value, "nested": {"list": [value, {"v": value}]}})
         documents.append([value, [value]])
         documents.append(value)
@@ -93,11 +110,46 @@ def test_the_walks_call_nothing_per_plain_value(originals: tuple[Any, Any], monk
         return encode(value)
 
     codec = type("Codec", (), {"encode": staticmethod(counted), "to_internal": staticmethod(to_internal),
-                               "decode": engine_compat.document_codec().decode})  # fmt: skip
+                               "decode": engine_compat.document_codec().decode,
+                               "_tagged_value": engine_compat.document_codec()._tagged_value})  # fmt: skip
     fast_encode, fast_internal = offline_codec.fast_codec_functions(codec)
     plain = {"_id": 1, "pad": "x" * 40, "n": [1, 2.5, None, {"a": True}]}
     fast_encode(plain), fast_internal(plain)
     assert calls == []
-    identifier = ObjectId()
-    fast_encode({"_id": identifier, "n": 1})
-    assert calls == [identifier]
+    fast_encode({"_id": ObjectId(), "n": [1, engine_compat.engine_object_id()()]})  # ObjectIds: tagged here
+    assert calls == []
+    when = datetime.datetime(2024, 1, 2)
+    fast_encode({"_id": 1, "when": when})
+    assert calls == [when]
+
+
+def test_the_one_walk_wire_decode_gives_mongoecos_engine_values() -> None:
+    """What pymongo decodes from a wire message (every BSON type) becomes what mongoeco's bridge makes of it."""
+    import bson
+    from bson import Binary, Code, DBRef, MaxKey, MinKey, Regex, Timestamp
+
+    offline_server()
+    assert offline_codec.WIRE_ORIGINAL, "the offline engine did not install the one-walk wire decode"
+    original = offline_codec.WIRE_ORIGINAL[0]
+    _, protocol = engine_compat.wire_decoders()
+    fast = protocol.decode_wire_value
+    assert fast is not original
+    values: list[Any] = [
+        *(v for v in ODD_VALUES if not isinstance(v, tuple | bytearray | uuid.UUID | SON)),
+        Binary(b"\x01" * 16, 4), Binary(b"ab", 0), Regex("^a", "i"), Timestamp(5, 1), Code("x"), Code("y", {"a": 1}),
+        DBRef("c", 1, "db", extra=2), MinKey(), MaxKey(), SON([("b", 1), ("a", [Int64(2)])]),
+    ]  # fmt: skip
+    bridge, _ = engine_compat.wire_decoders()
+
+    def pristine(value: Any) -> Any:  # mongoeco's with its own recursion (through its module's name)
+        bridge.decode_wire_value = original
+        try:
+            return original(value)
+        finally:
+            bridge.decode_wire_value = fast
+
+    for value in values:
+        raw = bson.encode({"v": value, "nested": {"list": [value, {"v": value}]}})
+        for options in (bson.DEFAULT_CODEC_OPTIONS, bson.CodecOptions(document_class=SON)):
+            decoded = bson.decode(raw, codec_options=options)
+            _same(fast(copy.deepcopy(decoded)), pristine(copy.deepcopy(decoded)))

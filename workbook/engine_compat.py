@@ -18,6 +18,8 @@ import importlib
 import inspect
 from typing import Any
 
+from bson import ObjectId
+
 TESTED_VERSION = "4.11.0"
 """The mongoeco release the offline default's patches were written and checked against."""
 
@@ -435,6 +437,13 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     ),
     PrivateName("mongoeco.core.codec", "DocumentCodec.decode", "what the command boundary makes of one scalar"),
     PrivateName(
+        "mongoeco.wire.bson_bridge",
+        "decode_wire_value",
+        "replaced by its one-walk equivalent (workbook.offline_codec.install_fast_wire_decode)",
+        ("value",),
+    ),
+    PrivateName("mongoeco.wire.protocol", "decode_wire_value", "the protocol's own binding of the same function"),
+    PrivateName(
         "mongoeco.engines.adapter",
         "EngineSpiAdapter._deliver_committed_change",
         "deliver a change without building the hub's state (install_cheap_change_delivery)",
@@ -701,9 +710,28 @@ def id_contains_numeric_value(value: Any) -> bool:
         return False
     if kind is int and -(2**63) <= value < 2**63:  # wider ints: mongoeco raises its overflow error
         return True
+    if kind is _object_id_types[0] or kind is _object_id_types[1]:
+        return False
     from mongoeco.core.identity import id_contains_numeric_value as numeric
 
     return bool(numeric(value))
+
+
+def engine_object_id() -> type:
+    """mongoeco's ObjectId (a subclass of pymongo's), what the engine's documents hold."""
+    from mongoeco.types import ObjectId
+
+    return ObjectId
+
+
+_object_id_types: tuple[type, type] = (ObjectId, ObjectId)
+"""pymongo's ObjectId and mongoeco's (set on first use of the engine: :func:`install_object_id_types`)."""
+
+
+def install_object_id_types() -> None:
+    """Let :func:`id_contains_numeric_value` answer ObjectIds of both kinds without mongoeco's walk."""
+    global _object_id_types
+    _object_id_types = (ObjectId, engine_object_id())
 
 
 def to_pymongo(value: Any) -> Any:
@@ -1081,6 +1109,9 @@ def skip_numeric_id_scans_when(predicate: Any) -> None:
     original = memory.id_contains_numeric_value
 
     def id_contains_numeric_value(value: Any) -> bool:
+        kind = type(value)
+        if kind is str or kind is _object_id_types[0] or kind is _object_id_types[1]:
+            return False  # never numeric: answered without mongoeco's walk
         return False if predicate() else bool(original(value))
 
     module: Any = memory
@@ -1136,6 +1167,13 @@ def document_codec() -> Any:
     if DocumentCodec._MARKER != CODEC_MARKER:
         raise AttributeError(f"mongoeco's codec marker is {DocumentCodec._MARKER!r}, not {CODEC_MARKER!r}")
     return DocumentCodec
+
+
+def wire_decoders() -> tuple[Any, Any]:
+    """mongoeco's wire BSON bridge and protocol modules (both hold ``decode_wire_value``)."""
+    from mongoeco.wire import bson_bridge, protocol
+
+    return bson_bridge, protocol
 
 
 def internal_bson() -> tuple[type, type, Any]:

@@ -58,15 +58,15 @@ def document_depth(document: Any) -> int:
     (1, 3)
     """
     deepest, stack = 0, [(document, 1)]
+    leaves = _LEAVES
     while stack:
         value, level = stack.pop()
-        deepest = max(deepest, level)
-        children = value.values() if isinstance(value, Mapping) else value
-        stack.extend(
-            (child, level + 1)
-            for child in children
-            if type(child) not in _LEAVES and isinstance(child, Mapping | list | tuple)  # scalars: no ABC check
-        )
+        if level > deepest:
+            deepest = level
+        for child in value.values() if type(value) is dict or isinstance(value, Mapping) else value:
+            kind = type(child)
+            if kind is dict or kind is list or (kind not in leaves and isinstance(child, Mapping | list | tuple)):
+                stack.append((child, level + 1))  # plain containers and scalars: no ABC check
     return deepest
 
 
