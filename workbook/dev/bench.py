@@ -735,7 +735,7 @@ def _insert_shapes(db: Any, count: int) -> list[Figure]:
     figures = []
     for label, batch in batches.items():
         db.client.drop_database(db.name)
-        seconds, _ = timed(lambda batch=batch: db.shapes.insert_many(batch))
+        seconds, _ = timed(partial(db.shapes.insert_many, batch))
         figures.append(Figure("writes", label, len(batch) / seconds, "doc/s", at_least=20_000))
     return figures
 
