@@ -56,8 +56,11 @@ def test_change_streams_still_see_every_insert_after_the_cheap_delivery() -> Non
         collection = server._client.get_database(db.name).get_collection("c")
         stream = collection.watch()
         await collection.insert_many([{"_id": 1000 + i} for i in range(3)])
-        await collection.insert_one({"_id": 2000})
-        events: list[Any] = [await asyncio.wait_for(stream.try_next(), 10) for _ in range(4)]
+        await collection.insert_one({"_id": 2000, "n": 1})
+        await collection.update_one({"_id": 2000}, {"$set": {"n": 2}})
+        await collection.delete_one({"_id": 1001})
+        events: list[Any] = [await asyncio.wait_for(stream.try_next(), 10) for _ in range(6)]
+        assert events[3]["fullDocument"] == {"_id": 2000, "n": 1}  # as inserted, not as updated after
         return [(event["operationType"], event["documentKey"]["_id"]) for event in events]
 
     try:
@@ -66,6 +69,8 @@ def test_change_streams_still_see_every_insert_after_the_cheap_delivery() -> Non
             ("insert", 1001),
             ("insert", 1002),
             ("insert", 2000),
+            ("update", 2000),
+            ("delete", 1001),
         ]
     finally:
         db.client.drop_database(db.name)

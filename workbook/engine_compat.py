@@ -437,6 +437,18 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     ),
     PrivateName("mongoeco.core.codec", "DocumentCodec.decode", "what the command boundary makes of one scalar"),
     PrivateName(
+        _MEMORY,
+        "MemoryEngine._change_payload",
+        "build change payloads without copies _record_committed_change makes anyway (UncopiedChangePayloads)",
+        ("operation_type", "db_name", "coll_name", "document_key", "full_document"),
+    ),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine._record_committed_change",
+        "it copies a payload it keeps (so UncopiedChangePayloads need not)",
+        ("context", "payload"),
+    ),
+    PrivateName(
         "mongoeco.wire.bson_bridge",
         "decode_wire_value",
         "replaced by its one-walk equivalent (workbook.offline_codec.install_fast_wire_decode)",

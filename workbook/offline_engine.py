@@ -64,6 +64,7 @@ _fast_writes = (
     offline_writes.MissingIdIsEmpty,
     offline_ids.NumericIdsByCount,
     offline_writes.BulkDeletes,
+    offline_writes.UncopiedChangePayloads,
 )
 
 

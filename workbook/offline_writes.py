@@ -165,6 +165,34 @@ BULK_KEYS = frozenset({"delete", "deletes", "ordered", "comment", "writeConcern"
 """The ``delete`` command fields the bulk path understands; any other field takes mongoeco's own path."""
 
 
+class UncopiedChangePayloads:
+    """Engine mixin: a change payload holds the document key and document as they are, uncopied.
+
+    mongoeco 4.11.0's ``_change_payload`` deep-copies both, and every caller hands the payload
+    straight to ``_record_committed_change``, which deep-copies it again when it keeps it (a watched
+    collection) and drops it otherwise (no watcher: only a gap is recorded). The first copies were
+    an insert's largest deep copies (a dict and its ``_id`` per document), made to be thrown away.
+    """
+
+    @staticmethod
+    def _change_payload(
+        *,
+        operation_type: str,
+        db_name: str,
+        coll_name: str,
+        document_key: Any,
+        full_document: Any = None,
+    ) -> dict[str, Any]:
+        return {
+            "operation_type": operation_type,
+            "db_name": db_name,
+            "coll_name": coll_name,
+            "document_key": document_key,  # copied by _record_committed_change when kept
+            "full_document": full_document,
+            "update_description": None,
+        }
+
+
 class BulkDeletes:
     """Engine mixin: delete every document a filter matches in chunks of :data:`BULK_CHUNK`, one pass.
 
