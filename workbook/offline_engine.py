@@ -24,7 +24,7 @@ defer_iri_grammar()  # mongoeco imports jsonschema, which would build a 1.4 s gr
 from mongoeco.core.collation import normalize_collation, string_equality_key  # noqa: E402
 from mongoeco.errors import OperationFailure, WriteError  # noqa: E402
 
-from workbook import engine_compat, offline_ids, offline_transactions, offline_writes  # noqa: E402
+from workbook import engine_compat, offline_codec, offline_ids, offline_transactions, offline_writes  # noqa: E402
 from workbook.engine_aggregation import install_aggregation_semantics  # noqa: E402
 from workbook.facts import MAX_BSON_SIZE, TOO_LARGE_AFTER_UPDATE, TOO_LARGE_ON_INSERT  # noqa: E402
 from workbook.offline_indexes import IndexDefinitions  # noqa: E402  (same-key twins, compound hashed indexes)
@@ -46,6 +46,10 @@ def _count_id_scan(storage: Mapping[str, Any], db_name: str, coll_name: str) -> 
 
 engine_compat.install_type_bracketing()
 engine_compat.install_bson_value_sizes()
+engine_compat.install_object_id_types()  # id_contains_numeric_value answers ObjectIds itself
+engine_compat.install_cheap_change_delivery()  # no hub state per committed change
+offline_codec.install_fast_wire_decode()  # pymongo's values to the engine's in one walk
+offline_codec.install_fast_codec()  # one walk per document, not one per level (workbook.offline_codec)
 engine_compat.install_always_operators()
 install_aggregation_semantics()  # workbook.engine_aggregation: issue 19's aggregation fixes
 offline_ids.install_tracking()  # numeric _id checks from a per-collection count (no scan per write)
@@ -60,6 +64,7 @@ _fast_writes = (
     offline_writes.MissingIdIsEmpty,
     offline_ids.NumericIdsByCount,
     offline_writes.BulkDeletes,
+    offline_writes.UncopiedChangePayloads,
 )
 
 

@@ -58,12 +58,20 @@ def document_depth(document: Any) -> int:
     (1, 3)
     """
     deepest, stack = 0, [(document, 1)]
+    leaves = _LEAVES
     while stack:
         value, level = stack.pop()
-        deepest = max(deepest, level)
-        children = value.values() if isinstance(value, Mapping) else value
-        stack.extend((child, level + 1) for child in children if isinstance(child, Mapping | list | tuple))
+        if level > deepest:
+            deepest = level
+        for child in value.values() if type(value) is dict or isinstance(value, Mapping) else value:
+            kind = type(child)
+            if kind is dict or kind is list or (kind not in leaves and isinstance(child, Mapping | list | tuple)):
+                stack.append((child, level + 1))  # plain containers and scalars: no ABC check
     return deepest
+
+
+_LEAVES = frozenset({str, int, float, bool, type(None), bytes})
+"""Types that are never a level of nesting: most values of a document, skipped without an ABC check."""
 
 
 def depth_error(document: Mapping[str, Any]) -> tuple[int, str] | None:

@@ -98,12 +98,15 @@ def change_log_mixin(committed_change: type) -> type:
                         raise OperationFailure("change consumer checkpoint is behind retained history")
                     changes = tuple(self._committed_changes[_after(self._committed_changes, checkpoint) :])
                 WRITE_WORK["change_log_entries_walked"] += len(changes)
-                for change in changes:
-                    consumer(change.for_delivery())
+                try:
+                    for change in changes:
+                        consumer(change.for_delivery())
+                        with self._meta_lock:
+                            self._change_checkpoints[consumer_id] = max(
+                                self._change_checkpoints[consumer_id], change.sequence
+                            )
+                finally:  # once per dispatch, not per change: the same cut (the floor only rises)
                     with self._meta_lock:
-                        self._change_checkpoints[consumer_id] = max(
-                            self._change_checkpoints[consumer_id], change.sequence
-                        )
                         self._prune_committed_changes_locked()
 
     return ChangeLogByBisection
@@ -160,6 +163,34 @@ BULK_INSERT_CHUNK = 200
 
 BULK_KEYS = frozenset({"delete", "deletes", "ordered", "comment", "writeConcern", "lsid", "$db", "$clusterTime"})
 """The ``delete`` command fields the bulk path understands; any other field takes mongoeco's own path."""
+
+
+class UncopiedChangePayloads:
+    """Engine mixin: a change payload holds the document key and document as they are, uncopied.
+
+    mongoeco 4.11.0's ``_change_payload`` deep-copies both, and every caller hands the payload
+    straight to ``_record_committed_change``, which deep-copies it again when it keeps it (a watched
+    collection) and drops it otherwise (no watcher: only a gap is recorded). The first copies were
+    an insert's largest deep copies (a dict and its ``_id`` per document), made to be thrown away.
+    """
+
+    @staticmethod
+    def _change_payload(
+        *,
+        operation_type: str,
+        db_name: str,
+        coll_name: str,
+        document_key: Any,
+        full_document: Any = None,
+    ) -> dict[str, Any]:
+        return {
+            "operation_type": operation_type,
+            "db_name": db_name,
+            "coll_name": coll_name,
+            "document_key": document_key,  # copied by _record_committed_change when kept
+            "full_document": full_document,
+            "update_description": None,
+        }
 
 
 class BulkDeletes:

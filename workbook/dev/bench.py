@@ -714,7 +714,35 @@ def bench_write_throughput(full: bool) -> list[Figure]:
         Figure("writes", f"insert_many of {count:,} over the wire", count / seconds, "doc/s", at_least=20_000),
         Figure("writes", "  the same, per CPU second of this process", count / cpu, "doc/s"),
     ]
+    figures += _insert_shapes(db, count)
     db.client.drop_database(db.name)
+    return figures
+
+
+def _insert_shapes(db: Any, count: int) -> list[Figure]:
+    """``insert_many`` over the wire of ``count`` documents with ObjectId ``_id``s, and of the store's
+    orders at ``small`` (a realistic shape: nested items, dates), each into an empty collection."""
+    from bson import ObjectId
+
+    from workbook.datasets.registry import generate
+
+    orders = generate("store", SCALE).collections["orders"]
+    batches = {
+        f"insert_many of {count:,} with ObjectId _id over the wire": [
+            {"_id": ObjectId(), "pad": "x" * 40} for _ in range(count)
+        ],
+        f"insert_many of the store's {len(orders):,} orders over the wire": [dict(order) for order in orders],
+    }
+    figures = []
+    for label, batch in batches.items():
+        db.client.drop_database(db.name)
+        cpu = time.process_time()
+        seconds, _ = timed(partial(db.shapes.insert_many, batch))
+        cpu = time.process_time() - cpu
+        figures += [
+            Figure("writes", label, len(batch) / seconds, "doc/s", at_least=20_000),
+            Figure("writes", "  the same, per CPU second of this process", len(batch) / cpu, "doc/s"),
+        ]
     return figures
 
 

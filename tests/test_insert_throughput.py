@@ -1,0 +1,96 @@
+"""The offline default's insert path after issue 23's profile: each shortcut gives what mongoeco's own code gives."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+from typing import Any
+
+import pytest
+from bson import Decimal128, Int64, ObjectId
+
+import workbook
+from workbook import engine_compat, offline_ids
+from workbook.offline import offline_server
+
+IDS: list[Any] = [
+    0, 7, -(2**40), 2**62, 5.0, 5.5, Int64(9), Decimal128("3"), Decimal128("3.50"), "7", "", ObjectId(),
+    {"a": 1}, {"a": "x"}, datetime.datetime(2024, 1, 2), True, None, {"$mongoeco": 1},
+]  # fmt: skip
+"""``_id`` values of each kind the stored-form shortcut reads itself or decodes."""
+
+
+def test_the_numeric_id_count_reads_the_stored_id_as_decoding_it_would() -> None:
+    engine = offline_server().engine
+    collection = engine_compat.memory_collection_class()()
+    ids = offline_ids.numeric_ids(engine, collection)
+    assert ids is not None
+    for identifier in IDS:
+        stored = engine._encode_storage_document({"_id": identifier, "pad": "x"})
+        expected = offline_ids.id_key(engine._borrow_storage_document(stored)["_id"])
+        fresh = engine._encode_storage_document({"_id": identifier, "pad": "x"})  # nothing decoded yet
+        assert ids.key_of(fresh) == expected, identifier
+        assert ids.key_of(fresh.payload) == expected, identifier  # a bare payload, as snapshots store
+
+
+def test_id_numeric_shortcuts_agree_with_mongoeco() -> None:
+    from mongoeco.core.identity import id_contains_numeric_value as mongoecos
+
+    for identifier in [*IDS, 2**63 - 1, -(2**63)]:
+        assert engine_compat.id_contains_numeric_value(identifier) == bool(mongoecos(identifier)), identifier
+    for too_wide in (2**63, -(2**63) - 1):
+        with pytest.raises(Exception) as expected:
+            mongoecos(too_wide)
+        with pytest.raises(type(expected.value)):
+            engine_compat.id_contains_numeric_value(too_wide)
+
+
+def test_change_streams_still_see_every_insert_after_the_cheap_delivery() -> None:
+    """Inserts before anyone watches are gaps; a stream opened after sees the later inserts, in order."""
+    server = offline_server()
+    db = workbook.connect(database="test_insert_delivery", quiet=True)
+    db.client.drop_database(db.name)
+    db.c.insert_many([{"_id": i} for i in range(250)])  # gaps: nobody watches
+
+    async def watch_and_insert() -> list[Any]:
+        collection = server._client.get_database(db.name).get_collection("c")
+        stream = collection.watch()
+        await collection.insert_many([{"_id": 1000 + i} for i in range(3)])
+        await collection.insert_one({"_id": 2000, "n": 1})
+        await collection.update_one({"_id": 2000}, {"$set": {"n": 2}})
+        await collection.delete_one({"_id": 1001})
+        events: list[Any] = [await asyncio.wait_for(stream.try_next(), 10) for _ in range(6)]
+        assert events[3]["fullDocument"] == {"_id": 2000, "n": 1}  # as inserted, not as updated after
+        return [(event["operationType"], event["documentKey"]["_id"]) for event in events]
+
+    try:
+        assert server.run(watch_and_insert()) == [
+            ("insert", 1000),
+            ("insert", 1001),
+            ("insert", 1002),
+            ("insert", 2000),
+            ("update", 2000),
+            ("delete", 1001),
+        ]
+    finally:
+        db.client.drop_database(db.name)
+
+
+def test_a_wire_insert_without_ids_and_with_odd_values_stores_what_mongoeco_would() -> None:
+    """The executor hands mongoeco documents already at its command boundary; one without _id gets one."""
+    db = workbook.connect(database="test_insert_forms", quiet=True)
+    db.client.drop_database(db.name)
+    when = datetime.datetime(2024, 5, 6, 7, 8, 9, 123000)
+    documents: list[dict[str, Any]] = [
+        {"_id": 1, "n": Int64(5), "d": Decimal128("1.50"), "when": when, "list": [1, {"a": [2.5, None]}]},
+        {"_id": ObjectId("65a1b2c3d4e5f60718293a4b"), "nested": {"$mongoeco": 1}},
+    ]
+    try:
+        db.c.insert_many(documents)
+        db.client[db.name].command("insert", "c", documents=[{"no_id": True}])  # no _id: the engine adds one
+        stored = list(db.c.find({}, sort=[("$natural", 1)]))
+        assert stored[:2] == documents
+        assert isinstance(stored[0]["n"], Int64) and isinstance(stored[2]["_id"], ObjectId)
+        assert stored[2]["no_id"] is True and len(stored) == 3
+    finally:
+        db.client.drop_database(db.name)

@@ -1,0 +1,175 @@
+"""mongoeco's document codec in one walk per document (the offline default's inserts spent a third
+of their engine time in it).
+
+mongoeco 4.11.0's ``DocumentCodec.encode`` calls ``validate_bson_value`` on every dict it meets,
+and that walks the dict's whole subtree, wrapping each number in a ``BsonInt32``/``BsonDouble``
+only to drop it: a value is checked once per level above it. ``DocumentCodec.to_internal`` (the
+command boundary every insert, update and filter crosses) encodes, decodes and wraps in three more
+walks. Profiled on a 20,000-document ``insert_many`` over the wire (``{"_id": i, "pad": "x" * 40}``,
+cProfile in the engine thread): 6 encode calls, 6 ``validate_bson_value`` walks, 9 number wraps and
+122 ``isinstance`` calls from the codec per document, a third of the engine thread's time.
+
+:func:`install_fast_codec` replaces ``encode`` and ``to_internal`` with one walk each over the plain
+values of a document (dicts, lists, str, int within int64, float, bool, None, ObjectId), giving the same
+containers and values; every other value (dates, ObjectIds, Decimal128, SON, ...) goes to mongoeco's
+own functions. A document the walk is not sure of (a key that is not a string, the codec's
+reserved key, an int outside int64, a value mongoeco's function refuses) is handed whole to
+mongoeco's original, so errors are mongoeco's own, raised in its order.
+tests/test_offline_codec.py compares both with the originals on odd values. See
+``patches/insert-throughput.md``.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from bson import ObjectId
+
+from workbook import engine_compat
+
+INT64_LOW, INT64_HIGH = -(2**63), 2**63 - 1
+
+
+class _Unsure(Exception):
+    """Raised inside a walk for a document mongoeco's original function must take whole."""
+
+
+def fast_codec_functions(codec: Any) -> tuple[Any, Any]:
+    """``(encode, to_internal)``: one-walk equivalents of ``codec``'s (mongoeco's, as found on ``codec`` now)."""
+    original_encode, original_to_internal = codec.encode, codec.to_internal
+    decode = codec.decode
+    document_type, array_type, own = engine_compat.internal_bson()
+    marker = engine_compat.CODEC_MARKER
+    engine_object_id, tagged = engine_compat.engine_object_id(), codec._tagged_value
+
+    def encode_value(value: Any) -> Any:
+        kind = type(value)
+        if kind is str or kind is float or kind is bool or value is None:
+            return value
+        if kind is int:
+            if INT64_LOW <= value <= INT64_HIGH:
+                return value
+            raise _Unsure  # mongoeco raises its overflow error
+        if kind is dict or kind is document_type:
+            if marker in value:
+                raise _Unsure  # mongoeco tags a dict that looks like a tagged value
+            out = {}
+            for key, item in value.items():
+                if type(key) is not str:
+                    raise _Unsure
+                inner = type(item)
+                out[key] = (
+                    item if inner is str or inner is float or inner is bool or item is None else encode_value(item)
+                )
+            return out
+        if kind is list or kind is array_type:
+            return [encode_value(item) for item in value]
+        if kind is engine_object_id or kind is ObjectId:  # the codec's tagged hex string, as its encode gives
+            return tagged("objectid", str(value))
+        try:
+            return original_encode(value)  # one scalar (or a tuple, a SON...): mongoeco's own, checks included
+        except Exception as error:
+            raise _Unsure from error  # the whole document's check reports it, in mongoeco's order
+
+    def encode(data: Any) -> Any:
+        try:
+            return encode_value(data)
+        except _Unsure:
+            return original_encode(data)
+
+    def internal_value(value: Any) -> Any:
+        kind = type(value)
+        if kind is str or kind is float or kind is bool or value is None:
+            return value
+        if kind is int:
+            if INT64_LOW <= value <= INT64_HIGH:
+                return value
+            raise _Unsure
+        if kind is dict:
+            if marker in value:
+                raise _Unsure
+            out = {}
+            for key, item in value.items():
+                if type(key) is not str:
+                    raise _Unsure
+                inner = type(item)
+                out[key] = (
+                    item if inner is str or inner is float or inner is bool or item is None else internal_value(item)
+                )
+            return document_type(out)
+        if kind is list:
+            return array_type([internal_value(item) for item in value])
+        if kind is engine_object_id:  # decoding its tagged form gives an equal one (immutable: this one)
+            return value
+        if kind is ObjectId:
+            return engine_object_id(value)
+        try:  # what mongoeco's three walks make of this one value
+            return own(decode(original_encode(value), preserve_bson_wrappers=True))
+        except Exception as error:
+            raise _Unsure from error
+
+    def to_internal(data: Any) -> Any:
+        if isinstance(data, document_type | array_type):
+            return data
+        try:
+            return internal_value(data)
+        except _Unsure:
+            return original_to_internal(data)
+
+    return encode, to_internal
+
+
+ORIGINALS: dict[str, Any] = {}
+"""mongoeco's own ``encode`` and ``to_internal``, once replaced (tests/test_offline_codec.py compares with them)."""
+
+
+def install_fast_codec() -> None:
+    """Replace mongoeco's ``DocumentCodec.encode`` and ``to_internal`` with their one-walk equivalents (once)."""
+    if ORIGINALS:
+        return
+    codec = engine_compat.document_codec()
+    encode, to_internal = fast_codec_functions(codec)
+    ORIGINALS.update(encode=codec.encode, to_internal=codec.to_internal)
+    codec.encode = staticmethod(encode)
+    codec.to_internal = staticmethod(to_internal)
+
+
+WIRE_ORIGINAL: list[Any] = []
+"""mongoeco's own ``decode_wire_value``, once replaced."""
+
+
+def fast_wire_decode(original: Any, engine_object_id: type) -> Any:
+    """A one-walk equivalent of mongoeco's ``decode_wire_value`` (pymongo's decoded values -> the engine's).
+
+    mongoeco's tries a dozen ``isinstance`` checks on every value before returning a string or a
+    number as it is (17 calls per store order, a third of an order's decode). Plain values, dicts,
+    lists and ObjectIds are converted here exactly as mongoeco converts them; anything else (SON,
+    Int64, Decimal128, Binary, Regex, DBRef...) goes to ``original``.
+    """
+    a_datetime = datetime.datetime
+
+    def decode(value: Any) -> Any:
+        kind = type(value)
+        if kind is str or kind is int or kind is float or kind is bool or value is None or kind is a_datetime:
+            return value
+        if kind is dict:
+            return {key: decode(item) for key, item in value.items()}
+        if kind is list:
+            return [decode(item) for item in value]
+        if kind is ObjectId:
+            return engine_object_id(str(value))
+        return original(value)
+
+    return decode
+
+
+def install_fast_wire_decode() -> None:
+    """Replace mongoeco's ``decode_wire_value`` (in its bridge and in the wire protocol that calls it), once."""
+    if WIRE_ORIGINAL:
+        return
+    bridge, protocol = engine_compat.wire_decoders()
+    WIRE_ORIGINAL.append(bridge.decode_wire_value)
+    decode = fast_wire_decode(bridge.decode_wire_value, engine_compat.engine_object_id())
+    bridge.decode_wire_value = decode
+    protocol.decode_wire_value = decode
