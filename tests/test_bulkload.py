@@ -313,3 +313,13 @@ def test_index_entry_arithmetic_matches_bson_encoding() -> None:
         document = {"_id": 1, "a": value, "b": {"c": value}, "n": 5}
         for fields in (("a",), ("b.c", "n"), ("zz",), ("a", "zz", "n")):
             assert sizes._entry_bytes_fast(document, fields) == sizes._entry_bytes(document, fields), (value, fields)
+
+
+def test_a_snapshot_derives_the_payloads_the_bulk_loader_stored() -> None:
+    """A snapshot file holds each document once and encodes its payload again on restore
+    (engine_compat.payload_encoder): it must be what the bulk loader stored, value for value."""
+    engine = offline_server().engine
+    encode, derive = bulkload.encoder(engine), engine_compat.payload_encoder(engine)
+    for position, value in enumerate(ODD_VALUES):
+        document = {"_id": position, "v": value, "nested": {"list": [value, {"v": value}]}}
+        assert repr(derive(document)) == repr(encode(document)), value

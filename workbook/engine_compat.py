@@ -1200,6 +1200,15 @@ def uses_codec(engine: Any, codec: Any) -> bool:
     return getattr(engine, "_codec", None) is codec
 
 
+def payload_encoder(engine: Any) -> Any:
+    """A function from a document the engine has accepted before to its stored payload: the engine's
+    codec (one walk once :mod:`workbook.offline_codec` is installed), else the engine's own path."""
+    codec = document_codec()
+    if uses_codec(engine, codec):
+        return codec.encode
+    return lambda document: stored_payload(engine, document)
+
+
 def stored_payload(engine: Any, document: Any) -> Any:
     """``document`` in the engine's stored form, through the engine (size and depth limits included)."""
     return engine._encode_storage_document(document).payload

@@ -386,10 +386,10 @@ def _to_plain(collections: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any
 
 def _from_plain(collections: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     if any(state.get("derived") for state in collections.values()):
-        from workbook.bulkload import encoder
+        from workbook.engine_compat import payload_encoder
         from workbook.offline import offline_server
 
-        encode = encoder(offline_server().engine)
+        encode = payload_encoder(offline_server().engine)
         for state in collections.values():
             if state.get("derived"):  # each payload encoded again from its document: they share every string
                 keys = [key for key, _ in state["_storage"]]
