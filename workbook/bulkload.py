@@ -31,9 +31,7 @@ from bson import Decimal128, ObjectId
 from workbook import engine_compat, snapshot
 from workbook.errors import BulkLoadFallback
 from workbook.facts import MAX_NESTING_DEPTH
-
-INT32 = (-(2**31), 2**31 - 1)
-INT64 = (-(2**63), 2**63 - 1)
+from workbook.wire_form import INT32, INT64
 
 _SCHEMA_KEYWORDS = frozenset(
     {"bsonType", "required", "properties", "items", "minItems", "maxItems", "minimum", "maximum",

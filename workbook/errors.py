@@ -162,6 +162,14 @@ class BulkLoadFallback(Exception):  # noqa: N818 - a signal, never shown to a le
     """Internal: the bulk loader (workbook/bulkload.py) leaves this document or collection to the engine's path."""
 
 
+class NotPlain(Exception):  # noqa: N818 - a signal, never shown to a learner
+    """Internal (workbook/wire_form.py): a value wire_form does not reproduce exactly; decode the BSON instead."""
+
+
+class CodecFallback(Exception):  # noqa: N818 - a signal, never shown to a learner
+    """Internal (workbook/offline_codec.py): a document mongoeco's original codec function must take whole."""
+
+
 class DocumentHeld(Exception):  # noqa: N818 - a signal; MongoDB's internal name is a WriteConflictException
     """Internal (workbook/offline_transactions.py): a write outside any transaction met a document an open
     transaction holds; it is retried after that transaction ends."""

@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 from workbook import gc_pause, scales, snapshot
 from workbook.dataset_parts import shape_spec
 from workbook.errors import ArgumentTypeError, LoadInterruptedError
-from workbook.facts import MAX_BSON_SIZE
+from workbook.facts import MAX_BSON_SIZE, bson_size
 from workbook.loaded import CollectionLoad, Lease, LoadedShape, LoadReport, Rejected, begin_load
 from workbook.namespace import require_own_database, shape_database_name
 from workbook.shapes import SHAPE_NAMES
@@ -243,10 +243,9 @@ def _load_collection(
         db.create_collection(spec.name, validator=spec.validator)
     else:
         db.create_collection(spec.name)
-    accepted, sizes, encoded, total_bytes, max_bytes = [], [], [], 0, 0
+    accepted, sizes, total_bytes, max_bytes = [], [], 0, 0
     for document in documents:
-        raw = bson.encode(document)  # its size, and (below) the document as stored
-        size = len(raw)
+        size = bson_size(document)
         if size > MAX_BSON_SIZE:
             report.rejected.append(
                 Rejected(spec.name, document.get("_id"), size, f"{size:,} bytes is over the 16 MiB limit")
@@ -255,19 +254,29 @@ def _load_collection(
             continue
         accepted.append(document)
         sizes.append(size)
-        encoded.append(raw)
         total_bytes, max_bytes = total_bytes + size, max(max_bytes, size)
     if kind == "offline" and bulkload_enabled() and all(_plain(index) for index in spec.indexes):
         if all("_id" in document for document in accepted):
-            # as a server stores them: decoded from the BSON a driver would send (one C call), so the
-            # engine's payloads and the reads' documents share every string (memory), and nothing
-            # decodes the payloads again for the explain model or the snapshot (speed)
-            accepted = bson.decode_all(b"".join(encoded))
+            # as a server stores them (workbook.wire_form), sharing every string with the documents the
+            # notebook holds (memory), so nothing decodes the payloads again for the explain model or
+            # the snapshot (speed)
+            accepted = [_as_stored(document) for document in accepted]
         stored = _bulk(db, spec, accepted, sizes, bar, lease)
     else:
         stored = _batches(db, spec, accepted, bar, kind, lease)
     bar.set_postfix_str("")
     return CollectionLoad(spec.name, stored, total_bytes, max_bytes, len(spec.indexes) + 1)
+
+
+def _as_stored(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` as the server stores it and pymongo reads it back (its BSON decoded, for an unusual value)."""
+    from workbook.errors import NotPlain
+    from workbook.wire_form import wire_form
+
+    try:
+        return wire_form(document)
+    except NotPlain:
+        return bson.decode(bson.encode(document))
 
 
 def _seed_reads(db: Database, collection: str, documents: list[dict[str, Any]]) -> None:

@@ -27,12 +27,9 @@ from typing import Any
 from bson import ObjectId
 
 from workbook import engine_compat
+from workbook.errors import CodecFallback
 
 INT64_LOW, INT64_HIGH = -(2**63), 2**63 - 1
-
-
-class _Unsure(Exception):
-    """Raised inside a walk for a document mongoeco's original function must take whole."""
 
 
 def fast_codec_functions(codec: Any) -> tuple[Any, Any]:
@@ -50,14 +47,14 @@ def fast_codec_functions(codec: Any) -> tuple[Any, Any]:
         if kind is int:
             if INT64_LOW <= value <= INT64_HIGH:
                 return value
-            raise _Unsure  # mongoeco raises its overflow error
+            raise CodecFallback  # mongoeco raises its overflow error
         if kind is dict or kind is document_type:
             if marker in value:
-                raise _Unsure  # mongoeco tags a dict that looks like a tagged value
+                raise CodecFallback  # mongoeco tags a dict that looks like a tagged value
             out = {}
             for key, item in value.items():
                 if type(key) is not str:
-                    raise _Unsure
+                    raise CodecFallback
                 inner = type(item)
                 out[key] = (
                     item if inner is str or inner is float or inner is bool or item is None else encode_value(item)
@@ -70,12 +67,12 @@ def fast_codec_functions(codec: Any) -> tuple[Any, Any]:
         try:
             return original_encode(value)  # one scalar (or a tuple, a SON...): mongoeco's own, checks included
         except Exception as error:
-            raise _Unsure from error  # the whole document's check reports it, in mongoeco's order
+            raise CodecFallback from error  # the whole document's check reports it, in mongoeco's order
 
     def encode(data: Any) -> Any:
         try:
             return encode_value(data)
-        except _Unsure:
+        except CodecFallback:
             return original_encode(data)
 
     def internal_value(value: Any) -> Any:
@@ -85,14 +82,14 @@ def fast_codec_functions(codec: Any) -> tuple[Any, Any]:
         if kind is int:
             if INT64_LOW <= value <= INT64_HIGH:
                 return value
-            raise _Unsure
+            raise CodecFallback
         if kind is dict:
             if marker in value:
-                raise _Unsure
+                raise CodecFallback
             out = {}
             for key, item in value.items():
                 if type(key) is not str:
-                    raise _Unsure
+                    raise CodecFallback
                 inner = type(item)
                 out[key] = (
                     item if inner is str or inner is float or inner is bool or item is None else internal_value(item)
@@ -107,14 +104,14 @@ def fast_codec_functions(codec: Any) -> tuple[Any, Any]:
         try:  # what mongoeco's three walks make of this one value
             return own(decode(original_encode(value), preserve_bson_wrappers=True))
         except Exception as error:
-            raise _Unsure from error
+            raise CodecFallback from error
 
     def to_internal(data: Any) -> Any:
         if isinstance(data, document_type | array_type):
             return data
         try:
             return internal_value(data)
-        except _Unsure:
+        except CodecFallback:
             return original_to_internal(data)
 
     return encode, to_internal
