@@ -238,8 +238,20 @@ def client_for(uri: str | None = None) -> MongoClient:
     return client
 
 
+ENGINE_START_ESTIMATE_S = 2.0
+"""The usual first start of the offline engine, shown on its bar (0.6-1.4 s idle, 2-5 s on a busy machine)."""
+
+ENGINE_BAR_DELAY_S = 0.5
+"""When the engine start's bar shows: half a second into the start, which the imports of ``connect``
+itself (pymongo, tqdm: about 0.4 s in a kernel) precede, so the cell is silent for about a second."""
+
+
 def _offline_client() -> MongoClient:
-    server = offline_server()
+    from workbook.waiting import busy
+
+    starting = "starting the offline engine (once per kernel)"
+    with busy(starting, estimate_s=ENGINE_START_ESTIMATE_S, delay=ENGINE_BAR_DELAY_S):
+        server = offline_server()
     return MongoClient(
         server.uri,
         serverSelectionTimeoutMS=SERVER_SELECTION_TIMEOUT_MS,

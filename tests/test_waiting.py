@@ -1,0 +1,102 @@
+"""Waits the learner sees: a bar appears once a wait passes its delay, never before, and leaves no text.
+
+The slow calls are made slow on purpose (a sleep, a slow fake), and the delays shortened, so each
+test is about what shows, not about this machine's speed.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from workbook import waiting
+from workbook.dev.cell_waits import silent_waits
+
+
+def text_bar_output(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
+    """Send the (terminal) bars to a buffer instead of stderr."""
+    buffer = io.StringIO()
+    real = waiting.wait_bar
+
+    def to_buffer(*args, **kwargs):
+        return real(*args, file=buffer, **kwargs)
+
+    monkeypatch.setattr(waiting, "wait_bar", to_buffer)
+    return buffer
+
+
+def test_busy_shows_the_time_spent_once_a_wait_passes_its_delay(monkeypatch: pytest.MonkeyPatch) -> None:
+    shown = text_bar_output(monkeypatch)
+    with waiting.busy("slow thing", estimate_s=5, delay=0.3):
+        time.sleep(0.9)
+    assert "slow thing: 00:00 (usually about 5 s)" in shown.getvalue()
+
+
+def test_busy_stays_silent_below_its_delay(monkeypatch: pytest.MonkeyPatch) -> None:
+    shown = text_bar_output(monkeypatch)
+    with waiting.busy("quick thing", estimate_s=5, delay=1.0):
+        time.sleep(0.2)
+    assert shown.getvalue() == ""
+
+
+def test_busy_without_progress_shows_nothing_and_runs_the_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    shown = text_bar_output(monkeypatch)
+    with waiting.busy("slow thing", delay=0.1, progress=False) as bar:
+        time.sleep(0.4)
+        ran = True
+    assert ran and bar.disable and shown.getvalue() == ""
+
+
+def test_busy_never_claims_done_before_the_block_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    text_bar_output(monkeypatch)
+    with waiting.busy("over its estimate", estimate_s=0.2, delay=0.0) as bar:
+        time.sleep(0.7)
+        assert 0 < bar.n < 0.2  # past the estimate, the bar waits just short of full
+    assert bar.n == 0.2  # done: full, then closed
+
+
+def test_a_failing_block_still_closes_its_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    text_bar_output(monkeypatch)
+    with pytest.raises(ZeroDivisionError), waiting.busy("fails", delay=0.0) as bar:
+        time.sleep(0.3)
+        _ = 1 / 0
+    time.sleep(2 * waiting.TICK_S)
+    assert bar.disable  # closed: no ticker left moving it
+
+
+@pytest.fixture
+def notebook(tmp_path: Path) -> Path:
+    """Cells a learner might run, timed and saved as a kernel runs them."""
+    cells = [
+        "import time\nfrom workbook import waiting",
+        "with waiting.busy('slow', estimate_s=3):\n    time.sleep(1.6)\nprint('done')",
+        "with waiting.busy('quick', estimate_s=3):\n    time.sleep(0.2)\nprint('done')",
+        "for _ in waiting.wait_bar(range(5), desc='steps'):\n    time.sleep(0.35)\nprint('done')",
+    ]
+    document = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
+    path = tmp_path / "waits.ipynb"
+    nbformat.write(document, path)
+    return path
+
+
+def test_in_a_notebook_bars_show_within_a_second_and_save_no_text(notebook: Path) -> None:
+    from nbclient import NotebookClient
+
+    waits = silent_waits(notebook, timeout=120)
+    slow, quick, steps = waits[1:]
+    assert slow.seconds >= 1.6 and not slow.too_silent  # the bar showed at about 1 s, not 1.6
+    assert steps.seconds >= 1.7 and not steps.too_silent
+    assert quick.silent_seconds >= 0.2  # nothing showed before its "done"
+
+    document = nbformat.read(notebook, as_version=4)
+    NotebookClient(document, timeout=120, kernel_name="python3").execute()
+    outputs = [cell.outputs for cell in document.cells[1:]]
+    for cell in outputs:  # what nbval compares: the printed "done", nothing of the bars
+        assert [o.get("text") for o in cell if o.output_type == "stream"] == ["done\n"]
+        assert all(set(o.data) == {waiting._WIDGET_VIEW} for o in cell if o.output_type == "display_data")
+    shown = [o for cell in outputs for o in cell if o.output_type == "display_data"]
+    assert len(shown) == 2  # the slow cell's bar and the steps' bar; the quick cell's never showed

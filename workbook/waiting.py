@@ -1,0 +1,131 @@
+"""Waits the learner can see: a bar that appears once a wait passes a second and is gone when done.
+
+Issue 25: nothing a learner runs may sit silent for over a second. Two shapes of wait:
+
+- work that can count its steps (collections, calls, documents) uses :func:`wait_bar`, a tqdm bar
+  with ``delay`` and ``leave=False``, as :mod:`workbook.loading` does;
+- one call that cannot count (starting the engine, generating a dataset, one big write) runs
+  under :func:`busy`: the same bar, moved by the clock from a helper thread, showing the time
+  spent and the usual time.
+
+Both stay hidden below ``delay`` and disappear when done. In a notebook the bar is displayed as a
+widget only, without the text copy tqdm adds: a saved notebook then holds no text for it, so a
+cell whose outputs nbval compares gives the same outputs whether the bar appeared or not (nbval
+skips ``application/vnd.jupyter.widget-view+json``, the widget's only output).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from tqdm.auto import tqdm
+
+DELAY_S = 1.0
+"""How long a wait stays silent before its bar shows (issue 25: nothing silent over a second)."""
+
+TICK_S = 0.2
+"""How often :func:`busy` moves its bar: often enough to look alive, rare enough to cost nothing."""
+
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def _bar_class() -> type[Any]:
+    """tqdm's class for here: in a Jupyter kernel, its widget bar displayed without a text copy."""
+    from tqdm.notebook import tqdm as notebook_tqdm
+
+    if not issubclass(tqdm, notebook_tqdm):  # a terminal or a plain script: the text bar on stderr
+        return tqdm
+    from IPython.display import display  # here, not in a helper thread's first tick
+
+    class WidgetOnlyBar(notebook_tqdm):
+        """tqdm's notebook bar, displayed as the widget alone (no ``text/plain`` for nbval to compare)."""
+
+        def display(
+            self,
+            msg: str | None = None,
+            pos: int | None = None,
+            close: bool = False,
+            bar_style: str | None = None,
+            check_delay: bool = True,
+        ) -> None:
+            if check_delay and (self.delay or 0) > 0 and not self.displayed:
+                bundle = self.container._repr_mimebundle_()
+                display({_WIDGET_VIEW: bundle[_WIDGET_VIEW]}, raw=True)
+                self.displayed = True
+            super().display(msg, pos, close=close, bar_style=bar_style, check_delay=False)
+
+    return WidgetOnlyBar
+
+
+def wait_bar(
+    iterable: Iterable[Any] | None = None,
+    *,
+    total: float | None = None,
+    desc: str,
+    unit: str = "step",
+    progress: bool = True,
+    delay: float = DELAY_S,
+    **options: Any,
+) -> tqdm:
+    """A tqdm bar that shows only once the wait passes ``delay`` seconds and is removed when closed.
+
+    ``progress=False`` turns it off. ``options`` go to tqdm (e.g. ``bar_format``).
+    """
+    return _bar_class()(
+        iterable, total=total, desc=desc, unit=unit, delay=delay, leave=False, disable=not progress, **options
+    )
+
+
+@contextmanager
+def busy(
+    desc: str,
+    *,
+    estimate_s: float | None = None,
+    progress: bool = True,
+    delay: float = DELAY_S,
+) -> Iterator[tqdm]:
+    """Run the ``with`` block under a bar that, past ``delay`` seconds, shows the time spent so far.
+
+    ``estimate_s`` is the usual time (the bar fills towards it and says "usually about N s"); the
+    bar never claims to be done before the block is. For a block that cannot count its steps.
+    """
+    if estimate_s is not None and estimate_s <= 0:
+        estimate_s = None
+    usual = f" (usually about {_seconds(estimate_s)})" if estimate_s else ""
+    bar = wait_bar(
+        total=estimate_s,
+        desc=desc,
+        unit="s",
+        progress=progress,
+        delay=delay,
+        bar_format="{desc}: {elapsed}" + usual,
+    )
+    started = time.monotonic()
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.wait(TICK_S):
+            elapsed = time.monotonic() - started
+            target = elapsed if estimate_s is None else min(elapsed, 0.99 * estimate_s)
+            bar.update(target - bar.n)  # shows the bar once ``delay`` has passed (tqdm checks it)
+
+    ticker = threading.Thread(target=tick, name="workbook-busy", daemon=True)
+    if progress:
+        ticker.start()
+    try:
+        yield bar
+    finally:
+        stop.set()
+        if progress:
+            ticker.join()
+        if estimate_s is not None:
+            bar.n = estimate_s  # complete: a notebook bar closed short of its total stays, in red
+        bar.close()
+
+
+def _seconds(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds >= 2 else f"{seconds:.1f} s"
