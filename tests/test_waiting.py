@@ -68,6 +68,23 @@ def test_a_failing_block_still_closes_its_bar(monkeypatch: pytest.MonkeyPatch) -
     assert bar.disable  # closed: no ticker left moving it
 
 
+def test_a_bar_over_coarse_steps_shows_at_its_delay_not_at_the_next_step() -> None:
+    shown = io.StringIO()
+    bar = waiting.wait_bar(total=2, desc="coarse", delay=0.3, file=shown)
+    time.sleep(0.8)  # no step has ended yet
+    assert "coarse:   0%" in shown.getvalue()
+    bar.update(2)
+    bar.close()
+
+
+def test_a_bar_closed_before_its_delay_never_shows() -> None:
+    shown = io.StringIO()
+    with waiting.wait_bar(total=2, desc="quick", delay=0.3, file=shown) as bar:
+        bar.update(2)
+    time.sleep(0.6)  # past the delay: the timer was cancelled
+    assert shown.getvalue() == ""
+
+
 @pytest.fixture
 def notebook(tmp_path: Path) -> Path:
     """Cells a learner might run, timed and saved as a kernel runs them."""
@@ -75,7 +92,7 @@ def notebook(tmp_path: Path) -> Path:
         "import time\nfrom workbook import waiting",
         "with waiting.busy('slow', estimate_s=3):\n    time.sleep(1.6)\nprint('done')",
         "with waiting.busy('quick', estimate_s=3):\n    time.sleep(0.2)\nprint('done')",
-        "for _ in waiting.wait_bar(range(5), desc='steps'):\n    time.sleep(0.35)\nprint('done')",
+        "for _ in waiting.wait_bar(range(2), desc='steps'):\n    time.sleep(0.9)\nprint('done')",  # no step ends at 1 s
     ]
     document = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
     path = tmp_path / "waits.ipynb"
@@ -89,7 +106,7 @@ def test_in_a_notebook_bars_show_within_a_second_and_save_no_text(notebook: Path
     waits = silent_waits(notebook, timeout=120)
     slow, quick, steps = waits[1:]
     assert slow.seconds >= 1.6 and not slow.too_silent  # the bar showed at about 1 s, not 1.6
-    assert steps.seconds >= 1.7 and not steps.too_silent
+    assert steps.seconds >= 1.8 and not steps.too_silent
     assert quick.silent_seconds >= 0.2  # nothing showed before its "done"
 
     document = nbformat.read(notebook, as_version=4)

@@ -18,6 +18,7 @@ from pymongo.errors import ConfigurationError, OperationFailure, PyMongoError
 
 from workbook import namespace
 from workbook.errors import ArgumentTypeError, ConnectionFailedError, InvalidURIError, NamespaceError
+from workbook.engine_waits import ENGINE_WAITS
 from workbook.monitor import COMMANDS
 from workbook.offline import PACKAGE, offline_server
 
@@ -258,7 +259,7 @@ def _offline_client() -> MongoClient:
         # In-process: a long engine operation (a big $lookup) must not look like a dead server.
         connectTimeoutMS=0,
         appname="workbook",
-        event_listeners=[COMMANDS],
+        event_listeners=[COMMANDS, ENGINE_WAITS],
     )
 
 
@@ -280,7 +281,7 @@ def _server_client(uri: str) -> MongoClient:
             serverSelectionTimeoutMS=SERVER_SELECTION_TIMEOUT_MS,
             connectTimeoutMS=2000,
             appname="workbook",
-            event_listeners=[COMMANDS],
+            event_listeners=[COMMANDS, ENGINE_WAITS],
         )
     except (ConfigurationError, ValueError, TypeError) as error:  # InvalidURI is a ConfigurationError
         raise InvalidURIError(f"The MongoDB URI {shown} cannot be used: {scrub(str(error), uri)}", fix=fixes) from None

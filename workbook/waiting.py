@@ -16,10 +16,12 @@ skips ``application/vnd.jupyter.widget-view+json``, the widget's only output).
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from functools import cache
 from typing import Any
 
 from tqdm.auto import tqdm
@@ -33,16 +35,65 @@ TICK_S = 0.2
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
-def _bar_class() -> type[Any]:
-    """tqdm's class for here: in a Jupyter kernel, its widget bar displayed without a text copy."""
-    from tqdm.notebook import tqdm as notebook_tqdm
+class _ShowsOnTime:
+    """A tqdm bar that shows at its ``delay`` even when no step ends then (tqdm checks only at steps).
 
-    if not issubclass(tqdm, notebook_tqdm):  # a terminal or a plain script: the text bar on stderr
-        return tqdm
+    A bar over coarse steps (a collection's model: 2 s each) would otherwise first show at the
+    first step after the delay. A timer shows it on time; closing cancels the timer.
+    """
+
+    disable: bool
+    refresh: Any
+
+    def arm(self, delay: float) -> None:
+        """Start the timer that shows the bar ``delay`` seconds from now, unless closed by then."""
+        self._guard = threading.Lock()
+        self._timer = threading.Timer(delay, self._show_now)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _show_now(self) -> None:
+        with self._guard:
+            if not self.disable:
+                self.refresh()
+
+    def close(self) -> None:
+        timer = getattr(self, "_timer", None)
+        if timer is None:
+            super().close()  # type: ignore[misc]
+            return
+        timer.cancel()
+        with self._guard:
+            super().close()  # type: ignore[misc]
+
+
+def in_kernel() -> bool:
+    """Whether bars here are Jupyter widgets (tqdm.auto chose its notebook bar: we run in a kernel)."""
+    notebook = sys.modules.get("tqdm.notebook")  # imported by tqdm.auto only inside a kernel
+    return notebook is not None and issubclass(tqdm, notebook.tqdm)
+
+
+@cache
+def _bar_class() -> type[Any]:
+    """tqdm's class for here, shown on time: in a Jupyter kernel, its widget bar without a text copy."""
+    notebook = sys.modules.get("tqdm.notebook")
+    if notebook is None or not in_kernel():  # a terminal or a script: text on stderr
+
+        class TextBar(_ShowsOnTime, tqdm):  # type: ignore[misc]
+            """tqdm's text bar, shown at its delay."""
+
+        return TextBar
     from IPython.display import display  # here, not in a helper thread's first tick
 
-    class WidgetOnlyBar(notebook_tqdm):
+    class WidgetOnlyBar(_ShowsOnTime, notebook.tqdm):  # type: ignore[name-defined]
         """tqdm's notebook bar, displayed as the widget alone (no ``text/plain`` for nbval to compare)."""
+
+        displayed: bool
+        delay: float | None
+        container: Any
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, display=False, **kwargs)  # shown by display() below, never by tqdm's own
 
         def display(
             self,
@@ -52,7 +103,7 @@ def _bar_class() -> type[Any]:
             bar_style: str | None = None,
             check_delay: bool = True,
         ) -> None:
-            if check_delay and (self.delay or 0) > 0 and not self.displayed:
+            if check_delay and not self.displayed:
                 bundle = self.container._repr_mimebundle_()
                 display({_WIDGET_VIEW: bundle[_WIDGET_VIEW]}, raw=True)
                 self.displayed = True
@@ -75,9 +126,12 @@ def wait_bar(
 
     ``progress=False`` turns it off. ``options`` go to tqdm (e.g. ``bar_format``).
     """
-    return _bar_class()(
+    bar = _bar_class()(
         iterable, total=total, desc=desc, unit=unit, delay=delay, leave=False, disable=not progress, **options
     )
+    if progress and delay > 0:
+        bar.arm(delay)
+    return bar
 
 
 @contextmanager
