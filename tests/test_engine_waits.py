@@ -85,3 +85,13 @@ def test_in_a_notebook_a_stretch_of_commands_shows_a_bar_and_saves_no_text(tmp_p
         assert [o.get("text") for o in cell.outputs if o.output_type == "stream"] == ["done\n"]
         assert all(set(o.data) == {waiting._WIDGET_VIEW} for o in cell.outputs if o.output_type == "display_data")
     assert [len(cell.outputs) for cell in document.cells[1:]] == [2, 1, 1]  # a bar, then "done", in the first
+
+
+def test_no_engine_bar_beside_another_bar_that_says_so(shown: io.StringIO) -> None:
+    waits = engine_waits.EngineWaits(delay=0.2, enabled=lambda: True, cell=lambda: 1)
+    with waiting.wait_bar(total=1, desc="load", delay=30):  # a load's bar, open (and not yet shown)
+        waits.started(event(1))
+        time.sleep(0.6)
+        waits.succeeded(event(1))
+    time.sleep(engine_waits.GAP_S + 3 * engine_waits.POLL_S)
+    assert shown.getvalue() == ""

@@ -5,8 +5,9 @@ the workbench runs between its start and its reply to say it is still working. p
 monitoring sees every command a :func:`workbook.connect` client sends, in the thread that sends it;
 :data:`ENGINE_WAITS` notes when each starts and ends, and a helper thread shows a bar once one
 stretch of commands (one long command, or many with gaps under :data:`GAP_S`) has lasted
-:data:`workbook.waiting.DELAY_S`: the command running, how many so far, the time spent. The bar
-is gone when the stretch ends. Only inside a Jupyter kernel: scripts and tests print nothing.
+:data:`SHOW_AT_S`: the command running, how many so far, the time spent. The bar is gone when the
+stretch or its cell ends, and never shows beside another workbench bar (a load's, a workload
+run's) that already says so. Only inside a Jupyter kernel: scripts and tests print nothing.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ class EngineWaits(monitoring.CommandListener):
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._in_flight: dict[tuple[int, Any], float] = {}
-        self._last_end = 0.0
+        self._last_end = self._last_start = 0.0
         self._stretch: _Stretch | None = None
         self._thread: threading.Thread | None = None
         self._after_each_cell = after_each_cell
@@ -103,7 +104,7 @@ class EngineWaits(monitoring.CommandListener):
                 stretch = self._stretch = _Stretch(now, cell)
             stretch.commands += 1
             stretch.latest = _describe(event)
-            self._in_flight[event.request_id, event.connection_id] = now
+            self._in_flight[event.request_id, event.connection_id] = self._last_start = now
             first = self._thread is None
             if first:
                 self._thread = threading.Thread(target=self._watch, name="workbook-engine-waits", daemon=True)
@@ -136,12 +137,15 @@ class EngineWaits(monitoring.CommandListener):
                 if not self._in_flight and (stretch is None or now - self._last_end > GAP_S):
                     self._stretch = stretch = None
                     self._wake.clear()
-                busy_now = bool(self._in_flight) or now - self._last_end <= POLL_S  # not a stretch's trailing gap
+                busy_now = bool(self._in_flight) or now - self._last_start <= POLL_S  # not a stretch's trailing gap
                 latest, commands = (stretch.latest, stretch.commands) if stretch else ("", 0)
             with self._bar_lock:
-                if self._bar is not None and stretch is not self._shown:
+                another = any(bar is not self._bar for bar in list(waiting.OPEN_BARS))  # a load's, a run's: enough
+                if self._bar is not None and (stretch is not self._shown or another):
                     self._close_bar()
                 if stretch is None or now - stretch.started < self.delay or (self._bar is None and not busy_now):
+                    continue
+                if another:
                     continue
                 if self._bar is None:
                     self._bar = waiting.wait_bar(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -33,6 +34,9 @@ TICK_S = 0.2
 """How often :func:`busy` moves its bar: often enough to look alive, rare enough to cost nothing."""
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+OPEN_BARS: weakref.WeakSet[Any] = weakref.WeakSet()
+"""The bars made by :func:`wait_bar` and not closed yet (one already says the learner is waiting)."""
 
 
 class _ShowsOnTime:
@@ -58,6 +62,7 @@ class _ShowsOnTime:
                 self.refresh()
 
     def close(self) -> None:
+        OPEN_BARS.discard(self)
         timer = getattr(self, "_timer", None)
         if timer is None:
             super().close()  # type: ignore[misc]
@@ -129,6 +134,8 @@ def wait_bar(
     bar = _bar_class()(
         iterable, total=total, desc=desc, unit=unit, delay=delay, leave=False, disable=not progress, **options
     )
+    if progress:
+        OPEN_BARS.add(bar)
     if progress and delay > 0:
         bar.arm(delay)
     return bar
