@@ -17,8 +17,8 @@ from pymongo.database import Database
 from pymongo.errors import ConfigurationError, OperationFailure, PyMongoError
 
 from workbook import namespace
-from workbook.errors import ArgumentTypeError, ConnectionFailedError, InvalidURIError, NamespaceError
 from workbook.engine_waits import ENGINE_WAITS
+from workbook.errors import ArgumentTypeError, ConnectionFailedError, InvalidURIError, NamespaceError
 from workbook.monitor import COMMANDS
 from workbook.offline import PACKAGE, offline_server
 
