@@ -85,6 +85,21 @@ def test_a_bar_closed_before_its_delay_never_shows() -> None:
     assert shown.getvalue() == ""
 
 
+def test_a_bar_waits_out_what_is_left_of_its_cells_first_second(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(waiting, "in_kernel", lambda: True)
+    monkeypatch.setattr(waiting, "_watch_cells", lambda: None)
+    now = time.monotonic()
+    monkeypatch.setattr(waiting, "_cell_started", [now - 0.6])
+    assert 0.35 <= waiting.cell_delay() <= 0.4  # 0.6 s of the cell gone: 0.4 s left
+    monkeypatch.setattr(waiting, "_cell_started", [now - 30])
+    assert waiting.cell_delay() == waiting.MIN_DELAY_S  # late in a long cell: never a flash
+    monkeypatch.setattr(waiting, "_cell_started", [0.0])
+    assert waiting.cell_delay() == waiting.DELAY_S  # the first cell: its start unknown
+    monkeypatch.setattr(waiting, "in_kernel", lambda: False)
+    monkeypatch.setattr(waiting, "_cell_started", [now - 0.6])
+    assert waiting.cell_delay() == waiting.DELAY_S  # a script: no cells
+
+
 @pytest.fixture
 def notebook(tmp_path: Path) -> Path:
     """Cells a learner might run, timed and saved as a kernel runs them."""
@@ -93,6 +108,7 @@ def notebook(tmp_path: Path) -> Path:
         "with waiting.busy('slow', estimate_s=3):\n    time.sleep(1.6)\nprint('done')",
         "with waiting.busy('quick', estimate_s=3):\n    time.sleep(0.2)\nprint('done')",
         "for _ in waiting.wait_bar(range(2), desc='steps'):\n    time.sleep(0.9)\nprint('done')",  # no step ends at 1 s
+        "time.sleep(0.7)\nwith waiting.busy('late'):\n    time.sleep(1.2)\nprint('done')",  # a wait 0.7 s into its cell
     ]
     document = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
     path = tmp_path / "waits.ipynb"
@@ -104,10 +120,11 @@ def test_in_a_notebook_bars_show_within_a_second_and_save_no_text(notebook: Path
     from nbclient import NotebookClient
 
     waits = silent_waits(notebook, timeout=120)
-    slow, quick, steps = waits[1:]
+    slow, quick, steps, late = waits[1:]
     assert slow.seconds >= 1.6 and not slow.too_silent  # the bar showed at about 1 s, not 1.6
     assert steps.seconds >= 1.8 and not steps.too_silent
     assert quick.silent_seconds >= 0.2  # nothing showed before its "done"
+    assert late.seconds >= 1.9 and not late.too_silent  # shown a second into the cell, not into the wait
 
     document = nbformat.read(notebook, as_version=4)
     NotebookClient(document, timeout=120, kernel_name="python3").execute()
@@ -116,4 +133,4 @@ def test_in_a_notebook_bars_show_within_a_second_and_save_no_text(notebook: Path
         assert [o.get("text") for o in cell if o.output_type == "stream"] == ["done\n"]
         assert all(set(o.data) == {waiting._WIDGET_VIEW} for o in cell if o.output_type == "display_data")
     shown = [o for cell in outputs for o in cell if o.output_type == "display_data"]
-    assert len(shown) == 2  # the slow cell's bar and the steps' bar; the quick cell's never showed
+    assert len(shown) == 3  # the slow, steps and late cells' bars; the quick cell's never showed

@@ -30,6 +30,9 @@ from tqdm.auto import tqdm
 DELAY_S = 1.0
 """How long a wait stays silent before its bar shows (issue 25: nothing silent over a second)."""
 
+MIN_DELAY_S = 0.3
+"""The shortest delay a bar gets, however late in its cell it starts (a bar never flashes for less)."""
+
 TICK_S = 0.2
 """How often :func:`busy` moves its bar: often enough to look alive, rare enough to cost nothing."""
 
@@ -70,6 +73,36 @@ class _ShowsOnTime:
         timer.cancel()
         with self._guard:
             super().close()  # type: ignore[misc]
+
+
+_cell_started: list[float] = []
+"""When the running notebook cell began (``time.monotonic()``), kept by an IPython ``pre_run_cell`` hook."""
+
+
+def _watch_cells() -> None:
+    """Have IPython note when each cell starts, from the next cell on (once per kernel)."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is not None and not _cell_started:
+        _cell_started.append(0.0)  # unknown for the cell running now
+        shell.events.register("pre_run_cell", lambda *_: _cell_started.__setitem__(0, time.monotonic()))
+
+
+def cell_delay() -> float:
+    """How long a new bar waits before it shows, so its cell is silent for :data:`DELAY_S` at most.
+
+    A wait that begins 0.6 s into a cell (after a restore, say) shows 0.4 s later, not 1 s later;
+    never sooner than :data:`MIN_DELAY_S`. Outside a kernel, or before the first cell start is
+    known, :data:`DELAY_S`.
+    """
+    if not in_kernel():
+        return DELAY_S
+    _watch_cells()
+    started = _cell_started[0]
+    if not started:
+        return DELAY_S
+    return min(DELAY_S, max(MIN_DELAY_S, DELAY_S - (time.monotonic() - started)))
 
 
 def in_kernel() -> bool:
@@ -124,13 +157,17 @@ def wait_bar(
     desc: str,
     unit: str = "step",
     progress: bool = True,
-    delay: float = DELAY_S,
+    delay: float | None = None,
     **options: Any,
 ) -> tqdm:
     """A tqdm bar that shows only once the wait passes ``delay`` seconds and is removed when closed.
 
+    ``delay`` defaults to :func:`cell_delay`: a second from the cell's start, at most.
+
     ``progress=False`` turns it off. ``options`` go to tqdm (e.g. ``bar_format``).
     """
+    if delay is None:
+        delay = cell_delay()
     bar = _bar_class()(
         iterable, total=total, desc=desc, unit=unit, delay=delay, leave=False, disable=not progress, **options
     )
@@ -147,7 +184,7 @@ def busy(
     *,
     estimate_s: float | None = None,
     progress: bool = True,
-    delay: float = DELAY_S,
+    delay: float | None = None,
 ) -> Iterator[tqdm]:
     """Run the ``with`` block under a bar that, past ``delay`` seconds, shows the time spent so far.
 
