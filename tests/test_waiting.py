@@ -100,6 +100,21 @@ def test_a_bar_waits_out_what_is_left_of_its_cells_first_second(monkeypatch: pyt
     assert waiting.cell_delay() == waiting.DELAY_S  # a script: no cells
 
 
+def test_the_first_cell_with_a_bar_counts_from_its_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    from datetime import UTC, datetime, timedelta
+    from types import SimpleNamespace
+
+    import IPython
+
+    asked = SimpleNamespace(parent_header={"header": {"date": datetime.now(UTC) - timedelta(seconds=0.5)}})
+    monkeypatch.setattr(IPython, "get_ipython", lambda: asked)
+    assert waiting._requested() == pytest.approx(time.monotonic() - 0.5, abs=0.05)
+    asked.parent_header = {"header": {"date": "not a date"}}
+    assert waiting._requested() == 0.0  # unknown: the bar keeps its full delay
+    monkeypatch.setattr(IPython, "get_ipython", lambda: None)
+    assert waiting._requested() == 0.0
+
+
 @pytest.fixture
 def notebook(tmp_path: Path) -> Path:
     """Cells a learner might run, timed and saved as a kernel runs them."""

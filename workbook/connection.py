@@ -242,9 +242,9 @@ def client_for(uri: str | None = None) -> MongoClient:
 ENGINE_START_ESTIMATE_S = 2.0
 """The usual first start of the offline engine, shown on its bar (0.6-1.4 s idle, 2-5 s on a busy machine)."""
 
-ENGINE_BAR_DELAY_S = 0.5
-"""When the engine start's bar shows: half a second into the start, which the imports of ``connect``
-itself (pymongo, tqdm: about 0.4 s in a kernel) precede, so the cell is silent for about a second."""
+ENGINE_BAR_DELAY_S = 0.2
+"""When the engine start's bar shows: 0.2 s into the start, which the imports of ``connect`` itself
+(pymongo, tqdm: 0.4-0.8 s in a kernel) precede, so the cell is silent for about a second."""
 
 
 def _offline_client() -> MongoClient:

@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 DELAY_S = 1.0
 """How long a wait stays silent before its bar shows (issue 25: nothing silent over a second)."""
 
-MIN_DELAY_S = 0.3
+MIN_DELAY_S = 0.2
 """The shortest delay a bar gets, however late in its cell it starts (a bar never flashes for less)."""
 
 TICK_S = 0.2
@@ -89,17 +89,40 @@ def _watch_cells() -> None:
         shell.events.register("pre_run_cell", lambda *_: _cell_started.__setitem__(0, time.monotonic()))
 
 
+def _requested() -> float:
+    """When the running cell was asked for (its request's date, on the monotonic clock), or 0.0.
+
+    For the first cell with a bar, whose start the ``pre_run_cell`` hook missed. A cell queued
+    behind others (Run All) was asked for before it began: its bars show sooner, never later.
+    """
+    from datetime import UTC, datetime
+
+    from IPython import get_ipython
+
+    header = (getattr(get_ipython(), "parent_header", None) or {}).get("header") or {}
+    date = header.get("date")
+    if isinstance(date, str):
+        try:
+            date = datetime.fromisoformat(date)
+        except ValueError:
+            return 0.0
+    if not isinstance(date, datetime) or date.tzinfo is None:
+        return 0.0
+    age = (datetime.now(UTC) - date).total_seconds()
+    return time.monotonic() - age if 0 <= age < 3600 else 0.0
+
+
 def cell_delay() -> float:
     """How long a new bar waits before it shows, so its cell is silent for :data:`DELAY_S` at most.
 
     A wait that begins 0.6 s into a cell (after a restore, say) shows 0.4 s later, not 1 s later;
-    never sooner than :data:`MIN_DELAY_S`. Outside a kernel, or before the first cell start is
+    never sooner than :data:`MIN_DELAY_S`. Outside a kernel, or when the cell's start is not
     known, :data:`DELAY_S`.
     """
     if not in_kernel():
         return DELAY_S
     _watch_cells()
-    started = _cell_started[0]
+    started = _cell_started[0] or _requested()
     if not started:
         return DELAY_S
     return min(DELAY_S, max(MIN_DELAY_S, DELAY_S - (time.monotonic() - started)))
