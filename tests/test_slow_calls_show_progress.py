@@ -61,7 +61,7 @@ def test_generate_shows_its_estimate_when_slow_and_nothing_when_quick(shown, mon
 
 def test_a_layout_load_and_the_layout_table_show_their_steps_when_slow(shown, monkeypatch) -> None:
     from workbook import loading
-    from workbook.patterns import layouts, paging
+    from workbook.patterns import layouts
 
     followers = workbook.generate("followers", scale="tiny", seed=7, progress=False)
     db = workbook.connect(database=f"t{uuid.uuid4().hex[:8]}", quiet=True)
@@ -73,7 +73,7 @@ def test_a_layout_load_and_the_layout_table_show_their_steps_when_slow(shown, mo
         assert re.search(r"load the bucket layout: +67%", shown.getvalue())  # shown while the second is stored
         shown.truncate(0)
         monkeypatch.setattr(layouts, "largest_document_bytes", slowed(layouts.largest_document_bytes, 1.2))
-        top = paging.most_followed_user(bucket)
+        top = followers.collections["users"][0]["_id"]
         layouts.layout_table([bucket], top, top, deep_page=1)
         assert "measure three pages in each:   0%" in shown.getvalue()
     finally:
