@@ -40,6 +40,7 @@ def test_the_engine_start_shows_a_bar_when_slow_and_nothing_when_quick(shown, mo
     started = connection.offline_server()  # already running here: the quick case
     connection._offline_client().close()
     assert shown.getvalue() == ""
+    monkeypatch.setattr(waiting, "in_kernel", lambda: True)  # as in a notebook (its bar: text here, to the buffer)
     monkeypatch.setattr(connection, "offline_server", slowed(lambda: started, 1.2))  # a slow first start
     connection._offline_client().close()
     assert "starting the offline engine (once per kernel): 00:00 (usually about 2 s)" in shown.getvalue()

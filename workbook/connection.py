@@ -248,10 +248,13 @@ ENGINE_BAR_DELAY_S = 0.2
 
 
 def _offline_client() -> MongoClient:
-    from workbook.waiting import busy
+    import sys
+
+    from workbook.waiting import busy, in_kernel
 
     starting = "starting the offline engine (once per kernel)"
-    with busy(starting, estimate_s=ENGINE_START_ESTIMATE_S, delay=ENGINE_BAR_DELAY_S):
+    shown = in_kernel() or sys.stderr.isatty()  # a notebook or a terminal; not a test run's or a CI log
+    with busy(starting, estimate_s=ENGINE_START_ESTIMATE_S, delay=ENGINE_BAR_DELAY_S, progress=shown):
         server = offline_server()
     return MongoClient(
         server.uri,

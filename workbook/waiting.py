@@ -122,7 +122,7 @@ def cell_delay() -> float:
     if not in_kernel():
         return DELAY_S
     _watch_cells()
-    started = _cell_started[0] or _requested()
+    started = (_cell_started[0] if _cell_started else 0.0) or _requested()
     if not started:
         return DELAY_S
     return min(DELAY_S, max(MIN_DELAY_S, DELAY_S - (time.monotonic() - started)))
