@@ -8,7 +8,11 @@ Issue 25: nothing a learner runs may sit silent for over a second. Two shapes of
   under :func:`busy`: the same bar, moved by the clock from a helper thread, showing the time
   spent and the usual time.
 
-Both stay hidden below ``delay`` and disappear when done. In a notebook the bar is displayed as a
+(Waits on the database, a cell's ``find_one`` or index build, are shown by :mod:`workbook.engine_waits`.)
+
+Both stay hidden below ``delay`` and disappear when done. In a notebook the delay counts from the
+cell's start (:func:`cell_delay`): a wait that begins after half a second of other work shows
+half a second later, so the cell is silent for a second at most. In a notebook the bar is displayed as a
 widget only, without the text copy tqdm adds: a saved notebook then holds no text for it, so a
 cell whose outputs nbval compares gives the same outputs whether the bar appeared or not (nbval
 skips ``application/vnd.jupyter.widget-view+json``, the widget's only output).
