@@ -79,3 +79,19 @@ def test_a_layout_load_and_the_layout_table_show_their_steps_when_slow(shown, mo
         assert "measure three pages in each:   0%" in shown.getvalue()
     finally:
         db.client.drop_database(db.name)
+
+
+def test_the_doctor_shows_its_checks_when_slow_and_nothing_when_quick(shown, monkeypatch) -> None:
+    from workbook.schema_doctor import examine
+
+    loaded = workbook.load("followers", "embedded", workbook.connect(database=f"t{uuid.uuid4().hex[:8]}", quiet=True),
+                           scale="tiny", progress=False)  # fmt: skip
+    try:
+        quick = workbook.doctor(loaded)
+        assert shown.getvalue() == ""
+        monkeypatch.setattr(examine, "check_arrays", slowed(examine.check_arrays, 1.3))  # the third check
+        slow = workbook.doctor(loaded)
+        assert re.search(r"doctor workbench_\w+: +25%.*arrays", shown.getvalue())
+        assert [f.kind for f in slow.findings] == [f.kind for f in quick.findings]  # the same report
+    finally:
+        loaded.db.client.drop_database(loaded.db.name)
