@@ -140,7 +140,7 @@ class EngineWaits(monitoring.CommandListener):
                 busy_now = bool(self._in_flight) or now - self._last_start <= POLL_S  # not a stretch's trailing gap
                 latest, commands = (stretch.latest, stretch.commands) if stretch else ("", 0)
             with self._bar_lock:
-                another = any(bar is not self._bar for bar in list(waiting.OPEN_BARS))  # a load's, a run's: enough
+                another = waiting.another_bar_open(than=self._bar)  # a load's, a run's: enough
                 if self._bar is not None and (stretch is not self._shown or another):
                     self._close_bar()
                 if stretch is None or now - stretch.started < self.delay or (self._bar is None and not busy_now):

@@ -45,6 +45,14 @@ _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 OPEN_BARS: weakref.WeakSet[Any] = weakref.WeakSet()
 """The bars made by :func:`wait_bar` and not closed yet (one already says the learner is waiting)."""
 
+_open_lock = threading.Lock()
+
+
+def another_bar_open(than: Any = None) -> bool:
+    """Whether a :func:`wait_bar` other than ``than`` is open (safe from any thread)."""
+    with _open_lock:
+        return any(bar is not than for bar in list(OPEN_BARS))
+
 
 class _ShowsOnTime:
     """A tqdm bar that shows at its ``delay`` even when no step ends then (tqdm checks only at steps).
@@ -69,7 +77,8 @@ class _ShowsOnTime:
                 self.refresh()
 
     def close(self) -> None:
-        OPEN_BARS.discard(self)
+        with _open_lock:
+            OPEN_BARS.discard(self)
         timer = getattr(self, "_timer", None)
         if timer is None:
             super().close()  # type: ignore[misc]
@@ -199,7 +208,8 @@ def wait_bar(
         iterable, total=total, desc=desc, unit=unit, delay=delay, leave=False, disable=not progress, **options
     )
     if progress:
-        OPEN_BARS.add(bar)
+        with _open_lock:
+            OPEN_BARS.add(bar)
     if progress and delay > 0:
         bar.arm(delay)
     return bar
