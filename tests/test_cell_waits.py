@@ -44,3 +44,18 @@ def test_the_bench_names_the_longest_silent_cell(notebook: Path, monkeypatch: py
     longest, count = bench.bench_silent_waits()
     assert longest.value >= 1.3 and longest.ok is False and "waits.ipynb cell 1" in longest.note
     assert count.value == 2 and count.ok is False  # cells 1 and 3; cell 2 printed first
+
+
+def test_a_widget_counts_only_once_it_is_on_the_screen(tmp_path: Path) -> None:
+    cells = [
+        "import time\nimport ipywidgets as w\nshown = w.HBox([w.IntProgress()])",
+        "hidden = w.IntProgress()\nfor i in range(6):\n    hidden.value = i\n    time.sleep(0.25)",  # never displayed
+        "shown",  # displayed here
+        "time.sleep(0.3)\nfor i in range(6):\n    shown.children[0].value = i\n    time.sleep(0.25)",  # moves on screen
+    ]
+    document = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
+    path = tmp_path / "widgets.ipynb"
+    nbformat.write(document, path)
+    hidden, _, moving = silent_waits(path, timeout=60)[1:]
+    assert hidden.silent_seconds >= 1.5 and hidden.too_silent  # its updates reached no screen
+    assert moving.seconds >= 1.8 and 0.3 <= moving.silent_seconds < SILENT_LIMIT_S  # a child of a shown widget

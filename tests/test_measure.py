@@ -134,13 +134,14 @@ def test_product_pages_favour_popular_products(loaded_store):
 
 
 def test_a_run_counts_every_call_on_a_progress_bar(shapes, monkeypatch):
-    from workbook import measure
+    from workbook import measure, waiting
 
     bars = []
 
     class Recording:
-        def __init__(self, total, delay, disable, **kwargs):
-            self.total, self.delay, self.disable, self.done, self.closed = total, delay, disable, 0, False
+        def __init__(self, total, progress, **kwargs):
+            self.total, self.disable, self.done, self.closed = total, not progress, 0, False
+            self.delay = kwargs.get("delay", waiting.DELAY_S)
             bars.append(self)
 
         def update(self, count):
@@ -149,7 +150,7 @@ def test_a_run_counts_every_call_on_a_progress_bar(shapes, monkeypatch):
         def close(self):
             self.closed = True
 
-    monkeypatch.setattr(measure, "tqdm", Recording)
+    monkeypatch.setattr(measure, "wait_bar", Recording)
     runs = measure.run_workload(shapes, operations=["product_page", "my_orders"], repeat=2, warmup=1, explain_runs=0)
     (bar,) = bars
     assert bar.total == bar.done == 3 * 2 * (2 + 1) and bar.closed and not bar.disable

@@ -400,17 +400,17 @@ def test_a_restore_shows_a_progress_bar_that_goes_away(monkeypatch: pytest.Monke
             return None
 
     recording = Recording
-    monkeypatch.setattr(loading, "tqdm", recording)
+    monkeypatch.setattr(loading, "wait_bar", recording)  # wait_bar: always leave=False
     first = workbook.load("followers", "referenced", scale="tiny")
     try:
         bars.clear()
         workbook.load("followers", "referenced", scale="tiny")  # the same load again: restored
         restores = [b for b in bars if str(b.get("desc", "")).startswith("restore followers/referenced")]
-        assert len(restores) == 1 and restores[0]["leave"] is False and restores[0]["delay"] == 1.0
+        assert len(restores) == 1 and "delay" not in restores[0]  # wait_bar's own: shown past 1 s
         assert restores[0]["bar"].n == 2  # type: ignore[attr-defined]  # found, then installed
         bars.clear()
         workbook.load("followers", "referenced", scale="tiny", progress=False)
-        assert all(b["disable"] for b in bars if str(b.get("desc", "")).startswith("restore"))
+        assert all(b["progress"] is False for b in bars if str(b.get("desc", "")).startswith("restore"))
         models = [
             b for b in bars if str(b.get("desc", "")).startswith("model ")
         ]  # built by the load, not the first read

@@ -17,6 +17,7 @@ from pymongo.database import Database
 from pymongo.errors import ConfigurationError, OperationFailure, PyMongoError
 
 from workbook import namespace
+from workbook.engine_waits import ENGINE_WAITS
 from workbook.errors import ArgumentTypeError, ConnectionFailedError, InvalidURIError, NamespaceError
 from workbook.monitor import COMMANDS
 from workbook.offline import PACKAGE, offline_server
@@ -238,15 +239,30 @@ def client_for(uri: str | None = None) -> MongoClient:
     return client
 
 
+ENGINE_START_ESTIMATE_S = 2.0
+"""The usual first start of the offline engine, shown on its bar (0.6-1.4 s idle, 2-5 s on a busy machine)."""
+
+ENGINE_BAR_DELAY_S = 0.2
+"""When the engine start's bar shows: 0.2 s into the start, which the imports of ``connect`` itself
+(pymongo, tqdm: 0.4-0.8 s in a kernel) precede, so the cell is silent for about a second."""
+
+
 def _offline_client() -> MongoClient:
-    server = offline_server()
+    import sys
+
+    from workbook.waiting import busy, in_kernel
+
+    starting = "starting the offline engine (once per kernel)"
+    shown = in_kernel() or sys.stderr.isatty()  # a notebook or a terminal; not a test run's or a CI log
+    with busy(starting, estimate_s=ENGINE_START_ESTIMATE_S, delay=ENGINE_BAR_DELAY_S, progress=shown):
+        server = offline_server()
     return MongoClient(
         server.uri,
         serverSelectionTimeoutMS=SERVER_SELECTION_TIMEOUT_MS,
         # In-process: a long engine operation (a big $lookup) must not look like a dead server.
         connectTimeoutMS=0,
         appname="workbook",
-        event_listeners=[COMMANDS],
+        event_listeners=[COMMANDS, ENGINE_WAITS],
     )
 
 
@@ -268,7 +284,7 @@ def _server_client(uri: str) -> MongoClient:
             serverSelectionTimeoutMS=SERVER_SELECTION_TIMEOUT_MS,
             connectTimeoutMS=2000,
             appname="workbook",
-            event_listeners=[COMMANDS],
+            event_listeners=[COMMANDS, ENGINE_WAITS],
         )
     except (ConfigurationError, ValueError, TypeError) as error:  # InvalidURI is a ConfigurationError
         raise InvalidURIError(f"The MongoDB URI {shown} cannot be used: {scrub(str(error), uri)}", fix=fixes) from None

@@ -19,6 +19,7 @@ from workbook.loaded import CollectionLoad, Lease, LoadedShape, LoadReport, Reje
 from workbook.namespace import require_own_database, shape_database_name
 from workbook.shapes import SHAPE_NAMES
 from workbook.shapes.spec import CollectionSpec
+from workbook.waiting import wait_bar
 
 if TYPE_CHECKING:
     from workbook.datasets import Dataset
@@ -82,9 +83,7 @@ def load(
     # --- speed (workbook/snapshot.py, workbook/scales.py): the same load restored from a snapshot; ---
     # --- large refused on the offline default unless forced, medium estimated before it starts ---
     if info.kind == "offline":  # a restore can take seconds on a busy machine: a bar, gone when done
-        with tqdm(
-            total=2, desc=f"restore {name}/{shape}", unit="step", delay=1.0, leave=False, disable=not progress
-        ) as bar:
+        with wait_bar(total=2, desc=f"restore {name}/{shape}", unit="step", progress=progress) as bar:
             found = snapshot.find(dataset, shape, scale=scale, seed=seed)
             bar.update()
             if found is not None:
@@ -115,7 +114,7 @@ def warm_models(db: Database, collections: list[str], *, progress: bool = True) 
 
     server = offline_server()
     hook = hook_for(server.engine)
-    names = tqdm(collections, desc=f"model {db.name}", unit="collection", delay=1.0, leave=False, disable=not progress)
+    names = wait_bar(collections, desc=f"model {db.name}", unit="collection", progress=progress)
     with names as bar:
         for name in bar:
             server.run(hook.model(db.name, name))
@@ -147,7 +146,7 @@ def _load_for_real(
         if previous and (previous.get("dataset"), previous.get("shape")) != (dataset.name, shape):
             report.replaced = f"{previous.get('dataset')}/{previous.get('shape')}"
         _drop_other_shapes(db, dataset.name, shape, previous)
-        bar = tqdm(total=total, desc=f"load {dataset.name}/{shape}", unit="doc", delay=1.0, disable=not progress)
+        bar = wait_bar(total=total, desc=f"load {dataset.name}/{shape}", unit="doc", progress=progress)
         with bar:
             for collection in spec.collections:
                 report.collections.append(

@@ -16,7 +16,6 @@ from weakref import WeakKeyDictionary
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from workbook.bounds import MAX_REPEAT, check_count
 from workbook.calls import measure_call
@@ -24,6 +23,7 @@ from workbook.errors import ArgumentTypeError, OperationRejectedError, WorkbookE
 from workbook.explaining.work import explained_reads as explained_reads  # re-exported for the explorer
 from workbook.explaining.work import work_examined
 from workbook.loaded import Loadable, LoadedShape, loaded_shapes
+from workbook.waiting import wait_bar
 from workbook.workloads import Pools
 
 COLUMNS = [
@@ -94,7 +94,7 @@ def run_workload(
         spec.operation(name)  # unknown names fail before anything runs
     rows: list[dict[str, Any]] = []
     calls = len(_plan(spec, names, repeat, warmup, mix, seed)) * len(loaded)  # speed: a bar for runs over 1 s
-    bar = tqdm(total=calls, desc=f"run {spec.dataset}", unit="call", delay=1.0, disable=not progress)
+    bar = wait_bar(total=calls, desc=f"run {spec.dataset}", unit="call", progress=progress)
     done = 0
     for shape in loaded:
         engine = engine_info(shape.db).label

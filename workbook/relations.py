@@ -399,16 +399,15 @@ def growth_test(scales: tuple[str, str] = ("tiny", "small"), *, seed: int = 7) -
     Each relationship's largest count in the generated data at two scales: a count that stays put
     while the data grows has a ceiling (an array can hold it); one that grows with the data has none.
     """
-    from tqdm.auto import tqdm
-
     from workbook.datasets import sizes
     from workbook.factors import generated
+    from workbook.waiting import wait_bar
 
     small, large = scales
     rows = []
     steps = [(case, scale) for case in GROWTH_CASES for scale in scales]
     counts: dict[tuple[str, str], int] = {}
-    with tqdm(steps, desc="generate and count", unit="dataset", delay=1.0) as bar:
+    with wait_bar(steps, desc="generate and count", unit="dataset") as bar:
         for (relationship, dataset, collection, field), scale in bar:
             counts[(relationship, scale)] = _longest(generated(dataset, scale, seed), collection, field)
     for relationship, dataset, collection, _field in GROWTH_CASES:

@@ -132,6 +132,7 @@ def load_layout(dataset: Any, name: str, db: Database | None = None, *, size: in
     from workbook.connection import connect
     from workbook.loading import fill
     from workbook.namespace import require_own_database
+    from workbook.patterns.work import load_steps
 
     if name not in LAYOUTS:
         raise UnknownChoiceError("layout", name, LAYOUTS)
@@ -143,14 +144,16 @@ def load_layout(dataset: Any, name: str, db: Database | None = None, *, size: in
     size = size or (OUTLIER_CAP if name == "outlier" else BUCKET_SIZE)
     db = db if db is not None else connect(database=f"followers_{name}", quiet=True)
     require_own_database(db.name)
-    with paused():  # a load makes long-lived objects only: see workbook.gc_pause
+    with paused(), load_steps(f"load the {name} layout", 3) as bar:  # paused: see workbook.gc_pause
         documents = outlier_documents(dataset, size) if name == "outlier" else bucket_documents(dataset, size)
+        bar.update()  # built; then its two collections stored
         for collection, rows in documents.items():
             db.drop_collection(collection)
             for index_collection, keys in _INDEXES[name].items():
                 if index_collection == collection:
                     db[collection].create_index(keys)  # on the empty collection: the rows then go in one pass
             fill(db, collection, rows)
+            bar.update()
     return Layout(name, db, size)
 
 
@@ -239,8 +242,10 @@ def layout_table(
     ``bytes_returned`` is the BSON size of the documents the page received (what
     :mod:`workbook.patterns.scaling` computes); ``reply_bytes`` adds the replies around them (cursor
     id, namespace, ``ok``: about a hundred bytes a reply, more for a longer database name)."""
+    from workbook.waiting import wait_bar
+
     rows = []
-    for target in shapes:
+    for target in wait_bar(shapes, desc="measure three pages in each", unit="shape"):  # sizes: seconds, first time
         page = partial(target.ops.run, "followers_page") if isinstance(target, LoadedShape) else target.followers_page
         big = max(
             largest_document_bytes(target.db[name])

@@ -20,9 +20,9 @@ def work_table(rows: dict[str, Work], index_name: str = "shape") -> pd.DataFrame
 def load_steps(description: str, steps: int, progress: bool = True) -> Any:
     """A progress bar over a pattern's load steps (connect, each index, each collection), shown only
     past a second, as ``workbook.load``'s is."""
-    from tqdm.auto import tqdm
+    from workbook.waiting import wait_bar
 
-    return tqdm(total=steps, desc=description, unit="step", delay=1.0, disable=not progress)
+    return wait_bar(total=steps, desc=description, unit="step", progress=progress)
 
 
 def explain_row(collection: Any, query: dict[str, Any]) -> dict[str, Any]:

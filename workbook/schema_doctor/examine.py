@@ -136,8 +136,13 @@ def doctor(
         ("case-insensitive regex", lambda: check_case_insensitive(context, observations)),
         ("$lookup", lambda: check_lookups(context, observations)),
     ]
-    with pymongo.timeout(time_limit):
+    from workbook.waiting import wait_bar
+
+    checking = wait_bar(total=len(steps), desc=f"doctor {database.name}", unit="check")  # seconds on a big database
+    with pymongo.timeout(time_limit), checking as bar:
         for position, (name, step) in enumerate(steps):
+            bar.set_postfix_str(name, refresh=False)
+            bar.update(position - bar.n)
             try:
                 for finding in step():
                     report.findings.append(finding)
@@ -159,6 +164,7 @@ def doctor(
             skipped = ", ".join(n for n, _ in steps[position:])
             context.notes.append(f"time limit of {time_limit:g} s reached: not run (or not finished): {skipped}")
             break
+        bar.update(len(steps) - bar.n)  # done, or stopped by the time limit (the report says so): the bar goes
     report.notes = [*context.notes, _read_only_note(database.name)]
     report.seconds = budget.elapsed()
     return report
