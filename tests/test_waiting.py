@@ -149,3 +149,12 @@ def test_in_a_notebook_bars_show_within_a_second_and_save_no_text(notebook: Path
         assert all(set(o.data) == {waiting._WIDGET_VIEW} for o in cell if o.output_type == "display_data")
     shown = [o for cell in outputs for o in cell if o.output_type == "display_data"]
     assert len(shown) == 3  # the slow, steps and late cells' bars; the quick cell's never showed
+
+
+def test_the_bar_view_is_what_ipywidgets_own_mimebundle_shows() -> None:
+    """waiting.py writes the widget-view bundle itself (public model_id): it must stay ipywidgets' own."""
+    import ipywidgets
+
+    box = ipywidgets.HBox()
+    own = box._repr_mimebundle_()["application/vnd.jupyter.widget-view+json"]
+    assert own == {"version_major": 2, "version_minor": 0, "model_id": box.model_id}

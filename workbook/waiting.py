@@ -178,8 +178,10 @@ def _bar_class() -> type[Any]:
             check_delay: bool = True,
         ) -> None:
             if check_delay and not self.displayed:
-                bundle = self.container._repr_mimebundle_()
-                display({_WIDGET_VIEW: bundle[_WIDGET_VIEW]}, raw=True)
+                # the widget's view alone (no text/plain copy for nbval to compare), as ipywidgets 8's
+                # own mimebundle writes it: widget protocol 2.0 and the model's id
+                view = {"version_major": 2, "version_minor": 0, "model_id": self.container.model_id}
+                display({_WIDGET_VIEW: view}, raw=True)
                 self.displayed = True
             super().display(msg, pos, close=close, bar_style=bar_style, check_delay=False)
 
