@@ -163,3 +163,43 @@ def test_a_notebook_runs_through_nbclient_with_the_sliced_client() -> None:
     client.execute()
     assert notebook.cells[1].outputs[0]["text"] == "42\n"
     assert clients == [SlicedSocketChannel, SlicedSocketChannel]
+
+
+def test_cell_waits_reads_the_kernel_through_the_sliced_client(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import nbformat
+
+    from workbook.dev import cell_waits
+
+    path = tmp_path / "tiny.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('hi')")]), path)
+    reads: list[float | None] = []
+    original = SlicedSocketChannel.get_msg
+
+    async def counted(self: SlicedSocketChannel, timeout: float | None = None) -> dict[str, Any]:
+        reads.append(timeout)
+        return await original(self, timeout)
+
+    monkeypatch.setattr(SlicedSocketChannel, "get_msg", counted)
+    waits = cell_waits.silent_waits(path, timeout=60)
+    assert [wait.index for wait in waits] == [0]
+    assert reads, "nbclient never read a message through SlicedSocketChannel"
+
+
+def test_the_bench_runs_notebooks_through_nbconvert_with_the_sliced_client(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workbook.dev import bench
+
+    commands: list[list[str]] = []
+
+    class _Refused(Exception):
+        pass
+
+    def popen(command: list[str], **kwargs: Any) -> Any:
+        commands.append(command)
+        raise _Refused
+
+    monkeypatch.setattr(bench.subprocess, "Popen", popen)
+    with pytest.raises(_Refused):
+        bench._kernel_rss_after(tmp_path / "x.ipynb")
+    assert "nbconvert" in commands[0] and NBCONVERT_OPTION in commands[0]
