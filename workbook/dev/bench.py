@@ -900,6 +900,8 @@ def _kernel_rss_after(notebook: Path, uri: str | None = None) -> int:
     """Run ``notebook`` top to bottom in a fresh kernel at the learners' scale (``jupyter nbconvert --execute``),
     on its own offline default or, given ``uri``, against that server; the kernel's peak RSS while it ran,
     sampled every 0.2 s (what the machine must hold for it)."""
+    from workbook.dev.kernel_client import NBCONVERT_OPTION
+
     with tempfile.TemporaryDirectory() as out:
         command = [
             sys.executable,
@@ -910,6 +912,7 @@ def _kernel_rss_after(notebook: Path, uri: str | None = None) -> int:
             "notebook",
             "--execute",
             "--ExecutePreprocessor.timeout=900",
+            NBCONVERT_OPTION,  # waits that survive a lost zmq wakeup (workbook/dev/kernel_client.py)
             f"--output-dir={out}",
             str(notebook),
         ]

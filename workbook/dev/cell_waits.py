@@ -98,6 +98,8 @@ def silent_waits(notebook: Path | str, *, timeout: int = 600, env: dict[str, str
     import nbformat
     from nbclient import NotebookClient
 
+    from workbook.dev.kernel_client import nbclient_config
+
     path = Path(notebook)
     document = nbformat.read(path, as_version=4)
     waits: list[CellWait] = []
@@ -127,6 +129,7 @@ def silent_waits(notebook: Path | str, *, timeout: int = 600, env: dict[str, str
 
     client = _Timed(
         document,
+        config=nbclient_config(),  # waits that survive a lost zmq wakeup (workbook/dev/kernel_client.py)
         timeout=timeout,
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
