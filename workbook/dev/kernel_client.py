@@ -42,19 +42,26 @@ class SlicedSocketChannel(AsyncZMQSocketChannel):
         assert self.socket is not None
         return bool(int(self.socket.get(zmq.EVENTS)) & zmq.POLLIN)
 
+    async def _message(self) -> dict[str, Any]:
+        """The waiting message, read and deserialized with the channel's session (as jupyter_client does)."""
+        assert self.socket is not None
+        parts = await self.socket.recv_multipart()
+        _, message = self.session.feed_identities(parts)
+        return self.session.deserialize(message)
+
     async def get_msg(self, timeout: float | None = None) -> dict[str, Any]:  # type: ignore[override]
         """The next message; :class:`queue.Empty` if none is ready within ``timeout`` seconds (``None``: wait)."""
         assert self.socket is not None
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             if self._ready():
-                return await self._recv()
+                return await self._message()
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 raise Empty
             step = self.slice_s if remaining is None else min(self.slice_s, remaining)
             if await self.socket.poll(max(1, int(step * 1000))):
-                return await self._recv()
+                return await self._message()
 
 
 class SlicedKernelClient(AsyncKernelClient):
