@@ -46,14 +46,22 @@ def test_id_numeric_shortcuts_agree_with_mongoeco() -> None:
 
 
 def test_change_streams_still_see_every_insert_after_the_cheap_delivery() -> None:
-    """Inserts before anyone watches are gaps; a stream opened after sees the later inserts, in order."""
-    server = offline_server()
-    db = workbook.connect(database="test_insert_delivery", quiet=True)
-    db.client.drop_database(db.name)
-    db.c.insert_many([{"_id": i} for i in range(250)])  # gaps: nobody watches
+    """Inserts before anyone watches are gaps; a stream opened after sees the later inserts, in order.
+
+    On an engine of its own: in the suite's shared server a stream opened after tests d-h
+    (``pytest tests/test_[d-h]*.py`` then this test) waits forever for its first event, on the code
+    before the cheap delivery too: a change-stream bug of long sessions, noted, not this test's subject.
+    """
+    from mongoeco.api import AsyncMongoClient
+
+    from workbook.offline_engine import WorkbenchEngine
+
+    offline_server()  # the patches installed, as on the server
+    client = AsyncMongoClient(WorkbenchEngine(aggregation_materialization_limit=None))
 
     async def watch_and_insert() -> list[Any]:
-        collection = server._client.get_database(db.name).get_collection("c")
+        collection = client.get_database("test_insert_delivery").get_collection("c")
+        await collection.insert_many([{"_id": i} for i in range(250)])  # gaps: nobody watches
         stream = collection.watch()
         await collection.insert_many([{"_id": 1000 + i} for i in range(3)])
         await collection.insert_one({"_id": 2000, "n": 1})
@@ -63,17 +71,14 @@ def test_change_streams_still_see_every_insert_after_the_cheap_delivery() -> Non
         assert events[3]["fullDocument"] == {"_id": 2000, "n": 1}  # as inserted, not as updated after
         return [(event["operationType"], event["documentKey"]["_id"]) for event in events]
 
-    try:
-        assert server.run(watch_and_insert()) == [
-            ("insert", 1000),
-            ("insert", 1001),
-            ("insert", 1002),
-            ("insert", 2000),
-            ("update", 2000),
-            ("delete", 1001),
-        ]
-    finally:
-        db.client.drop_database(db.name)
+    assert asyncio.run(watch_and_insert()) == [
+        ("insert", 1000),
+        ("insert", 1001),
+        ("insert", 1002),
+        ("insert", 2000),
+        ("update", 2000),
+        ("delete", 1001),
+    ]
 
 
 def test_a_wire_insert_without_ids_and_with_odd_values_stores_what_mongoeco_would() -> None:
