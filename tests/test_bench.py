@@ -177,3 +177,28 @@ def test_the_class_server_is_a_server_of_its_own_process_and_stops_after(tmp_pat
     except PyMongoError:
         answered = False
     assert not answered, "the class server outlived its row"
+
+
+def test_memory_per_learner_counts_learners_from_the_heaviest_kernel_and_never_passes_a_failed_run(
+    tmp_path, monkeypatch
+):
+    import contextlib
+
+    monkeypatch.setattr(bench, "notebooks_dir", lambda: tmp_path)
+    monkeypatch.setattr(bench, "_server_rss", lambda: 100 * 2**20)
+    monkeypatch.setattr(bench, "_class_server", lambda: contextlib.nullcontext("mongodb://stand-in"))
+    peaks = {("01_workload.ipynb", True): 250, ("02_embed_reference_hybrid.ipynb", True): 300}
+
+    def kernel(path, uri=None):
+        return peaks.get((path.name, uri is not None), 2_000) * 2**20
+
+    monkeypatch.setattr(bench, "_kernel_rss_after", kernel)
+    figures = {f.name: f for f in bench.bench_memory_per_learner()}
+    learners = figures["learners a 32 GiB machine holds"]
+    assert learners.value == (32 - 6) * 1024 // 400 and learners.ok  # 100 MiB server + the 300 MiB kernel
+    assert figures["server + kernel peak, class server, 02_embed_reference_hybrid.ipynb"].value == 400
+    peaks[("02_embed_reference_hybrid.ipynb", True)] = 0  # the notebook failed: nothing may pass
+    figures = {f.name: f for f in bench.bench_memory_per_learner()}
+    assert figures["learners a 32 GiB machine holds"].value == 0
+    assert not figures["learners a 32 GiB machine holds"].ok
+    assert figures["server + kernel peak, class server, 02_embed_reference_hybrid.ipynb"].ok is None
