@@ -53,7 +53,7 @@ def test_generate_shows_its_estimate_when_slow_and_nothing_when_quick(shown, mon
     slow = registry.DatasetSpec(spec.name, spec.description, spec.sizes, slowed(spec.build, 1.3))
     monkeypatch.setitem(registry.DATASETS, "followers", slow)
     again = workbook.generate("followers", scale="tiny")
-    assert "generate followers at tiny: 00:01 (usually about 0.0 s)" in shown.getvalue()
+    assert re.search(r"generate followers at tiny: 00:0[01] \(usually about 0\.0 s\)", shown.getvalue())
     assert again.collections == quick.collections  # the same bytes, bar or not
     shown.truncate(0)
     workbook.generate("followers", scale="tiny", progress=False)

@@ -90,7 +90,7 @@ def test_a_bar_waits_out_what_is_left_of_its_cells_first_second(monkeypatch: pyt
     monkeypatch.setattr(waiting, "_watch_cells", lambda: None)
     now = time.monotonic()
     monkeypatch.setattr(waiting, "_cell_started", [now - 0.6])
-    assert 0.35 <= waiting.cell_delay() <= 0.4  # 0.6 s of the cell gone: 0.4 s left
+    assert waiting.DELAY_S - 0.65 <= waiting.cell_delay() <= waiting.DELAY_S - 0.6  # 0.6 s of the cell gone
     monkeypatch.setattr(waiting, "_cell_started", [now - 30])
     assert waiting.cell_delay() == waiting.MIN_DELAY_S  # late in a long cell: never a flash
     monkeypatch.setattr(waiting, "_cell_started", [0.0])

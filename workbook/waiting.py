@@ -1,4 +1,4 @@
-"""Waits the learner can see: a bar that appears once a wait passes a second and is gone when done.
+"""Waits the learner can see: a bar that appears before a wait reaches a second and is gone when done.
 
 Issue 25: nothing a learner runs may sit silent for over a second. Two shapes of wait:
 
@@ -12,10 +12,11 @@ Issue 25: nothing a learner runs may sit silent for over a second. Two shapes of
 
 Both stay hidden below ``delay`` and disappear when done. In a notebook the delay counts from the
 cell's start (:func:`cell_delay`): a wait that begins after half a second of other work shows
-half a second later, so the cell is silent for a second at most. In a notebook the bar is displayed as a
-widget only, without the text copy tqdm adds: a saved notebook then holds no text for it, so a
-cell whose outputs nbval compares gives the same outputs whether the bar appeared or not (nbval
-skips ``application/vnd.jupyter.widget-view+json``, the widget's only output).
+0.3 s later, so the cell is silent for under a second (:data:`DELAY_S`, with room for the
+widget's trip). In a notebook the bar is displayed as a widget only, without the text copy tqdm
+adds: a saved notebook then holds no text for it, so a cell whose outputs nbval compares gives
+the same outputs whether the bar appeared or not (nbval skips
+``application/vnd.jupyter.widget-view+json``, the widget's only output).
 """
 
 from __future__ import annotations
@@ -31,10 +32,12 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-DELAY_S = 1.0
-"""How long a wait stays silent before its bar shows (issue 25: nothing silent over a second)."""
+DELAY_S = 0.8
+"""How long a wait stays silent before its bar shows (issue 25: nothing silent over a second). Under a
+second, because the widget takes a moment to reach the screen: a kernel busy with its first cell's
+imports delivered a bar set for 1.0 s at 1.22 s."""
 
-MIN_DELAY_S = 0.2
+MIN_DELAY_S = 0.1
 """The shortest delay a bar gets, however late in its cell it starts (a bar never flashes for less)."""
 
 TICK_S = 0.2
@@ -128,7 +131,7 @@ def _requested() -> float:
 def cell_delay() -> float:
     """How long a new bar waits before it shows, so its cell is silent for :data:`DELAY_S` at most.
 
-    A wait that begins 0.6 s into a cell (after a restore, say) shows 0.4 s later, not 1 s later;
+    A wait that begins 0.6 s into a cell (after a restore, say) shows 0.2 s later, not 0.8 s later;
     never sooner than :data:`MIN_DELAY_S`. Outside a kernel, or when the cell's start is not
     known, :data:`DELAY_S`.
     """
@@ -200,7 +203,7 @@ def wait_bar(
 ) -> tqdm:
     """A tqdm bar that shows only once the wait passes ``delay`` seconds and is removed when closed.
 
-    ``delay`` defaults to :func:`cell_delay`: a second from the cell's start, at most.
+    ``delay`` defaults to :func:`cell_delay`: :data:`DELAY_S` from the cell's start, at most.
 
     ``progress=False`` turns it off. ``options`` go to tqdm (e.g. ``bar_format``).
     """
