@@ -23,6 +23,7 @@ share databases or a progress file. Plain keys never contain ``--``, so the two 
 
 from __future__ import annotations
 
+import functools
 import getpass
 import hashlib
 import os
@@ -106,7 +107,10 @@ def learner_key(name: str) -> str:
     return f"{readable}--{digest}"
 
 
+@functools.cache
 def _os_user() -> str:
+    """The OS user (once per process: with no ``USER`` set, each lookup asks the passwd database,
+    40 ms a call in a profiled snapshot restore that named the learner three times)."""
     try:
         return getpass.getuser()
     except (KeyError, OSError):  # no passwd entry (some containers)

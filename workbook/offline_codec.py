@@ -10,11 +10,12 @@ cProfile in the engine thread): 6 encode calls, 6 ``validate_bson_value`` walks,
 122 ``isinstance`` calls from the codec per document, a third of the engine thread's time.
 
 :func:`install_fast_codec` replaces ``encode`` and ``to_internal`` with one walk each over the plain
-values of a document (dicts, lists, str, int within int64, float, bool, None, ObjectId), giving the same
-containers and values; every other value (dates, ObjectIds, Decimal128, SON, ...) goes to mongoeco's
-own functions. A document the walk is not sure of (a key that is not a string, the codec's
-reserved key, an int outside int64, a value mongoeco's function refuses) is handed whole to
-mongoeco's original, so errors are mongoeco's own, raised in its order.
+values of a document (dicts, lists, str, int within int64, float, bool, None, ObjectId, and for
+``encode`` datetime), giving the same containers and values; every other value (Decimal128, SON,
+Int64, dates for ``to_internal``, ...) goes to mongoeco's own functions. A document the walk is
+not sure of (a key that is not a string, the codec's reserved key, an int outside int64, a value
+mongoeco's function refuses) is handed whole to mongoeco's original, so errors are mongoeco's
+own, raised in its order.
 tests/test_offline_codec.py compares both with the originals on odd values. See
 ``patches/insert-throughput.md``.
 """
@@ -39,6 +40,7 @@ def fast_codec_functions(codec: Any) -> tuple[Any, Any]:
     document_type, array_type, own = engine_compat.internal_bson()
     marker = engine_compat.CODEC_MARKER
     engine_object_id, tagged = engine_compat.engine_object_id(), codec._tagged_value
+    a_datetime, stored_datetime = datetime.datetime, engine_compat.datetime_payload()
 
     def encode_value(value: Any) -> Any:
         kind = type(value)
@@ -64,6 +66,8 @@ def fast_codec_functions(codec: Any) -> tuple[Any, Any]:
             return [encode_value(item) for item in value]
         if kind is engine_object_id or kind is ObjectId:  # the codec's tagged hex string, as its encode gives
             return tagged("objectid", str(value))
+        if kind is a_datetime:  # UTC, milliseconds, tagged: as its encode gives, without its checks' walk
+            return stored_datetime(value)
         try:
             return original_encode(value)  # one scalar (or a tuple, a SON...): mongoeco's own, checks included
         except Exception as error:
