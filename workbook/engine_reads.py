@@ -99,12 +99,17 @@ def public_records(engine: Any, database: str, collection: str) -> tuple[list[Ma
             current[id(chunk)] = (chunk, [public(borrow(value)) for value in stored], stored)
         documents.extend(current[id(chunk)][1])
         records.extend(current[id(chunk)][2])
+    _keep_chunks(key, current)
+    return documents, records
+
+
+def _keep_chunks(key: tuple[int, str, str], chunks: dict[int, _Chunk]) -> None:
+    """Keep ``chunks`` as the collection's most recently read, dropping the least recent past :data:`_CHUNKS_KEPT`."""
     with _chunk_lock:
-        _chunk_cache[key] = current
+        _chunk_cache[key] = chunks
         _chunk_cache.move_to_end(key)
         while len(_chunk_cache) > _CHUNKS_KEPT:
             _chunk_cache.popitem(last=False)
-    return documents, records
 
 
 def seed_public_records(engine: Any, database: str, collection: str, documents: Sequence[Mapping[str, Any]]) -> bool:
@@ -128,11 +133,7 @@ def seed_public_records(engine: Any, database: str, collection: str, documents: 
         current[id(chunk)] = (chunk, part, stored)
     if at != len(documents):
         return False
-    with _chunk_lock:
-        _chunk_cache[(id(engine), database, collection)] = current
-        _chunk_cache.move_to_end((id(engine), database, collection))
-        while len(_chunk_cache) > _CHUNKS_KEPT:
-            _chunk_cache.popitem(last=False)
+    _keep_chunks((id(engine), database, collection), current)
     return True
 
 
