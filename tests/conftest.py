@@ -7,6 +7,7 @@ variant runs when ``MONGODB_URI`` is set and is skipped with the reason otherwis
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import tempfile
 import uuid
@@ -117,3 +118,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if name in before and fingerprint(client, FOREIGN_DB) != before[name]:
             print(f"\nFOREIGN DATABASE GUARD: {FOREIGN_DB} changed on the {name} engine during the suite")
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture
+def shown(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
+    """Every bar made through workbook.waiting, written to a buffer instead of stderr (read it to see what showed)."""
+    from workbook import waiting
+
+    buffer = io.StringIO()
+    real = waiting.wait_bar
+    monkeypatch.setattr(waiting, "wait_bar", lambda *a, **k: real(*a, file=buffer, **k))
+    return buffer

@@ -12,7 +12,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import nbformat
-import pytest
 
 from workbook import engine_waits, waiting
 from workbook.dev.cell_waits import silent_waits
@@ -21,15 +20,6 @@ from workbook.dev.cell_waits import silent_waits
 def event(request_id: int, name: str = "find", target: str = "follows") -> SimpleNamespace:
     return SimpleNamespace(request_id=request_id, connection_id=("127.0.0.1", 1), command_name=name,
                            command={name: target})  # fmt: skip
-
-
-@pytest.fixture
-def shown(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
-    """The (terminal) bars, in a buffer."""
-    buffer = io.StringIO()
-    real = waiting.wait_bar
-    monkeypatch.setattr(waiting, "wait_bar", lambda *a, **k: real(*a, file=buffer, **k))
-    return buffer
 
 
 def test_a_long_command_shows_a_bar_naming_it(shown: io.StringIO) -> None:

@@ -6,26 +6,14 @@ test is about what shows: a bar naming the work when the call is slow, nothing w
 
 from __future__ import annotations
 
-import io
 import re
 import time
 import uuid
 from typing import Any
 
-import pytest
-
 import workbook
 from workbook import connection, waiting
 from workbook.datasets import registry
-
-
-@pytest.fixture
-def shown(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
-    """Every bar made through workbook.waiting, written to a buffer instead of stderr."""
-    buffer = io.StringIO()
-    real = waiting.wait_bar
-    monkeypatch.setattr(waiting, "wait_bar", lambda *a, **k: real(*a, file=buffer, **k))
-    return buffer
 
 
 def slowed(function: Any, seconds: float) -> Any:
