@@ -145,6 +145,46 @@ def test_file_round_trip_rebuilds_the_engine_structures_exactly(cache: Path) -> 
         db.client.drop_database(db.name)
 
 
+def test_restored_indexes_are_built_when_first_read_and_then_as_an_eager_build(cache: Path) -> None:
+    """A restore leaves each index's tables unbuilt (the reload's saving); the engine's first write
+    builds them, exactly as the one-pass build would, once for a map and its copies."""
+    data = workbook.generate("followers", "tiny", 7)
+    first, second = _db("l"), _db("e")
+    engine = offline_server().engine
+    try:
+        workbook.load(data, "referenced", first, progress=False)
+        snapshot.forget()  # from the file, as a new kernel
+        workbook.load("followers", "referenced", second, scale="tiny", progress=False)
+        indexes = engine._index_data[second.name]["follows"]
+        secondary = [name for name in indexes if name != "_id_"]
+        assert secondary, "the referenced shape indexes its follows"
+        for name in secondary:
+            assert not any(table in vars(indexes[name]) for table in snapshot._TABLES), f"{name} built at restore"
+        assert second.follows.count_documents({"followedId": data.collections["follows"][0]["followedId"]}) > 0
+        name = secondary[0]
+        assert not any(t in vars(indexes[name]) for t in snapshot._TABLES), "the planner's reads need no tables"
+        lazy = indexes[name]
+        twin = lazy.copy()  # as a capture or a transaction copies it
+        assert twin is not lazy and twin.pending is lazy.pending
+        eager = snapshot._index_tables(snapshot._plain_index(lazy)[1])  # reading it builds it
+        assert all(vars(lazy)[t] == built for t, built in zip(snapshot._TABLES, eager, strict=True))
+        assert all(getattr(twin, t) is vars(lazy)[t] for t in snapshot._TABLES), "the copy reuses the build"
+        assert lazy.pending.untouched(lazy)
+        follow = {
+            "followerId": "new-follower",
+            "followedId": "new-followed",
+            "createdAt": data.collections["follows"][0]["createdAt"],
+        }
+        second.follows.insert_one(follow)
+        written = engine._index_data[second.name]["follows"][name]
+        assert "pending" not in vars(written) or not written.pending.untouched(written)
+        assert second.follows.count_documents({"followedId": "new-followed"}) == 1
+        assert written is not twin and len(written) >= len(twin)  # the write did not reach the copy
+    finally:
+        for db in (first, second):
+            db.client.drop_database(db.name)
+
+
 def test_writes_after_a_restore_do_not_reach_the_snapshot(cache: Path) -> None:
     data = workbook.generate("store", "tiny", 7)
     first, second = _db("w"), _db("x")

@@ -290,7 +290,7 @@ def build(
     snapshot.BUILT[id(collection._values)] = (
         collection._values,  # held, so the id stays this map's
         rows,
-        {name: (index._buckets, plain[name]) for name, index in indexes.items()},
+        {name: (index.pending, plain[name]) for name, index in indexes.items()},
         documents,  # each payload is encode(this document): a snapshot file can derive them again
     )
     return collection, indexes

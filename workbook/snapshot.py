@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from workbook.datasets import Dataset
     from workbook.loaded import LoadReport
 
-BUILT: dict[int, tuple[object, list[tuple[Any, Any]], dict[str, tuple[object, Any]], Sequence[Any]]] = {}
+BUILT: dict[int, tuple[object, list[tuple[Any, Any]], dict[str, tuple[PendingIndex, Any]], Sequence[Any]]] = {}
 """The plain forms (rows, index buckets) of collections just built, and the documents each row's payload
 was encoded from, by their contents' identity: the snapshot file is written from these instead of
 walking the persistent maps again (speed). Emptied by :func:`workbook.loading.load` once its snapshot
@@ -313,17 +313,14 @@ def _treap(members: list[tuple[int, Any]]) -> Any:
     return last
 
 
-def _rebuild_index(plain: tuple[int, list[tuple[Any, list[tuple[int, Any]]]]]) -> Any:
-    """A MemoryIndexMap with the given buckets and membership order (one pass over the buckets)."""
+def _index_tables(buckets: list[tuple[Any, list[tuple[int, Any]]]]) -> tuple[Any, Any, Any]:
+    """An index map's three tables (members, ordinals, membership treaps per key), in one pass over the buckets."""
     from workbook.engine_compat import memory_storage_internals
 
-    internals = memory_storage_internals()
-    MemoryIndexMap = internals.MemoryIndexMap
-    _expiry_priority = internals._expiry_priority
+    _expiry_priority = memory_storage_internals()._expiry_priority
     make_node = _node_maker()
     from rpds import HashTrieMap, HashTrieSet
 
-    next_ordinal, buckets = plain
     members_of, ordinals_of, roots_of = [], [], []
     empty_set: Any = HashTrieSet()
     empty_map: Any = HashTrieMap()
@@ -337,12 +334,92 @@ def _rebuild_index(plain: tuple[int, list[tuple[Any, list[tuple[int, Any]]]]]) -
         members_of.append((key, HashTrieSet(member for _, member in members)))
         ordinals_of.append((key, HashTrieMap((member, ordinal) for ordinal, member in members)))
         roots_of.append((key, _treap(members)))
-    index: Any = MemoryIndexMap()
-    index._buckets = HashTrieMap(members_of)
-    index._bucket_ordinals = HashTrieMap(ordinals_of)
-    index._bucket_order_roots = HashTrieMap(roots_of)
+    return HashTrieMap(members_of), HashTrieMap(ordinals_of), HashTrieMap(roots_of)
+
+
+_TABLES = ("_buckets", "_bucket_ordinals", "_bucket_order_roots")
+"""The index map's tables a lazy map builds on first use (its other fields are set at once)."""
+
+
+class PendingIndex:
+    """One index's buckets from a snapshot or a bulk load, built into the map's tables on first use.
+
+    Shared by a lazy map and its copies, so the tables are built once whichever asks first (they are
+    persistent maps: sharing them is what ``MemoryIndexMap.copy`` does anyway).
+    """
+
+    __slots__ = ("buckets", "lock", "tables")
+
+    def __init__(self, buckets: list[tuple[Any, list[tuple[int, Any]]]]) -> None:
+        self.buckets: list[tuple[Any, list[tuple[int, Any]]]] | None = buckets
+        self.tables: tuple[Any, Any, Any] | None = None
+        self.lock = threading.Lock()
+
+    def build(self) -> tuple[Any, Any, Any]:
+        """The three tables (built now if no copy has asked before)."""
+        with self.lock:
+            if self.tables is None:
+                assert self.buckets is not None
+                self.tables, self.buckets = _index_tables(self.buckets), None  # the buckets are not needed again
+            return self.tables
+
+    def untouched(self, index: Any) -> bool:
+        """Whether ``index`` still holds exactly these buckets: a lazy map of them, built or not, never written."""
+        held = vars(index)
+        if held.get("pending") is not self:
+            return False
+        if not any(table in held for table in _TABLES):
+            return True
+        return self.tables is not None and all(
+            held.get(t) is built for t, built in zip(_TABLES, self.tables, strict=True)
+        )
+
+
+@cache
+def _lazy_index_class() -> type[Any]:
+    """mongoeco's ``MemoryIndexMap`` whose tables are built from a :class:`PendingIndex` when first read."""
+    from workbook.engine_compat import memory_storage_internals
+
+    class LazyIndexMap(memory_storage_internals().MemoryIndexMap):  # type: ignore[misc]
+        """An index map restored or bulk-built: its tables wait until the engine first reads them.
+
+        A restored shape's indexes are read by nothing but the engine's own writes and the few
+        reads the planner model leaves to it (the model keeps its own keys), so a reload that
+        builds them all at once (0.5-0.6 s of parts/embedded's) mostly builds for nobody. mongod
+        is lazy the same way: WiredTiger reads an index's pages from disk when a query needs them.
+        """
+
+        def __getattr__(self, name: str) -> Any:
+            pending = vars(self).get("pending")
+            if name not in _TABLES or pending is None:
+                raise AttributeError(name)
+            for table, built in zip(_TABLES, pending.build(), strict=True):
+                self.__dict__.setdefault(table, built)  # a table written meanwhile keeps its new value
+            return vars(self)[name]
+
+        def copy(self) -> Any:
+            held = vars(self)
+            if "pending" in held and not any(table in held for table in _TABLES):
+                return lazy_index(held["pending"], self._next_membership_ordinal)  # still O(1), still lazy
+            return super().copy()
+
+    return LazyIndexMap
+
+
+def lazy_index(pending: PendingIndex, next_ordinal: int) -> Any:
+    """A ``MemoryIndexMap`` over ``pending``'s buckets, its tables built when first read."""
+    index = _lazy_index_class()()
+    for table in _TABLES:
+        delattr(index, table)  # read through __getattr__ from now on
     index._next_membership_ordinal = next_ordinal
+    index.pending = pending
     return index
+
+
+def _rebuild_index(plain: tuple[int, list[tuple[Any, list[tuple[int, Any]]]]]) -> Any:
+    """A MemoryIndexMap with the given buckets and membership order, its tables built on first use."""
+    next_ordinal, buckets = plain
+    return lazy_index(PendingIndex(buckets), next_ordinal)
 
 
 def _to_plain(collections: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -356,7 +433,7 @@ def _to_plain(collections: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any
 
     def index(storage: Any, name: str, data: Any) -> Any:
         found = built(storage)
-        if found is not None and name in found[2] and found[2][name][0] is data._buckets:
+        if found is not None and name in found[2] and found[2][name][0].untouched(data):
             return found[2][name][1]  # the bulk loader's own plain form of these very buckets
         return _plain_index(data)
 
