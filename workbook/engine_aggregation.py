@@ -552,6 +552,25 @@ def _install_count_of_nothing() -> None:
             target._apply_count = apply_count  # type: ignore[attr-defined]
 
 
+def _install_long_arithmetic() -> None:
+    """A NumberLong stays a NumberLong through ``$inc``, ``$mul``, ``$sum``, ``$add``... whatever the
+    result's size, as MongoDB's rule is (long op int is a long; only a double or a decimal widens it);
+    mongoeco gives an int when the result fits in 32 bits, so ``{x: Int64(1)}`` after ``{$inc: {x: 1}}``
+    read ``$type`` "int" and pymongo's own test_custom_types.py saw an int where it decodes a long."""
+    from mongoeco.core import bson_scalars
+
+    original = bson_scalars._wrap_numeric_result
+    long_kinds = (bson_scalars.BsonInt64,)
+
+    def wrap_numeric_result(left: Any, right: Any, result: Any) -> Any:
+        out = original(left, right, result)
+        if type(out) is bson_scalars.BsonInt32 and (isinstance(left, long_kinds) or isinstance(right, long_kinds)):
+            return bson_scalars.BsonInt64(out.value)
+        return out
+
+    bson_scalars._wrap_numeric_result = wrap_numeric_result
+
+
 def _install_lookup_local_values() -> None:
     """``$lookup`` looks up the localField's values as MongoDB extracts them (an array's elements,
     never the array itself; null when there are none; lookup_array_semantics.js). mongoeco matches
@@ -669,4 +688,5 @@ def install_aggregation_semantics() -> None:
     _install_bucket_rules()
     _install_count_of_nothing()
     _install_lookup_local_values()
+    _install_long_arithmetic()
     _AGGREGATION_INSTALLED = True

@@ -407,6 +407,13 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     ),
     PrivateName("mongoeco.core.collation", "_pyuca", "whether the pyuca backend is installed"),
     PrivateName("mongoeco.core.bson_scalars", "BsonInt64", "a $mod result that is a NumberLong, in the engine's form"),
+    PrivateName("mongoeco.core.bson_scalars", "BsonInt32", "an arithmetic result that must stay a NumberLong"),
+    PrivateName(
+        "mongoeco.core.bson_scalars",
+        "_wrap_numeric_result",
+        "a NumberLong kept a NumberLong by $inc, $sum, $add (long op int is a long)",
+        ("left", "right", "result"),
+    ),
     PrivateName(
         "mongoeco.core.aggregation.extensions",
         "register_aggregation_expression_operator",
