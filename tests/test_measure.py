@@ -154,6 +154,6 @@ def test_a_run_counts_every_call_on_a_progress_bar(shapes, monkeypatch):
     runs = measure.run_workload(shapes, operations=["product_page", "my_orders"], repeat=2, warmup=1, explain_runs=0)
     (bar,) = bars
     assert bar.total == bar.done == 3 * 2 * (2 + 1) and bar.closed and not bar.disable
-    assert bar.delay == 1.0 and len(runs) == 3 * 2 * 2  # shown only for runs longer than a second
+    assert bar.delay == waiting.DELAY_S and len(runs) == 3 * 2 * 2  # shown only for runs past the delay
     measure.run_workload(shapes, operations=["product_page"], repeat=1, warmup=0, explain_runs=0, progress=False)
     assert bars[-1].disable
