@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -359,10 +360,19 @@ def added_fields(shape: Any) -> list[str]:
     return added
 
 
-def _copy_facts(shape: Any) -> list[Fact]:
+def copy_facts(loaded: Any, copies: Mapping[str, str] | None = None) -> list[Fact]:
+    """The copies rule's facts for a loaded blog shape: against what it declared, or against ``copies`` given
+    instead (``copies={}`` shows what a shape that forgot its declarations is graded)."""
+    from workbook.loaded import loaded_shapes
+
+    (shape,) = loaded_shapes(loaded, argument="loaded")
+    return _copy_facts(shape, copies)
+
+
+def _copy_facts(shape: Any, copies: Mapping[str, str] | None = None) -> list[Fact]:
     from workbook.blog.registration import declared_copies
 
-    declared = declared_copies(shape.shape)
+    declared = declared_copies(shape.shape) if copies is None else dict(copies)
     facts = []
     for subject in added_fields(shape):
         policy = declared.get(subject)
