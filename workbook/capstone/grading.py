@@ -130,10 +130,9 @@ def grade(loaded: Any, *, calls: int = GRADED_CALLS, seed: int = 7, progress: bo
     """
     from functools import partial
 
-    from tqdm.auto import tqdm
-
     from workbook.blog.workload import hot_operations
     from workbook.loaded import loaded_shapes
+    from workbook.waiting import wait_bar
 
     check_count("calls", calls, most=MAX_CALLS, unit="seeded calls per hot operation")
     (shape,) = loaded_shapes(loaded, argument="loaded")
@@ -150,7 +149,8 @@ def grade(loaded: Any, *, calls: int = GRADED_CALLS, seed: int = 7, progress: bo
         ("copies", partial(_copy_facts, shape)),
     ]
     facts: list[Fact] = []
-    with tqdm(total=len(steps), desc=f"grade {shape.shape}", unit="step", disable=not progress) as bar:
+    bar = wait_bar(total=len(steps), desc=f"grade {shape.shape}", unit="step", progress=progress, delay=0)
+    with bar:  # the widget alone, shown at once: no "0%" text left in the saved cell
         for step, check in steps:
             bar.set_postfix_str(step)
             facts += check()
