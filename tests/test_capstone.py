@@ -248,6 +248,18 @@ def test_the_checklist_names_every_rule_and_counts_a_grade(references: dict[str,
     assert table.loc[table.index[1], "facts holding"] == "1 of 3"  # posts.tags bounded, comments and likes not
 
 
+def test_copy_facts_grade_the_declared_copies_or_the_ones_given(references: dict[str, workbook.LoadedShape]) -> None:
+    copy_facts = workbook.capstone.grading.copy_facts
+    declared = copy_facts(references["hybrid"])
+    assert [f.subject for f in declared] == ["posts.commentCount", "posts.likeCount", "posts.newestComments"]
+    assert all(f.passed for f in declared)
+    forgot = copy_facts(references["hybrid"], copies={})
+    assert [f.subject for f in forgot] == [f.subject for f in declared] and not any(f.passed for f in forgot)
+    assert all("not declared" in f.evidence for f in forgot)
+    in_grade = [f for f in grade(references["hybrid"], progress=False).facts if f.rule == forgot[0].rule]
+    assert in_grade == declared  # the grade's own facts for the rule
+
+
 def _loaded_shape(shape: Shape) -> Iterator[workbook.LoadedShape]:
     register(shape)
     loaded = workbook.load("blog", shape.name, scale="tiny", progress=False)

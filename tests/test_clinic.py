@@ -187,6 +187,45 @@ def test_a_printed_array_fix_that_capped_first_would_be_caught(db: Database, mon
     assert not checked.nothing_lost and checked.counts["followers elements, moved to users_followers"] == (40, 0)
 
 
+def plant_huge_and_binary(db: Database) -> dict[str, object]:
+    """Five files with a 40 kB binary payload and a 300 kB page: the two bloated findings no workload needs."""
+    from bson import Binary
+
+    db.files.insert_many([{"_id": i, "name": f"scan{i}.pdf", "data": Binary(bytes([i]) * 40_000)} for i in range(5)])
+    db.pages.insert_many(
+        [{"_id": 1, "title": "long", "body": "z" * 300_000}, {"_id": 2, "title": "short", "body": "x"}]
+    )
+    report = workbook.doctor(db, thresholds=Thresholds(large_document_bytes=200_000), say=lambda _: None)
+    return {f.where: f for f in report.of("bloated_documents")}
+
+
+def test_the_printed_huge_document_and_binary_payload_fixes_run_on_a_copy_lose_nothing(db: Database) -> None:
+    found = plant_huge_and_binary(db)
+    assert set(found) == {"files.data", "pages"}, found
+
+    split = clinic.try_fix_on_copy(db, found["pages"], parents=2)
+    assert split.nothing_lost, split.lost
+    assert split.counts == {"pages": (2, 2), "pages_details": (0, 2)}  # the 300 kB body moved, title kept
+
+    moved = clinic.try_fix_on_copy(db, found["files.data"], parents=5)
+    assert moved.nothing_lost, moved.lost
+    assert moved.counts == {"files": (5, 5), "data payloads, read back from GridFS": (5, 5)}
+    copy = workbook.connect(database=clinic.FIX_CHECK_DATABASE, quiet=True)
+    assert copy.files.count_documents({"data": {"$exists": True}}) == 0 and copy.files.count_documents({}) == 5
+    assert db.files.count_documents({"data": {"$type": "binData"}}) == 5, "the source was only read"
+
+
+def test_a_printed_binary_fix_that_unset_the_payload_without_keeping_its_file_would_be_caught(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workbook.schema_doctor import documents
+
+    monkeypatch.setattr(documents, "binary_move_update", lambda field, file_id: {"$unset": {field: ""}})
+    finding = plant_huge_and_binary(db)["files.data"]
+    checked = clinic.try_fix_on_copy(db, finding, parents=5)
+    assert not checked.nothing_lost and checked.counts["data payloads, read back from GridFS"] == (5, 0)
+
+
 def test_a_fix_that_moves_no_documents_is_refused_with_the_choices(db: Database) -> None:
     from workbook.errors import UnknownChoiceError
 

@@ -63,3 +63,21 @@ def test_a_document_shows_its_arrays_of_subdocuments_as_tables() -> None:
     assert fields.values == {"_id": "bike-1", "name": "City Bike"}
     assert [(name, len(table.frame)) for name, table in arrays] == [("parts", 3)]
     assert "parts: 3 entries" in shown._repr_html_()
+
+
+def test_documents_and_arrays_in_a_table_are_written_as_mongosh_writes_them():
+    import pandas as pd
+    from bson import ObjectId
+
+    frame = pd.DataFrame(
+        {
+            "key": [{"category._id": 1, "price": -1}, {"_id": 1}],
+            "ids": [["user-1", "user-2"], [ObjectId("6b0fc115448d3f025ad1c41c")]],
+            "name": ["it's", "plain"],
+        }
+    )
+    text = repr(display.table(frame))
+    assert '{"category._id": 1, price: -1}' in text and "{_id: 1}" in text
+    assert '["user-1", "user-2"]' in text and '[ObjectId("6b0fc115448d3f025ad1c41c")]' in text
+    assert "{'" not in text and "['" not in text and "it's" in text  # a plain string stays as it is
+    assert '{"category._id": 1, price: -1}' in display.table(frame)._repr_html_().replace("&quot;", '"')

@@ -109,6 +109,7 @@ def test_validator_table_and_array_bounds_follow_the_specs() -> None:
     hybrid = workbook.shape_spec("store", "hybrid")
     table = validation.validator_table(hybrid)
     assert "maxItems 5" in table.loc[("products", "recentReviews"), "rules"]
+    assert table.loc[("reviews", "rating"), "rules"] == "bsonType one of int, long; minimum 1; maximum 5"
     assert bool(table.loc[("products", "price"), "required"])
     assert validation.array_bounds(hybrid)["products.recentReviews"] == 5
     assert validation.array_bounds(workbook.shape_spec("store", "embedded"))["products.reviews"] is None

@@ -207,6 +207,9 @@ def test_prefix_redundant_and_too_many_indexes_are_found_and_quiet_once_dropped(
     found = {f.where: f for f in report.of(UNNECESSARY_INDEXES)}
     assert found["orders.customer"].evidence["covered_by"] == "customer_newest"
     assert 'hideIndex("customer")' in found["orders.customer"].command
+    assert found["orders.customer"].summary == "customer {customerId: 1} is a prefix of customer_newest " + (
+        "{customerId: 1, createdAt: -1}"
+    )
     assert found["orders"].evidence["indexes"] == 5
 
     db.orders.drop_index("customer")

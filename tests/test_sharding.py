@@ -188,3 +188,9 @@ def test_on_a_mongos_place_shards_a_copy_for_real_and_reads_the_servers_counts()
     assert placement.documents == {"shard1rs": 20, "shard2rs": 320} and placement.largest_group == 300
     assert placement.shards_for({"followedId": "c"}) == ["shard2rs"]
     collection.database.__getitem__.assert_called_with("follows_by_followedId_1")
+
+
+def test_a_placement_shows_its_counts_as_the_course_prints_numbers():
+    placement = simulate(follows({f"u{number:04d}": 1 for number in range(2400)}), {"followedId": 1}, shards=2)
+    assert placement.documents == {"shard00": 1200, "shard01": 1200}
+    assert "1,200" in repr(placement) and "1,200" in placement._repr_html_() and "1200" not in repr(placement)

@@ -118,19 +118,18 @@ def load_applications(dataset: Any, db: Database | None = None, *, progress: boo
     A progress bar names each step (``progress=False`` hides it): storing and modelling both shapes
     takes seconds at ``small``.
     """
-    from tqdm.auto import tqdm
-
     from workbook.connection import connect
     from workbook.datasets import Dataset
     from workbook.engine_reads import is_offline
     from workbook.loading import fill, warm_models
     from workbook.namespace import require_own_database
+    from workbook.waiting import wait_bar
 
     if not isinstance(dataset, Dataset) or dataset.name != "store":
         raise ArgumentTypeError("dataset", dataset, 'the store, as workbook.generate("store", ...) returned it')
     db = db if db is not None else connect(database="store_apps", quiet=True)
     require_own_database(db.name)
-    with tqdm(total=3, desc="store both applications' shapes", unit="step", disable=not progress) as bar:
+    with wait_bar(total=3, desc="store both applications' shapes", unit="step", progress=progress, delay=0) as bar:
         with paused():  # a load makes long-lived objects only: see workbook.gc_pause
             orders = [dict(order) for order in dataset.collections["orders"]]
             for name in ("orders", "pick_lines"):

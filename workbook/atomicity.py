@@ -300,7 +300,7 @@ def _waited(write: Callable[[], Any], expected_seconds: float) -> float:
     import threading
     import time
 
-    from tqdm.auto import tqdm
+    from workbook.waiting import busy
 
     done = threading.Event()
     failure: list[BaseException] = []
@@ -315,9 +315,9 @@ def _waited(write: Callable[[], Any], expected_seconds: float) -> float:
 
     started = time.monotonic()
     threading.Thread(target=run, daemon=True).start()
-    with tqdm(total=expected_seconds, desc="the restock waits", unit="s", bar_format="{desc}: {n:.1f} s") as bar:
-        while not done.wait(0.1):
-            bar.update(0.1)
+    # the course's waiting bar: shown past a second, removed when the write goes through (no stale "0.0 s" left)
+    with busy("the restock waits", estimate_s=expected_seconds):
+        done.wait()
     if failure:
         raise failure[0]
     return time.monotonic() - started

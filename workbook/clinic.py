@@ -257,7 +257,8 @@ def try_fix_on_copy(source: Database, finding: Any, *, parents: int = 50, with_l
     :data:`FIX_CHECK_DATABASE`, under the same collection names, run the finding's printed fix there
     exactly as printed, and count what it kept.
 
-    For unbounded arrays, bloated documents, data read together and ``$lookup`` on a hot path (the
+    For unbounded arrays, bloated documents (split along the hot read, split past the size threshold,
+    or a binary payload moved to GridFS), data read together and ``$lookup`` on a hot path (the
     fixes that move documents); the copy's database is emptied first. For an array, ``with_longest``
     puts the document with the longest array in the copy (the offline engine's ``$merge`` writes a few
     hundred documents a second, so a copy of thousands of elements takes a while there).
@@ -268,7 +269,7 @@ def try_fix_on_copy(source: Database, finding: Any, *, parents: int = 50, with_l
     check_count("parents", parents, most=10_000, unit="documents")
     runs: dict[str, Callable[[Database, Database, Any, int, bool], FixCheck]] = {
         "unbounded_arrays": _check_array_fix,
-        "bloated_documents": _check_split_fix,
+        "bloated_documents": _check_bloated_fix,
         "separated_data": _check_embed_fix,
         "lookup_on_hot_path": _check_reference_fix,
     }
@@ -338,11 +339,24 @@ def _at(document: dict[str, Any], path: str) -> Any:
     return value
 
 
+def _check_bloated_fix(source: Database, copy: Database, finding: Any, parents: int, longest: bool) -> FixCheck:
+    """The three bloated-document fixes: a binary payload goes to GridFS, anything else is split."""
+    if "avg_binary_bytes" in finding.evidence:
+        return _check_binary_fix(source, copy, finding, parents, longest)
+    return _check_split_fix(source, copy, finding, parents, longest)
+
+
 def _check_split_fix(source: Database, copy: Database, finding: Any, parents: int, _longest: bool) -> FixCheck:
     from workbook.schema_doctor.documents import split_pipeline, split_unset
 
-    collection, fields = finding.where, list(finding.evidence["cold_fields"])
-    originals = _copy(source[collection], copy[collection], {}, parents)
+    collection = finding.where
+    # against a hot read the cold fields move; past the size threshold, the biggest document's largest field
+    fields = list(finding.evidence.get("cold_fields") or [finding.evidence["largest_field"]])
+    biggest = finding.evidence.get("biggest_id")
+    originals = [] if biggest is None else _copy(source[collection], copy[collection], {"_id": biggest})
+    rest = {} if biggest is None else {"_id": {"$ne": biggest}}
+    if parents > len(originals):  # limit(0) would copy them all
+        originals += _copy(source[collection], copy[collection], rest, parents - len(originals))
     pipeline = split_pipeline(collection, fields)
     _as_printed(finding, pipeline)
     copy[collection].aggregate(pipeline)
@@ -356,6 +370,42 @@ def _check_split_fix(source: Database, copy: Database, finding: Any, parents: in
     counts = {
         collection: (len(originals), copy[collection].count_documents({})),
         f"{collection}_details": (0, len(details)),
+    }
+    return FixCheck(finding.anti_pattern, f"{len(originals):,} {collection}", counts, lost)
+
+
+def _check_binary_fix(source: Database, copy: Database, finding: Any, parents: int, _longest: bool) -> FixCheck:
+    """Upload each payload to GridFS, run the printed update with its file id, and read every payload back."""
+    from gridfs import GridFSBucket
+
+    from workbook.schema_doctor.documents import binary_move_command, binary_move_update
+
+    payload = finding.evidence["fields"][0]
+    collection = finding.where.removesuffix(f".{payload}")
+    if binary_move_command(collection, payload) not in finding.command:
+        from workbook.errors import WorkbookError
+
+        raise WorkbookError(
+            f"the finding did not print {binary_move_command(collection, payload)!r}: nothing was run",
+            fix="report it: the doctor's printed command and the update it stands for disagree",
+        )
+    originals = _copy(source[collection], copy[collection], {payload: {"$type": "binData"}}, parents)
+    bucket = GridFSBucket(copy)
+    for original in originals:
+        file_id = bucket.upload_from_stream(f"{collection}/{original['_id']}/{payload}", bytes(original[payload]))
+        copy[collection].update_one({"_id": original["_id"]}, binary_move_update(payload, file_id))
+    lost = []
+    stored = 0
+    for original in originals:
+        kept = copy[collection].find_one({"_id": original["_id"]}) or {}
+        file_id = kept.pop(f"{payload}FileId", None)
+        data = bucket.open_download_stream(file_id).read() if file_id is not None else None
+        stored += data is not None
+        if payload in kept or data != bytes(original[payload]) or {**kept, payload: original[payload]} != original:
+            lost.append(f"{payload} of {original['_id']!r}")
+    counts = {
+        collection: (len(originals), copy[collection].count_documents({})),
+        f"{payload} payloads, read back from GridFS": (len(originals), stored),
     }
     return FixCheck(finding.anti_pattern, f"{len(originals):,} {collection}", counts, lost)
 

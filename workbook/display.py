@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import json
 import re
 import sys
 import textwrap
@@ -202,12 +203,45 @@ def _whole(value: Any) -> bool:
     return isinstance(value, float) and value.is_integer()
 
 
+def _shell_key(key: Any) -> str:
+    text = str(key)
+    return text if re.fullmatch(r"[$A-Za-z_][$\w]*", text) else json.dumps(text, ensure_ascii=False)
+
+
+def shell_form(value: Any) -> str:
+    """A document or array as mongosh writes it, for a table cell: ``{_id: 1}``, not Python's ``{'_id': 1}``.
+
+    >>> shell_form({"followers.userId": "user-1", "n": [1, 2.5, True, None]})
+    '{"followers.userId": "user-1", n: [1, 2.5, true, null]}'
+    """
+    from datetime import datetime
+
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{_shell_key(k)}: {shell_form(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(shell_form(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, datetime):
+        return f'ISODate("{value.isoformat()}")'
+    if type(value).__name__ == "ObjectId":
+        return f'ObjectId("{value}")'
+    return str(value)
+
+
 def _cell(value: Any) -> str:
-    """One table cell: whole numbers without '.0' and with thousands separators, others to 3 significant places."""
+    """One table cell: whole numbers without '.0' and with thousands separators, others to 3 significant places;
+    a document or an array as mongosh writes it."""
     import pandas as pd
 
     if value is None or (not isinstance(value, str | list | dict | tuple) and pd.isna(value)):
         return ""
+    if isinstance(value, dict | list):
+        return shell_form(value)
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, int) or _whole(value):

@@ -104,10 +104,11 @@ def _read_row(loaded: LoadedShape, call: Callable[[], Any], *, repeat: int = 5) 
 
 def _steps(items: list[Any], desc: str, unit: str, progress: bool) -> Any:
     """A progress bar over ``items`` that always shows (each step here takes seconds at ``small``;
-    a bar shown only past a delay would come and go between two runs of the same notebook)."""
-    from tqdm.auto import tqdm
+    a bar shown only past a delay would come and go between two runs of the same notebook), as the
+    widget alone: no "0%" text left in the saved cell."""
+    from workbook.waiting import wait_bar
 
-    return tqdm(items, desc=desc, unit=unit, disable=not progress)
+    return wait_bar(items, desc=desc, unit=unit, progress=progress, delay=0)
 
 
 def compare_reads(shapes: Loadable, product_id: str, *, repeat: int = 5, progress: bool = True) -> pd.DataFrame:

@@ -202,12 +202,17 @@ class Placement:
             }
         ).set_index("shard")
 
+    def table(self) -> Any:
+        """The placement as the course shows a table: counts with thousands separators, the key in the caption."""
+        from workbook.display import table
+
+        return table(self.to_frame(), caption=f"Placement by {self.key.label}, {self.source}")
+
     def __repr__(self) -> str:
-        return f"Placement by {self.key.label}, {self.source}:\n{self.to_frame().to_string()}"
+        return repr(self.table())
 
     def _repr_html_(self) -> str:
-        caption = f"<p><b>{self.key.label}</b> · {self.source}</p>"
-        return caption + self.to_frame().to_html()
+        return str(self.table()._repr_html_())
 
 
 def simulate(documents: Sequence[Mapping[str, Any]], key: Mapping[str, Any] | ShardKey, shards: int = 2) -> Placement:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,10 +130,9 @@ def grade(loaded: Any, *, calls: int = GRADED_CALLS, seed: int = 7, progress: bo
     """
     from functools import partial
 
-    from tqdm.auto import tqdm
-
     from workbook.blog.workload import hot_operations
     from workbook.loaded import loaded_shapes
+    from workbook.waiting import wait_bar
 
     check_count("calls", calls, most=MAX_CALLS, unit="seeded calls per hot operation")
     (shape,) = loaded_shapes(loaded, argument="loaded")
@@ -149,7 +149,8 @@ def grade(loaded: Any, *, calls: int = GRADED_CALLS, seed: int = 7, progress: bo
         ("copies", partial(_copy_facts, shape)),
     ]
     facts: list[Fact] = []
-    with tqdm(total=len(steps), desc=f"grade {shape.shape}", unit="step", disable=not progress) as bar:
+    bar = wait_bar(total=len(steps), desc=f"grade {shape.shape}", unit="step", progress=progress, delay=0)
+    with bar:  # the widget alone, shown at once: no "0%" text left in the saved cell
         for step, check in steps:
             bar.set_postfix_str(step)
             facts += check()
@@ -359,10 +360,19 @@ def added_fields(shape: Any) -> list[str]:
     return added
 
 
-def _copy_facts(shape: Any) -> list[Fact]:
+def copy_facts(loaded: Any, copies: Mapping[str, str] | None = None) -> list[Fact]:
+    """The copies rule's facts for a loaded blog shape: against what it declared, or against ``copies`` given
+    instead (``copies={}`` shows what a shape that forgot its declarations is graded)."""
+    from workbook.loaded import loaded_shapes
+
+    (shape,) = loaded_shapes(loaded, argument="loaded")
+    return _copy_facts(shape, copies)
+
+
+def _copy_facts(shape: Any, copies: Mapping[str, str] | None = None) -> list[Fact]:
     from workbook.blog.registration import declared_copies
 
-    declared = declared_copies(shape.shape)
+    declared = declared_copies(shape.shape) if copies is None else dict(copies)
     facts = []
     for subject in added_fields(shape):
         policy = declared.get(subject)

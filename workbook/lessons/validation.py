@@ -120,8 +120,11 @@ def validator_of(collection: Collection) -> dict[str, Any]:
 def _rules(schema: Mapping[str, Any]) -> list[str]:
     shown = []
     for name in ("bsonType", "minimum", "maximum", "minItems", "maxItems", "maxLength", "enum"):
-        if name in schema:
-            shown.append(f"{name} {schema[name]}")
+        if name in schema:  # a list of choices as words, not Python's ['double', 'int']
+            value = schema[name]
+            shown.append(
+                f"{name} one of {', '.join(map(str, value))}" if isinstance(value, list) else f"{name} {value}"
+            )
     if "required" in schema and schema.get("bsonType") == "object":
         shown.append(f"requires {', '.join(schema['required'])}")
     return shown

@@ -16,6 +16,7 @@ import pandas as pd
 from pymongo.collection import Collection
 
 from workbook.calls import measure_call
+from workbook.display import shell_form
 from workbook.engine_reads import stored_documents
 from workbook.errors import WorkbookError
 from workbook.loaded import Loadable, LoadedShape, loaded_shapes
@@ -174,7 +175,7 @@ def whom_follows_plans(shapes: Loadable, user_id: str) -> pd.DataFrame:
         s = explain(collection, query, projection={"_id": 1}).summary()
         rows[loaded.shape] = {
             "collection": collection.name,
-            "filter": str(query),
+            "filter": shell_form(query),
             "index": s["index"],
             "multikey": s["multikey"],
             "keys_examined": s["keysExamined"],

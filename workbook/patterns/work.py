@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from workbook.calls import Work
+from workbook.display import shell_form
 from workbook.explaining import explain
 
 
@@ -33,5 +34,5 @@ def explain_row(collection: Any, query: dict[str, Any]) -> dict[str, Any]:
         "keys_examined": summary["keysExamined"],
         "docs_examined": summary["docsExamined"],
         "returned": summary["nReturned"],
-        "filter": str(query),
+        "filter": shell_form(query),
     }

@@ -79,9 +79,7 @@ def _sampled(ctx: Context, collection: str) -> list[Finding]:
                 },
                 WHY + " Binary payloads are the least likely part of a document to be needed on every read.",
                 "Store the binary in object storage or GridFS and keep its URL or file id in the document.",
-                f"// upload each payload to GridFS (mongofiles / a driver's GridFSBucket), then:\n"
-                f"db.{collection}.updateOne({{_id: id}}, "
-                f'{{$set: {{{fields[0]}FileId: fileId}}, $unset: {{{fields[0]}: ""}}}})',
+                binary_move_command(collection, fields[0]),
             )
         )
     return findings
@@ -156,6 +154,29 @@ def split_pipeline(collection: str, fields: list[str]) -> list[dict[str, Any]]:
 def split_unset(fields: list[str]) -> dict[str, Any]:
     """The printed fix's last step, once reads have moved: the update that removes ``fields`` from the parent."""
     return {"$unset": {field: "" for field in fields}}
+
+
+FILE_ID = "fileId"
+"""The placeholder the printed GridFS fix names the uploaded file's id by."""
+
+
+def binary_move_update(field: str, file_id: Any) -> dict[str, Any]:
+    """The printed GridFS fix's update for one document: keep the uploaded file's id, remove the payload."""
+    return {"$set": {f"{field}FileId": file_id}, "$unset": {field: ""}}
+
+
+def binary_move_command(collection: str, field: str) -> str:
+    """The printed GridFS fix: upload each payload, then the update of :func:`binary_move_update`.
+
+    >>> print(binary_move_command("files", "data"))
+    // upload each payload to GridFS (mongofiles / a driver's GridFSBucket), then, with its file id:
+    db.files.updateOne({_id: id}, {$set: {dataFileId: fileId}, $unset: {data: ""}})
+    """
+    update = to_mongosh(binary_move_update(field, FILE_ID)).replace(f'"{FILE_ID}"', FILE_ID)
+    return (
+        "// upload each payload to GridFS (mongofiles / a driver's GridFSBucket), then, with its file id:\n"
+        f"db.{collection}.updateOne({{_id: id}}, {update})"
+    )
 
 
 def _split_command(collection: str, fields: list[str]) -> str:

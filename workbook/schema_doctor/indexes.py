@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from workbook.schema_doctor.collections import to_mongosh
 from workbook.schema_doctor.context import Context
 from workbook.schema_doctor.lessons import UNNECESSARY_INDEXES
 from workbook.schema_doctor.report import Finding, Severity
@@ -104,7 +105,8 @@ def _redundant(collection: str, specs: list[dict[str, Any]]) -> list[Finding]:
                     UNNECESSARY_INDEXES,
                     severity,
                     f"{collection}.{shorter['name']}",
-                    f"{shorter['name']} {dict(shorter['key'])} is a prefix of {longer['name']} {dict(longer['key'])}",
+                    f"{shorter['name']} {to_mongosh(dict(shorter['key']))} is a prefix of {longer['name']} "
+                    f"{to_mongosh(dict(longer['key']))}",
                     {
                         "index": shorter["name"],
                         "key": dict(shorter["key"]),
