@@ -33,8 +33,13 @@ FILES = (
     "test_session.py",
     "test_collation.py",
     "test_crud_unified.py",
+    "test_crud_v1.py",
+    "test_examples.py",
+    "test_custom_types.py",
+    "test_raw_bson.py",
 )
-"""pymongo's CRUD-level test files (synchronous versions): what a schema-design learner's code does."""
+"""pymongo's CRUD-level test files (synchronous versions): what a schema-design learner's code does
+(test_examples.py holds the manual's own CRUD examples)."""
 
 CACHE = pathlib.Path(os.environ.get("WORKBOOK_CACHE", pathlib.Path.home() / ".cache" / "workbook"))
 RECORD_DIR = pathlib.Path(__file__).resolve().parents[2] / "conformance"
