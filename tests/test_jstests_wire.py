@@ -2633,3 +2633,491 @@ def test_index_partial_create_drop(db: Database) -> None:
     c.drop_index("partialIndex2")
     assert len(list(c.list_indexes())) == 2
     assert sorted(d["x"] for d in c.find({"x": {"$gte": 3}, "a": {"$lt": 5}})) == [3, 4]
+
+
+# --- issue 19's held-out check: files nobody here had ported (ported blind, run once, then fixed) --
+# Each was read from mongodb/mongo and ported before it was ever run against the offline default; the
+# module docstring gives the first run's agreement.
+
+
+def _covered_and_no_docs(cursor: Any) -> bool:
+    """isIndexOnly on the winning plan and executionStats.totalDocsExamined == 0."""
+    explained = cursor.explain()
+    stages = set(plan_stages(explained))
+    return not stages & {"FETCH", "COLLSCAN"} and explained["executionStats"]["totalDocsExamined"] == 0
+
+
+# index/covered/covered_index_simple_2.js: all six cases (a unique {foo: 1}: equality to an int, a
+# string and a subdocument, no filter, a range, $in), each covered with no document examined.
+def test_covered_index_simple_2(db: Database) -> None:
+    c = db.c
+    c.insert_many([{"foo": i} for i in range(10)] + [{"foo": "string"}, {"foo": {"bar": 1}}, {"foo": None}])
+    c.create_index("foo", unique=True)
+    for query in ({"foo": 1}, {"foo": "string"}, {"foo": {"bar": 1}}, {}, {"foo": {"$gt": 2, "$lt": 6}}):
+        assert _covered_and_no_docs(c.find(query, {"foo": 1, "_id": 0}).hint([("foo", 1)])), query
+    assert _covered_and_no_docs(c.find({"foo": {"$in": [5, 8]}}, {"foo": 1, "_id": 0}).hint([("foo", 1)]))
+
+
+# index/covered/covered_index_simple_3.js: all eight cases (a sparse unique {foo: 1}: the six of
+# simple_2 and {$exists: true}; then $nin over {bar: 1}).
+def test_covered_index_simple_3(db: Database) -> None:
+    c = db.c
+    c.insert_many(
+        [{"foo": i} for i in range(10)]
+        + [{"bar": i} for i in range(5)]
+        + [{"foo": "string"}, {"foo": {"bar": 1}}, {"foo": None}]
+    )
+    c.create_index("foo", sparse=True, unique=True)
+    queries: list[dict[str, Any]] = [
+        {"foo": 1}, {"foo": "string"}, {"foo": {"bar": 1}}, {}, {"foo": {"$gt": 2, "$lt": 6}},
+        {"foo": {"$in": [5, 8]}}, {"foo": {"$exists": True}},
+    ]  # fmt: skip
+    for query in queries:
+        assert _covered_and_no_docs(c.find(query, {"foo": 1, "_id": 0}).hint([("foo", 1)])), query
+    c.drop_indexes()
+    c.create_index("bar")
+    assert _covered_and_no_docs(c.find({"bar": {"$nin": [5, 8]}}, {"bar": 1, "_id": 0}).hint([("bar", 1)]))
+
+
+# index/covered/covered_index_compound_1.js: all seven cases over {a: 1, b: -1, c: 1}.
+def test_covered_index_compound_1(db: Database) -> None:
+    c = db.c
+    c.insert_many([{"a": i, "b": f"strvar_{i % 13}", "c": i % 10} for i in range(100)])
+    key = [("a", 1), ("b", -1), ("c", 1)]
+    c.create_index(key)
+    abc = {"a": 1, "b": 1, "c": 1, "_id": 0}
+    bc = {"b": 1, "c": 1, "_id": 0}
+    cases: list[tuple[dict[str, Any], dict[str, Any]]] = [
+        ({"a": 10, "b": "strvar_10", "c": 0}, abc),
+        ({"a": 26, "b": "strvar_0"}, abc),
+        ({"a": 38, "b": "strvar_12", "c": 8}, bc),
+        ({}, bc),
+        ({"a": {"$gt": 25, "$lt": 43}}, bc),
+        ({"a": 38, "b": "strvar_12", "c": {"$in": [5, 8]}}, bc),
+        ({"a": 38, "b": "strvar_12", "c": 55}, abc),
+    ]
+    for query, projection in cases:
+        assert _covered_and_no_docs(c.find(query, projection).hint(key)), query
+
+
+# index/covered/covered_index_sort_1.js: all three cases (sorts both ways over {foo: 1}, and a range).
+def test_covered_index_sort_1(db: Database) -> None:
+    c = db.c
+    c.insert_many([{"foo": i % 10} for i in range(20)] + [{"bar": i} for i in range(5)])
+    c.insert_many([{"foo": "1"}, {"foo": {"bar": 1}}, {"foo": None}])
+    c.create_index("foo")
+    projection = {"foo": 1, "_id": 0}
+    for query, direction in (({}, 1), ({}, -1), ({"foo": {"$gt": 2}}, -1)):
+        assert _covered_and_no_docs(c.find(query, projection).sort("foo", direction).hint([("foo", 1)]))
+
+
+# index/covered/covered_index_sort_2.js: the one case (sort on _id descending over the _id index).
+def test_covered_index_sort_2(db: Database) -> None:
+    c = db.c
+    c.insert_many([{"_id": i} for i in range(10)] + [{"_id": "1"}, {"_id": {"bar": 1}}, {"_id": None}])
+    assert _covered_and_no_docs(c.find({}, {"_id": 1}).sort("_id", -1).hint([("_id", 1)]))
+
+
+# query/sort/sorth.js: every assertMatches of checkForwardDirection (five indexes and sorts) and
+# checkReverseDirection (five), with limit -1 and -2 and the added {a: 1.5} document; where the
+# jstest accepts either document with b: 3, so does the port.
+_SORTH_DOCS = [(1, 1), (1, 2), (1, 3), (2, 0), (2, 3), (2, 5)]
+_IN12 = {"$in": [1, 2]}
+_B3 = [[(1, 3)], [(2, 3)]]
+_SORTH_FORWARD: list[tuple[dict[str, Any], int, list[list[tuple[Any, int]]]]] = [
+    *[
+        ({"$gte": 0}, -1, [[(2, 0)]]), ({"$gt": 0}, -1, [[(1, 1)]]), ({"$gte": 1}, -1, [[(1, 1)]]),
+        ({"$gt": 1}, -1, [[(1, 2)]]), ({"$gte": 2}, -1, [[(1, 2)]]), ({"$gt": 2}, -1, _B3),
+        ({"$gte": 3}, -1, _B3), ({"$gt": 3}, -1, [[(2, 5)]]), ({"$gte": 4}, -1, [[(2, 5)]]),
+        ({"$gt": 4}, -1, [[(2, 5)]]), ({"$gte": 5}, -1, [[(2, 5)]]),
+        ({"$lte": 0}, -1, [[(2, 0)]]), ({"$lt": 1}, -1, [[(2, 0)]]), ({"$lte": 1}, -1, [[(2, 0)]]),
+        ({"$lt": 3}, -1, [[(2, 0)]]),
+        ({"$gte": 0, "$lte": 0}, -1, [[(2, 0)]]), ({"$gte": 0, "$lt": 1}, -1, [[(2, 0)]]),
+        ({"$gte": 0, "$lte": 1}, -1, [[(2, 0)]]), ({"$gt": 0, "$lte": 1}, -1, [[(1, 1)]]),
+        ({"$gte": 2, "$lt": 3}, -1, [[(1, 2)]]), ({"$gte": 2.5, "$lte": 3}, -1, _B3),
+        ({"$gt": 2.5, "$lte": 3}, -1, _B3),
+        ({"$gte": 0}, -2, [[(2, 0), (1, 1)]]), ({"$gt": 1}, -2, [[(1, 2), (2, 3)], [(1, 2), (1, 3)]]),
+        ({"$gt": 4}, -2, [[(2, 5)]]),
+    ]
+]  # fmt: skip
+_SORTH_REVERSE: list[tuple[dict[str, Any], list[list[tuple[Any, int]]]]] = [
+    ({"$gte": 0}, [[(2, 5)]]), ({"$gte": 5}, [[(2, 5)]]), ({"$lte": 5}, [[(2, 5)]]),
+    ({"$lte": 5, "$gte": 5}, [[(2, 5)]]), ({"$lt": 3}, [[(1, 2)]]), ({"$lt": 3, "$gt": 1}, [[(1, 2)]]),
+    ({"$lt": 2, "$gte": 1}, [[(1, 1)]]), ({"$lt": 5}, _B3), ({"$lt": 3.1}, _B3), ({"$lt": 3.5}, _B3),
+    ({"$lte": 3}, _B3), ({"$lt": 3.5, "$gte": 3}, _B3), ({"$lte": 3, "$gt": 0}, _B3),
+]  # fmt: skip
+
+
+def _sorth_reset(db: Database, index: list[tuple[str, int]]) -> Any:
+    t = db.sorth
+    t.drop()
+    t.insert_many([{"a": a, "b": b} for a, b in _SORTH_DOCS])
+    t.create_index(index)
+    return t
+
+
+def _sorth_find(t: Any, b: dict[str, Any], sort: list[tuple[str, int]], limit: int, hint: Any) -> list[tuple[Any, int]]:
+    cursor = t.find({"a": _IN12, "b": b}, {"_id": 0}).sort(sort).limit(limit).hint(hint)
+    return [(d["a"], d["b"]) for d in cursor]
+
+
+@pytest.mark.parametrize(
+    ("sort", "index"),
+    [
+        ([("b", 1)], [("a", 1), ("b", 1)]),
+        ([("b", 1)], [("a", 1), ("b", 1), ("c", 1)]),
+        ([("b", 1)], [("a", 1), ("b", 1), ("c", -1)]),
+        ([("b", 1), ("c", 1)], [("a", 1), ("b", 1), ("c", 1)]),
+        ([("b", 1), ("c", -1)], [("a", 1), ("b", 1), ("c", -1)]),
+    ],
+)
+def test_sorth_forward(db: Database, sort: list[tuple[str, int]], index: list[tuple[str, int]]) -> None:
+    t = _sorth_reset(db, index)
+    for b, limit, acceptable in _SORTH_FORWARD:
+        assert _sorth_find(t, b, sort, limit, index) in acceptable, (b, limit)
+    t.insert_one({"a": 1.5, "b": 3})
+    assert _sorth_find(t, {"$gte": 0}, sort, -2, index) == [(2, 0), (1, 1)]
+
+
+@pytest.mark.parametrize(
+    ("sort", "index"),
+    [
+        ([("b", -1)], [("a", 1), ("b", -1)]),
+        ([("b", -1)], [("a", 1), ("b", -1), ("c", 1)]),
+        ([("b", -1)], [("a", 1), ("b", -1), ("c", -1)]),
+        ([("b", -1), ("c", 1)], [("a", 1), ("b", -1), ("c", 1)]),
+        ([("b", -1), ("c", -1)], [("a", 1), ("b", -1), ("c", -1)]),
+    ],
+)
+def test_sorth_reverse(db: Database, sort: list[tuple[str, int]], index: list[tuple[str, int]]) -> None:
+    t = _sorth_reset(db, index)
+    for b, acceptable in _SORTH_REVERSE:
+        assert _sorth_find(t, b, sort, -1, index) in acceptable, b
+
+
+# query/sort/sortk.js: every assertion (the $in explosion with limits -1/-2, skip, no limit and its
+# totalKeysExamined, the $where query (the engine's), reversed sorts, the unhinted plan and its
+# nReturned, three intervals, the multikey index, a {a: 1, b: -1} index, and an equality before $in).
+def test_sortk(db: Database) -> None:
+    t = db.sortk
+
+    def reset() -> None:
+        t.delete_many({})
+        t.insert_many([{"a": a, "b": b} for a, b in ((1, 1), (1, 2), (1, 3), (2, 4), (2, 5), (2, 0))])
+
+    reset()
+    ab = [("a", 1), ("b", 1)]
+    t.create_index(ab)
+
+    def simple(extra: dict[str, Any] | None = None, sort: Any = None, hint: Any = None) -> Any:
+        return t.find({"a": {"$in": [1, 2]}, **(extra or {})}).sort(sort or [("b", 1)]).hint(hint or ab)
+
+    assert simple().limit(-1)[0]["b"] == 0
+    two = list(simple().limit(-2))
+    assert (two[0]["b"], two[1]["b"]) == (0, 1)
+    assert list(simple().limit(-1).skip(1))[0]["b"] == 1
+    assert len(list(simple().limit(0))) == 6
+    assert simple().limit(0).explain()["executionStats"]["totalKeysExamined"] == 6
+    assert len(list(simple().limit(0).skip(1))) == 5
+    assert list(simple({"$where": "this.b>=2"}).limit(-1))[0]["b"] == 2
+    assert list(simple({}, [("b", -1)]).limit(-1))[0]["b"] == 5
+    assert list(simple({}, [("a", -1), ("b", 1)]).limit(-1))[0]["b"] == 0
+    assert list(t.find({"a": {"$in": [1, 2]}}).sort("b", 1).limit(-1))[0]["b"] == 0
+    assert t.find({"a": {"$in": [1, 2]}}).sort("b", 1).limit(-1).explain()["executionStats"]["nReturned"] == 1
+    t.delete_many({"b": 0})
+    assert list(simple().limit(-1))[0]["b"] == 1
+
+    def three(limit: int) -> list[int]:
+        return [d["b"] for d in t.find({"a": {"$in": [1, 2, 3]}}).sort("b", 1).hint(ab).limit(limit)]
+
+    assert three(-1) == [1] and three(-2) == [1, 2]
+    t.insert_one({"a": 3, "b": 0})
+    assert three(-1) == [0] and three(-2) == [0, 1]
+    t.delete_many({})
+    t.insert_many([{"a": 1, "b": [0, 1, 2]}, {"a": 2, "b": [0, 1, 2]}, {"a": 1, "b": 5}])
+    assert len(list(simple().limit(-3))) == 3
+    reset()
+    t.create_index([("a", 1), ("b", -1)])
+    assert list(simple({}, [("b", -1)], [("a", 1), ("b", -1)]).limit(-1))[0]["b"] == 5
+    assert list(simple({}, [("b", 1)], [("a", 1), ("b", -1)]).limit(-1))[0]["b"] == 0
+    t.drop()
+    abc = [("a", 1), ("b", 1), ("c", 1)]
+    t.create_index(abc)
+    t.insert_many(
+        [
+            {"a": a, "b": b, "c": c}
+            for a, b, c in ((0, 0, -1), (0, 2, 1), (1, 1, 1), (1, 1, 2), (1, 1, 3), (1, 2, 4), (1, 2, 5), (1, 2, 0))
+        ]
+    )
+    for query in ({"a": 1, "b": {"$in": [1, 2]}}, {"$and": [{"a": 1}, {"b": {"$in": [1, 2]}}]}):
+        assert [d["c"] for d in t.find(query).sort("c", 1).hint(abc).limit(-1)] == [0]
+        assert [d["c"] for d in t.find(query).sort("c", 1).hint(abc).limit(-2)] == [0, 1]
+
+    def in01(limit: int, sort: Any) -> list[int]:
+        return [d["b"] for d in t.find({"a": {"$in": [0, 1]}}).sort(sort).hint(abc).limit(limit)]
+
+    assert in01(-1, [("b", 1)])[0] == 0
+    assert in01(-1, [("b", 1), ("c", 1)])[0] == 0
+    assert in01(-2, [("b", 1), ("c", 1)]) == [0, 1]
+
+
+# query/sort/sort_dotted_paths.js: every testSortAndSortWithLimit (with and without limit 500) and every
+# parallel-arrays refusal (BadValue or CannotIndexParallelArrays); the documents holding undefined
+# (_id 2 and 9 of the first set) are left out, pymongo cannot write them, and so from its answers.
+def _sorted_ids(c: Any, sort: list[tuple[str, int]], expected: list[int]) -> None:
+    assert [d["_id"] for d in c.find({}, {"_id": 1}).sort(sort)] == expected, sort
+    assert [d["_id"] for d in c.find({}, {"_id": 1}).sort(sort).limit(500)] == expected, sort
+
+
+def _parallel_refused(db: Database, sort: dict[str, int]) -> None:
+    from pymongo.errors import OperationFailure
+
+    with pytest.raises(OperationFailure) as refused:
+        db.command("find", "c", sort=sort)
+    assert refused.value.code in (2, 171), refused.value
+
+
+def test_sort_dotted_paths(db: Database) -> None:
+    c = db.c
+    c.insert_many(
+        [{"_id": 1, "a": 1}, {"_id": 3, "a": None}, {"_id": 4, "a": {}}, {"_id": 5, "a": []}, {"_id": 6, "a": [1]}]
+        + [{"_id": 7, "a": [[1]]}, {"_id": 8}]
+    )
+    _sorted_ids(c, [("a", 1), ("_id", 1)], [5, 3, 8, 1, 6, 4, 7])
+    _sorted_ids(c, [("a", -1), ("_id", 1)], [7, 4, 1, 6, 3, 8, 5])
+    _sorted_ids(c, [("a.0", 1), ("_id", 1)], [1, 3, 4, 5, 8, 6, 7])
+    _sorted_ids(c, [("a.0", -1), ("_id", 1)], [7, 6, 1, 3, 4, 5, 8])
+    c.drop()
+    c.insert_many(
+        [
+            {"_id": 1, "a": 1, "b": [2]}, {"_id": 2, "a": 2, "b": []}, {"_id": 3, "a": [], "b": 4},
+            {"_id": 4, "a": [1], "b": 4}, {"_id": 5, "a": [2, 3], "b": 2}, {"_id": 6, "a": 2, "b": [3, 5]},
+            {"_id": 7, "a": 1, "b": [1, 3]}, {"_id": 8, "a": [1, 2], "b": 3}, {"_id": 9, "a": 2, "b": 3},
+        ]
+    )  # fmt: skip
+    _sorted_ids(c, [("a", 1), ("b", 1), ("_id", 1)], [3, 7, 1, 8, 4, 2, 5, 6, 9])
+    _sorted_ids(c, [("a", 1), ("b", -1), ("_id", 1)], [3, 4, 7, 8, 1, 6, 9, 5, 2])
+    _sorted_ids(c, [("a", -1), ("b", 1), ("_id", 1)], [5, 2, 6, 8, 9, 7, 1, 4, 3])
+    _sorted_ids(c, [("a", -1), ("b", -1), ("_id", 1)], [5, 6, 8, 9, 2, 4, 7, 1, 3])
+    c.drop()
+    c.insert_many([{"_id": 1, "a": [], "b": 1}, {"_id": 2, "a": 1, "b": []}, {"_id": 3, "a": [], "b": []}])
+    for sort in ({"a": 1, "b": 1}, {"_id": 1, "a": 1, "b": 1}, {"a": 1, "_id": 1, "b": 1}, {"a": 1, "b": 1, "_id": 1}):
+        _parallel_refused(db, sort)
+    not_both = {"$or": [{"a": {"$not": {"$type": "array"}}}, {"b": {"$not": {"$type": "array"}}}]}
+    output = [{"_id": 1, "a": [], "b": 1}, {"_id": 2, "a": 1, "b": []}]
+    for sort in ({"a": 1, "b": 1}, {"_id": 1, "a": 1, "b": 1}, {"a": 1, "_id": 1, "b": 1}, {"a": 1, "b": 1, "_id": 1}):
+        assert list(c.find(not_both).sort(list(sort.items()))) == output, sort
+    c.drop()
+    c.insert_many(
+        [
+            {"_id": 1, "a": {"b": 2}}, {"_id": 2, "a": {"b": []}}, {"_id": 3, "a": {"b": [2, 3]}},
+            {"_id": 4, "a": {"c": 1}}, {"_id": 5, "a": []}, {"_id": 6, "a": [{"b": [5]}]},
+            {"_id": 7, "a": [{"b": [4, 5]}, {"b": 7}]}, {"_id": 8, "a": [{"b": [1, 3]}, {"b": [2, 5]}]},
+            {"_id": 9, "a": [{"b": []}, {"b": [1, 3]}]},
+        ]
+    )  # fmt: skip
+    _sorted_ids(c, [("a.b", 1), ("_id", 1)], [2, 9, 4, 5, 8, 1, 3, 7, 6])
+    _sorted_ids(c, [("a.b", 1), ("_id", -1)], [9, 2, 5, 4, 8, 3, 1, 7, 6])
+    _sorted_ids(c, [("a.b", -1), ("_id", 1)], [7, 6, 8, 3, 9, 1, 4, 5, 2])
+    _sorted_ids(c, [("a.b", -1), ("_id", -1)], [7, 8, 6, 9, 3, 1, 5, 4, 2])
+    c.drop()
+    pairs = [((4, 1), (1, 2)), ((2, 1), (4, 2)), ((6, 1), (9, 2)), ((4, 1), (5, 3)), ((2, 1), (7, 3)),
+             ((5, 1), (3, 3)), ((7, 2), (2, 3)), ((3, 2), (8, 3)), ((8, 2), (6, 3))]  # fmt: skip
+    c.insert_many([{"_id": i + 1, "a": [{"b": b, "c": cc} for b, cc in p]} for i, p in enumerate(pairs)])
+    for second in ("a.b", "a"):
+        _sorted_ids(c, [("a.c", 1), (second, 1), ("_id", 1)], [2, 5, 1, 4, 6, 3, 8, 7, 9])
+        _sorted_ids(c, [("a.c", 1), (second, -1), ("_id", 1)], [3, 6, 1, 4, 2, 5, 9, 7, 8])
+        _sorted_ids(c, [("a.c", -1), (second, 1), ("_id", 1)], [7, 6, 4, 9, 5, 8, 1, 2, 3])
+        _sorted_ids(c, [("a.c", -1), (second, -1), ("_id", 1)], [8, 5, 9, 4, 6, 7, 3, 2, 1])
+    c.drop()
+    c.insert_one({"_id": 1, "a": {"b": [1, 2], "c": [3, 4]}})
+    _parallel_refused(db, {"a.b": 1, "a.c": 1})
+    c.drop()
+    c.insert_one({"a": {"b": [1, 2]}, "c": {"d": [3, 4]}})
+    _parallel_refused(db, {"a.b": 1, "c.d": 1})
+    c.drop()
+    c.insert_many(
+        [
+            {"_id": 1, "a": [{"b": [4, 1], "c": 1}, {"b": [1, 5], "c": 2}]},
+            {"_id": 2, "a": [{"b": 2, "c": [1, 3]}, {"b": 4, "c": [2, 4]}]},
+            {"_id": 3, "a": [{"b": [6, 4], "c": 1}, {"b": [9, 7], "c": 2}]},
+            {"_id": 4, "a": [{"b": 4, "c": [1, 2]}, {"b": 5, "c": [3, 2]}]},
+            {"_id": 5, "a": [{"b": [2, 3], "c": 1}, {"b": [7, 6], "c": 3}]},
+            {"_id": 6, "a": [{"b": 5, "c": []}, {"b": 3, "c": 3}]},
+            {"_id": 7, "a": [{"b": [], "c": 2}, {"b": 2, "c": 3}]},
+            {"_id": 8, "a": [{"b": 3, "c": [2]}, {"b": 8, "c": [3]}]},
+            {"_id": 9, "a": [{"b": [8], "c": 2}, {"b": [6], "c": 3}]},
+        ]
+    )
+    _sorted_ids(c, [("a.c", 1), ("a.b", 1), ("_id", 1)], [6, 1, 2, 5, 3, 4, 7, 8, 9])
+    _sorted_ids(c, [("a.c", 1), ("a.b", -1), ("_id", 1)], [6, 3, 1, 4, 5, 2, 9, 8, 7])
+    _sorted_ids(c, [("a.c", -1), ("a.b", 1), ("_id", 1)], [2, 7, 6, 4, 5, 9, 8, 1, 3])
+    _sorted_ids(c, [("a.c", -1), ("a.b", -1), ("_id", 1)], [2, 8, 5, 9, 4, 6, 7, 3, 1])
+    _sorted_ids(c, [("a.b", 1), ("a", 1), ("_id", 1)], [7, 1, 2, 5, 6, 8, 4, 3, 9])
+    _sorted_ids(c, [("a.b", 1), ("a", -1), ("_id", 1)], [7, 1, 5, 2, 8, 6, 3, 4, 9])
+    _sorted_ids(c, [("a.b", -1), ("a", 1), ("_id", 1)], [3, 8, 9, 5, 6, 4, 1, 2, 7])
+    _sorted_ids(c, [("a.b", -1), ("a", -1), ("_id", 1)], [3, 9, 8, 5, 1, 4, 6, 2, 7])
+    _sorted_ids(c, [("a.0.b", 1), ("_id", 1)], [7, 1, 2, 5, 8, 3, 4, 6, 9])
+    _sorted_ids(c, [("a.0.b", 1), ("_id", -1)], [7, 1, 5, 2, 8, 4, 3, 6, 9])
+    _sorted_ids(c, [("a.0.b", -1), ("_id", 1)], [9, 3, 6, 1, 4, 5, 8, 2, 7])
+    _sorted_ids(c, [("a.0.b", -1), ("_id", -1)], [9, 3, 6, 4, 1, 8, 5, 2, 7])
+    c.drop()
+    c.insert_many(
+        [
+            {"_id": 1, "a": {"b": 1}, "c": [{"d": [4, 1]}, {"d": [1, 5]}]},
+            {"_id": 2, "a": [{"b": [1, 3]}, {"b": [2, 4]}], "c": {"d": 2}},
+            {"_id": 3, "a": {"b": 1}, "c": [{"d": [6, 4]}, {"d": [9, 7]}]},
+            {"_id": 4, "a": [{"b": [2]}, {"b": [3, 2]}], "c": {"d": 4}},
+            {"_id": 5, "a": {"b": 1}, "c": [{"d": [2, 3]}, {"d": [7, 6]}]},
+            {"_id": 6, "a": [{"b": []}, {"b": 3}], "c": {"d": 4}},
+            {"_id": 7, "a": {"b": 2}, "c": [{"d": []}, {"d": 2}]},
+            {"_id": 8, "a": [{"b": [2]}, {"b": [3]}], "c": {"d": 3}},
+            {"_id": 9, "a": {"b": 3}, "c": [{"d": [8]}, {"d": [6]}]},
+        ]
+    )
+    _sorted_ids(c, [("a.b", 1), ("c.d", 1), ("_id", 1)], [6, 1, 2, 5, 3, 7, 8, 4, 9])
+    _sorted_ids(c, [("a.b", 1), ("c.d", -1), ("_id", 1)], [6, 3, 5, 1, 2, 4, 8, 7, 9])
+    _sorted_ids(c, [("a.b", -1), ("c.d", 1), ("_id", 1)], [2, 8, 4, 6, 9, 7, 1, 5, 3])
+    _sorted_ids(c, [("a.b", -1), ("c.d", -1), ("_id", 1)], [2, 9, 4, 6, 8, 7, 3, 5, 1])
+    c.drop()
+    c.insert_many(
+        [
+            {"_id": 1, "a": {"b": {"c": 2}}}, {"_id": 2, "a": {"b": {"c": []}}},
+            {"_id": 3, "a": [{"b": []}, {"b": {"c": []}}]}, {"_id": 4, "a": [{"b": {"c": 1}}]},
+            {"_id": 5, "a": {"b": [{"c": 3}, {"d": 1}]}}, {"_id": 6, "a": {"b": [{"c": [5]}]}},
+            {"_id": 7, "a": []}, {"_id": 8, "a": {"b": [{"c": [1, 3]}, {"c": [2, 5]}]}},
+            {"_id": 9, "a": [{"b": [{"c": []}, {"c": [1, 3]}]}]},
+        ]
+    )  # fmt: skip
+    _sorted_ids(c, [("a.b.c", 1), ("_id", 1)], [2, 3, 9, 5, 7, 4, 8, 1, 6])
+    _sorted_ids(c, [("a.b.c", 1), ("_id", -1)], [9, 3, 2, 7, 5, 8, 4, 1, 6])
+    _sorted_ids(c, [("a.b.c", -1), ("_id", 1)], [6, 8, 5, 9, 1, 4, 3, 7, 2])
+    _sorted_ids(c, [("a.b.c", -1), ("_id", -1)], [8, 6, 9, 5, 1, 4, 7, 3, 2])
+
+
+# query/array/arrayfind8.js: every checkQuery (count and values of the standard and the $elemMatch
+# query, unindexed, with a single-key index and with the index made multikey), with {a: 1} and then
+# {"a.b": 1} as the jstest's currentIndexSpec.
+_AF8: list[tuple[str, dict[str, Any], Any, Any, Any, dict[str, Any] | None]] = [
+    ("a", {"$gt": 4}, [5], None, None, None),
+    ("a", {"$gt": 4, "$lt": 6}, [5], None, [3, 7], None),
+    ("a", {"$gt": 4, "$not": {"$gte": 6}}, [5], None, None, None),
+    ("a", {"$gt": 4, "$not": {"$ne": 6}}, [6], None, None, None),
+    ("a", {"$gte": 5, "$lte": 5}, [5], None, [4, 6], None),
+    ("a", {"$in": [4, 6], "$gt": 5}, [6], None, [4, 7], None),
+    ("a", {"$regex": "^a"}, ["a"], None, None, None),
+    ("a", {"$gt": 4}, [5], None, None, {"a": {"$lt": 6}}),
+    ("a", {"$gte": 5}, [5], None, None, {"a": {"$lte": 5}}),
+    ("a", {"$in": [4, 6]}, [6], None, None, {"a": {"$gt": 5}}),
+    ("a", {"$gt": 4}, [5], None, None, {"a": {"$elemMatch": {"$lt": 6}}}),
+    ("a", {"$gt": 4}, [3, 7], None, None, {"a": {"$elemMatch": {"$lt": 6}}}),
+    ("a", {"$gte": 5}, [5], None, None, {"a": {"$elemMatch": {"$lte": 5}}}),
+    ("a", {"$in": [4, 6]}, [6], None, None, {"a": {"$elemMatch": {"$gt": 5}}}),
+    ("a", {"$elemMatch": {"$in": [5]}}, None, [[5]], [5], None),
+    ("a.b", {"$elemMatch": {"b": {"$gte": 1, "$lte": 1}}}, None, [[{"b": 1}]], [{"b": 1}], None),
+    ("a.b", {"$elemMatch": {"b": {"$gte": 1, "$lte": 1}}}, None, [[{"b": [0, 2]}]], [{"b": [0, 2]}], None),
+    ("a.b", {"b": {"$elemMatch": {"$gte": 1, "$lte": 1}}}, [{"b": [1]}], None, None, None),
+    ("a.b", {"b": {"$elemMatch": {"$gte": 1, "$lte": 4}}}, [{"b": [1]}], None, None, None),
+    ("a.b", {"b": {"$elemMatch": {"$gte": 1, "$lte": 4}}}, [{"b": [2]}], None, None, {"a.b": {"$in": [2, 5]}}),
+    ("a.b", {"b": {"$elemMatch": {"$in": [1, 2]}, "$in": [2, 3]}}, [{"b": [2]}], None, [{"b": [1]}, {"b": [3]}], None),
+]
+
+
+@pytest.mark.parametrize("case", _AF8, ids=[f"{i}" for i in range(len(_AF8))])
+def test_arrayfind8(db: Database, case: tuple[Any, ...]) -> None:
+    index, sub, both, elem, non_elem, extra = case
+    extra = extra or {}
+    first = next(iter(sub))
+    standard = {"$and": [{"a": sub} if first.startswith("$") else {f"a.{first}": sub[first]}, extra]}
+    elem_query = {"$and": [{"a": {"$elemMatch": sub}}, extra]}
+
+    def check(coll: Any, with_non_elem: bool, context: str) -> None:
+        for query, expected in ((standard, [both, non_elem if with_non_elem else None]), (elem_query, [both, elem])):
+            values = [v for v in expected if v]
+            assert coll.count_documents(query) == len(values), (context, query)
+            assert sorted(repr(d["a"]) for d in coll.find(query)) == sorted(map(repr, values)), (context, query)
+
+    plain = db.af8_plain
+    for value in (both, elem, non_elem):
+        if value:
+            plain.insert_one({"a": value})
+    check(plain, True, "unindexed")
+    indexed = db.af8_indexed
+    for value in (both, elem):
+        if value:
+            indexed.insert_one({"a": value})
+    indexed.create_index(index)
+    check(indexed, False, "single key index")
+    if non_elem:
+        indexed.insert_one({"a": non_elem})
+    indexed.insert_many([{"a": [-1, -2]}, {"a": {"b": [-1, -2]}}])
+    check(indexed, True, "multikey index")
+
+
+# query/and/and3.js: every checkScanMatch without $where (totalDocsExamined and nReturned of the query
+# hinted to {a: 1}) and the two itcounts; the seven $where ones are in test_and3_where.
+_AND3: list[tuple[dict[str, Any], int, int]] = [
+    ({"a": re.compile("o")}, 1, 1), ({"a": re.compile("a")}, 0, 0),
+    ({"a": {"$not": re.compile("o")}}, 2, 1), ({"a": {"$not": re.compile("a")}}, 2, 2),
+    ({"$and": [{"a": re.compile("o")}]}, 1, 1), ({"$and": [{"a": re.compile("a")}]}, 0, 0),
+    ({"$and": [{"a": {"$not": re.compile("o")}}]}, 2, 1), ({"$and": [{"a": {"$not": re.compile("a")}}]}, 2, 2),
+    ({"$and": [{"a": re.compile("oo")}, {"a": {"$not": re.compile("o")}}]}, 1, 0),
+    ({"$and": [{"a": re.compile("o")}, {"a": {"$not": re.compile("a")}}]}, 1, 1),
+    ({"$or": [{"a": re.compile("o")}]}, 1, 1), ({"$or": [{"a": re.compile("a")}]}, 0, 0),
+    ({"$nor": [{"a": re.compile("o")}]}, 2, 1), ({"$nor": [{"a": re.compile("a")}]}, 2, 2),
+    ({"$and": [{"$and": [{"a": re.compile("o")}]}]}, 1, 1), ({"$and": [{"$and": [{"a": re.compile("a")}]}]}, 0, 0),
+    ({"$and": [{"$and": [{"a": {"$not": re.compile("o")}}]}]}, 2, 1),
+    ({"$and": [{"$and": [{"a": {"$not": re.compile("a")}}]}]}, 2, 2),
+    ({"$and": [{"$or": [{"a": re.compile("o")}]}]}, 1, 1), ({"$and": [{"$or": [{"a": re.compile("a")}]}]}, 0, 0),
+    ({"$or": [{"a": {"$not": re.compile("o")}}]}, 2, 1),
+    ({"$and": [{"$or": [{"a": {"$not": re.compile("o")}}]}]}, 2, 1),
+    ({"$and": [{"$or": [{"a": {"$not": re.compile("a")}}]}]}, 2, 2),
+    ({"$and": [{"$nor": [{"a": re.compile("o")}]}]}, 2, 1), ({"$and": [{"$nor": [{"a": re.compile("a")}]}]}, 2, 2),
+]  # fmt: skip
+
+
+def test_and3(db: Database) -> None:
+    t = db.c
+    t.insert_many([{"a": 1}, {"a": "foo"}])
+    t.create_index("a")
+    for query, docs, n in _AND3:
+        stats = t.find(query).hint([("a", 1)]).explain()["executionStats"]
+        assert (stats["totalDocsExamined"], stats["nReturned"]) == (docs, n), query
+    assert len(list(t.find({"a": 1, "$and": [{"a": 2}]}))) == 0
+    assert len(list(t.find({"$and": [{"a": 1}, {"a": 2}]}))) == 0
+
+
+_AND3_WHERE: list[tuple[dict[str, Any], int, int]] = [
+    ({"$where": "this.a==1"}, 2, 1), ({"$and": [{"$where": "this.a==1"}]}, 2, 1),
+    ({"a": 1, "$where": "this.a==1"}, 1, 1), ({"a": 1, "$and": [{"$where": "this.a==1"}]}, 1, 1),
+    ({"$and": [{"a": 1}, {"$where": "this.a==1"}]}, 1, 1), ({"$and": [{"a": 1, "$where": "this.a==1"}]}, 1, 1),
+    ({"a": 1, "$and": [{"a": 1}, {"a": 1, "$where": "this.a==1"}]}, 1, 1),
+]  # fmt: skip
+
+
+def test_and3_where(db: Database, engine: str | None, request: pytest.FixtureRequest) -> None:
+    """$where is the engine's on the offline default: its find answers, its explain is refused by name
+    (README gap table: "$where, $expr, ..."), so the jstest's explain figures are a strict xfail there."""
+    from pymongo.errors import OperationFailure
+
+    if engine is None:
+        request.node.add_marker(
+            pytest.mark.xfail(
+                reason="explain of $where is refused by name (README gaps)", raises=OperationFailure, strict=True
+            )
+        )
+    t = db.c
+    t.insert_many([{"a": 1}, {"a": "foo"}])
+    t.create_index("a")
+    for query, docs, n in _AND3_WHERE:
+        stats = t.find(query).hint([("a", 1)]).explain()["executionStats"]
+        assert (stats["totalDocsExamined"], stats["nReturned"]) == (docs, n), query
+
+
+# query/type/type8.js: MinKey and MaxKey round-trip as _id and are not each other.
+def test_type8(db: Database) -> None:
+    for mine, other in ((MinKey(), MaxKey()), (MaxKey(), MinKey())):
+        db.minmaxcmp.replace_one({"_id": mine}, {"_id": mine}, upsert=True)
+        doc = db.minmaxcmp.find_one({"_id": mine})
+        assert doc is not None and doc["_id"] == mine and doc["_id"] != other
+        assert isinstance(doc["_id"], type(mine)) and not isinstance(doc["_id"], type(other))
