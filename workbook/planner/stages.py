@@ -4,15 +4,15 @@ work()/advanced/needTime accounting, and their explain output."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbook.facts import MAX_BLOCKING_SORT_BYTES
-from workbook.planner.keys import key_document, path_keys
+from workbook.planner.keys import ParallelArraysError, compound_values, key_document, path_keys
 from workbook.planner.predicates import Predicate, matches_all, serialize_all
 from workbook.planner.unsupported import invalid_query
-from workbook.planner.values import MISSING, UNDEFINED, Collate, sort_key
+from workbook.planner.values import MISSING, Collate, sort_key
 
 if TYPE_CHECKING:
     from workbook.planner.keys import Entry
@@ -271,10 +271,11 @@ def sort_pattern_key(doc: Mapping[str, Any], pattern: Sequence[tuple[str, int]],
     through one shared array take their values from the same element, jstests sort_dotted_paths.js),
     and the first of them in the pattern's order is the document's. Two paths that meet different
     arrays are refused, as MongoDB refuses them (BadValue: parallel arrays)."""
-    keys = [
-        tuple(sort_key(None if v is MISSING else v, collate) for v in values)
-        for values in _pattern_values([("walk", doc, tuple(path.split("."))) for path, _ in pattern])
-    ]
+    try:
+        combos = list(compound_values(doc, [path for path, _ in pattern], whole_positional_arrays=True))
+    except ParallelArraysError:
+        raise invalid_query("cannot sort with keys that are parallel arrays") from None
+    keys = [tuple(sort_key(None if v is MISSING else v, collate) for v in values) for values in combos]
     if len(keys) == 1:
         return keys[0]
 
@@ -285,58 +286,6 @@ def sort_pattern_key(doc: Mapping[str, Any], pattern: Sequence[tuple[str, int]],
         return 0
 
     return min(keys, key=functools.cmp_to_key(before))
-
-
-_EMPTY = object()
-"""The one element an empty array is expanded to when generating sort keys."""
-
-
-def _advance(node: Any, parts: tuple[str, ...]) -> tuple[Any, ...]:
-    """Follow a path through subdocuments (and positions in arrays): ``("value", v)`` where it ends,
-    or ``("array", array, rest)`` where it meets an array it must expand (``rest`` empty at the leaf)."""
-    i = 0
-    while i < len(parts):
-        if isinstance(node, list):
-            if not parts[i].isdigit():
-                return ("array", node, parts[i:])
-            position = int(parts[i])
-            if position >= len(node):
-                return ("value", MISSING)
-            node, i = node[position], i + 1
-            if i == len(parts) and isinstance(node, list):
-                return ("value", node)  # an array reached by its position is one value (sort_dotted_paths.js)
-        elif isinstance(node, Mapping):
-            if parts[i] not in node:
-                return ("value", MISSING)
-            node, i = node[parts[i]], i + 1
-        else:
-            return ("value", MISSING)
-    return ("array", node, ()) if isinstance(node, list) else ("value", node)
-
-
-def _pattern_values(states: list[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
-    resolved = [_advance(s[1], s[2]) if s[0] == "walk" else s for s in states]
-    stops = [r for r in resolved if r[0] == "array"]
-    if not stops:
-        yield tuple(r[1] for r in resolved)
-        return
-    array = stops[0][1]
-    if any(r[1] is not array for r in stops):
-        raise invalid_query("cannot sort with keys that are parallel arrays")
-    for element in array or [_EMPTY]:
-        following: list[tuple[Any, ...]] = []
-        for r in resolved:
-            if r[0] != "array":
-                following.append(r)
-            elif element is _EMPTY:
-                following.append(("value", MISSING if r[2] else UNDEFINED))
-            elif not r[2]:
-                following.append(("value", element))  # an array inside the array is one value
-            elif isinstance(element, Mapping):
-                following.append(("walk", element, r[2]))
-            else:
-                following.append(("value", MISSING))
-        yield from _pattern_values(following)
 
 
 def sort_value_of(doc: Mapping[str, Any], path: str, direction: int, collate: Collate | None) -> Any:
