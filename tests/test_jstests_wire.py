@@ -3127,3 +3127,22 @@ def test_type8(db: Database) -> None:
         doc = db.minmaxcmp.find_one({"_id": mine})
         assert doc is not None and doc["_id"] == mine and doc["_id"] != other
         assert isinstance(doc["_id"], type(mine)) and not isinstance(doc["_id"], type(other))
+
+
+# --- issue 19's opening example: a regex written the usual Python way explains on the offline default ---
+@pytest.mark.parametrize(
+    ("pattern", "bounds", "found"),
+    [
+        (re.compile("^ab"), ['["ab", "ac")', "[/^ab/, /^ab/]"], 1),
+        (re.compile("^ab", re.I), ['["", {})', "[/^ab/i, /^ab/i]"], 2),
+    ],
+    ids=["no-flags", "ignorecase"],
+)
+def test_re_compile_explains_with_mongodb_bounds(db: Database, pattern: Any, bounds: list[str], found: int) -> None:
+    c = db.c
+    c.insert_many([{"name": "abc"}, {"name": "ABd"}, {"name": "xab"}])
+    c.create_index("name")
+    explained = c.find({"name": pattern}).explain()
+    scans = [s for s in walk(winning_plan(explained["queryPlanner"])) if s.get("stage") == "IXSCAN"]
+    assert scans and scans[0]["indexBounds"] == {"name": bounds}
+    assert explained["executionStats"]["nReturned"] == found == len(list(c.find({"name": pattern})))
