@@ -461,9 +461,16 @@ def _install_type_codes() -> None:
     engine._normalize_type_specifier = classmethod(engine_types)
 
 
+PATHLESS_OPERATORS = frozenset({"$and", "$or", "$nor", "$expr", "$where", "$comment", "$alwaysTrue", "$alwaysFalse"})
+"""Operators that open an ``$elemMatch`` in its document form (MongoDB's kPathlessOperatorMap)."""
+
+
 def _install_elem_match_arrays() -> None:
     """``{a: {$elemMatch: {x: null}}}`` matches an element that is itself an array, as MongoDB does
-    (an array is a BSON object with fields "0", "1"...: ``x`` is missing in it; match.js)."""
+    (an array is a BSON object with fields "0", "1"...: ``x`` is missing in it; match.js); an
+    ``$elemMatch`` opening with ``$or``/``$and``/``$nor`` matches each element as a document, as
+    MongoDB's parser reads it (mongoeco applies the operator to the element's value:
+    elemmatch_projection.js)."""
     from mongoeco.core.filtering import QueryEngine
     from mongoeco.core.query_operators import query_operator_keys
 
@@ -471,8 +478,13 @@ def _install_elem_match_arrays() -> None:
 
     def candidate_match(cls: Any, candidate: Any, condition: Any, **kw: Any) -> bool:
         document_form = isinstance(condition, dict) and not query_operator_keys(condition)
-        if isinstance(candidate, list) and document_form and not kw.get("wrap_value"):
+        pathless = isinstance(condition, dict) and bool(condition) and next(iter(condition)) in PATHLESS_OPERATORS
+        if isinstance(candidate, list) and (document_form or pathless) and not kw.get("wrap_value"):
             candidate = {str(i): item for i, item in enumerate(candidate)}
+        if pathless and kw.get("compiled_plan") is None:  # {$elemMatch: {$or: [...]}}: each element is a document
+            if not isinstance(candidate, dict):
+                return False
+            return bool(cls.match(candidate, condition, dialect=kw["dialect"], collation=kw.get("collation")))
         return bool(original(cls, candidate, condition, **kw))
 
     engine: Any = QueryEngine
