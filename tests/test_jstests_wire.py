@@ -29,6 +29,32 @@ Tally (kept by hand when a section is added; issue 19's closing numbers):
   Read and not ported: array_comparison_correctness.js (its asserted answers leave {val: 3} out of
   {$gt: 2}, which no documented rule gives), ne_null.js and ne_null_indexed.js (9.0 semantics),
   null_undefined.js (BSON undefined, which pymongo cannot write).
+
+Issue 19's held-out check (the last sections): 14 more files nobody here had ported, from
+jstests/core/query/ and jstests/core/index/covered/, each ported from the jstest alone and run once
+before any fix: covered_index_simple_2/_3, covered_index_compound_1, covered_index_sort_1/_2,
+sorth, sortk, sort_dotted_paths, arrayfind8, and3, type8, elemmatch_projection, ne3 and
+array_index_and_nonIndex_consistent (3,530 checks run, 2,802 of them the last file's).
+
+* first run: 9 of the 14 agreed in every check (64%); 60 checks disagreed (98.3% agreed; 92.3%
+  leaving out the last file). Wrong find() results among them: 24 sort orders and 6 answers to
+  sorts MongoDB refuses as parallel arrays (sort_dotted_paths.js: a sort on several paths took
+  each path's smallest value apart, where MongoDB takes the first of the compound keys, paths
+  through one array taking one element's values), and 5 answers to regex operands of $ne/$gt/$gte/
+  $lt/$lte that MongoDB refuses (ne3.js). Running them also found two more: an index on {a.c, a.b}
+  over an array of subdocuments held the cross product of the two paths' values (36 keys where
+  MongoDB holds 18), so when it provided a sort it returned the wrong order, and the engine
+  answered {$not: {$not: p}} (refused by the model) with 77 documents where p gives 66 or 22.
+* fixed where they belong: the planner model (planner/keys.py compound_values: one key generator
+  for compound index keys and sort keys; regex operands refused with MongoDB's BadValue; $not over
+  $not is its operand) and the engine (patches/aggregation-semantics.md: an $elemMatch opening with
+  $or/$and/$nor matches documents). Left as strict xfails with README gap rows: and3.js's seven
+  $where explains (refused by name) and four elemmatch_projection.js cases the engine refuses
+  (DBRef fields, $elemMatch beside an exclusion); now 12 of the 14 files pass every check, 3,512
+  of 3,530 checks (99.5%). sort_dotted_paths_numeric.js and sort_dotted_paths_parallel_arrays.js
+  (the newer split of sort_dotted_paths.js) hold the same assertions and are not counted again.
+
+In all, 140 jstest files are ported here; 138 pass every assertion on the offline default.
 """
 
 from __future__ import annotations
