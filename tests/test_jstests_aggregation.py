@@ -5,25 +5,29 @@ aggregate's leading stages run by the planner model's plan, its explain answered
 when ``MONGODB_URI`` is set, a real server. One section per jstest file; each names the assertions
 ported. The expected answers are the jstest's own asserts (MongoDB 7.0/8.0 standalone).
 
-Ported: 75 jstest files (69 as result tables, ``CASES``; agg_hint.js, use_query_projection.js,
-split_match_and_swap_with_sort.js, lookup_query_stats.js, groupMissing.js and collation_match.js as
-explain and result tests), 936 assertions on the offline default. 894 pass (95.5%); 69 of the 75
-files agree in every assertion (92.0%). The 42 that do not are strict xfails naming the gap (README
-gap table), so they fail the suite once fixed: 33 are refusals by name with the fix ($graphLookup,
-a $let or $map rebinding CURRENT), 8 are errors raised with another code than MongoDB's, and 1 is
+Ported: 77 jstest files (70 as result tables, ``CASES``; agg_hint.js, use_query_projection.js,
+split_match_and_swap_with_sort.js, lookup_query_stats.js, groupMissing.js, collation_match.js and
+facet/use_cases.js as explain and result tests), 941 assertions on the offline default. 898 pass
+(95.4%); 70 of the 77 files agree in every assertion (90.9%). The 43 that do not are strict
+xfails naming the gap (README gap table), so they fail the suite once fixed: 33 are refusals by
+name with the fix ($graphLookup, a $let or $map rebinding CURRENT), 1 the engine's refusal of
+$bucketAuto's granularity, 8 are errors raised with another code than MongoDB's, and 1 is
 a known wrong answer (SERVER-23229's covered $group). (The DBRef sort order and ``$type`` of a
 small NumberLong after a $project, 10 more, were fixed when find's read layer began to model every
 BSON type.)
 
-Issue 19's held-out check: 8 of the 75 (is_number.js, any_element_true.js, cmp_literal.js,
+Issue 19's held-out check: 10 of the 77 (is_number.js, any_element_true.js, cmp_literal.js,
 indexof_array_dup.js, divide.js, dotted_and_nested_proj_are_equal.js, remove_id.js,
-lookup_unknown_field.js; 92 assertions) were ported from the jstest alone and run once before any
-fix: 5 of 8 files and 80 of 92 assertions agreed. The 12 that did not: $divide gave a long for an
+lookup_unknown_field.js, bucketauto/granularity_near_zero.js, facet/use_cases.js; 97 assertions)
+were ported from the jstest alone and run once before any fix: 6 of 10 files and 84 of 97
+assertions agreed. The 13 that did not: $divide gave a long for an
 integral quotient of a long, a double where a decimal was due, a decimal with its zeros dropped,
 overflowed on NumberLong(2^63-1) / 1 and divided by a decimal zero without a code (9);
 $anyElementTrue answered false for a missing argument and refused a scalar with 28689 (2); an
-unknown $lookup field is refused without a code (1). The first 11 are fixed in the engine
-(patches/aggregation-semantics.md), the last is a strict xfail with a README gap row.
+unknown $lookup field is refused without a code (1); $bucketAuto refused buckets: NumberLong(8),
+then its granularity (1). The first 11 and the NumberLong are fixed in the engine
+(patches/aggregation-semantics.md); the $lookup code and the granularity are strict xfails with
+README gap rows: 8 of the 10 files now pass every assertion.
 Run against a real server
 (``MONGODB_URI``), every case is the plain assertion.
 """
@@ -2574,6 +2578,28 @@ cases(
 )
 
 
+# jstests/aggregation/sources/bucketauto/granularity_near_zero.js
+# Ported: its one assertion (the R80 rounder approaching zero from a denormal, SERVER-57091).
+cases(
+    "sources/bucketauto/granularity_near_zero.js",
+    [{}],
+    (
+        [
+            {
+                "$bucketAuto": {
+                    "groupBy": {
+                        "$reduce": {"input": [], "initialValue": 4.940656484124654e-324, "in": {"$size": ["$$value"]}}
+                    },
+                    "buckets": Int64(8),
+                    "granularity": "R80",
+                }
+            }
+        ],
+        [{"_id": {"min": 0, "max": 1.02e-321}, "count": 1}],
+    ),
+)
+
+
 def mark_gap(file: str, reason: str, when: Any) -> None:
     """Mark the cases of ``file`` for which ``when(case)`` holds as a known gap of the offline default."""
     for position, case in enumerate(CASES):
@@ -2617,6 +2643,12 @@ mark_gap(
 )
 
 mark_gap(
+    "sources/bucketauto/granularity_near_zero.js",
+    "$bucketAuto's granularity (preferred-number rounding) is refused by the engine (README gaps)",
+    lambda c: True,
+)
+
+mark_gap(
     "expressions/let.js",
     "$let rebinding CURRENT: refused by name on the offline default (mongoeco reads the original document)",
     lambda c: "'vars': {'CURRENT'" in repr(c.pipeline),
@@ -2647,3 +2679,46 @@ def test_ported_results(db: Database, case: Case, engine: str | None, request: p
     if case.gap and engine is None:  # a known divergence of the offline default: it must still fail here
         request.node.add_marker(pytest.mark.xfail(reason=case.gap, strict=True))
     check_case(db, case)
+
+
+# --- jstests/aggregation/sources/facet/use_cases.js (held-out check) --------------------------------
+# Ported: the standalone part's three assertions (each $facet output equals its pipeline run alone:
+# $sortByCount, $bucket with a default, $bucketAuto) and the one-document facet result, over seeded
+# random TVs (1,000 documents where the jstest inserts 10,000; the sharded half is not ported).
+
+
+def test_facet_use_cases(db: Database) -> None:
+    import random
+
+    rng = random.Random(19)
+    makers = ["Sony", "Samsung", "LG", "Panasonic", "Mitsubishi", "Vizio", "Toshiba", "Sharp"]
+    db.c.insert_many(
+        [
+            {
+                "_id": i,
+                "manufacturer": rng.choice(makers),
+                "price": rng.randint(100, 4000),
+                "screenSize": rng.randint(18, 40),
+            }
+            for i in range(1000)
+        ]
+    )
+    manufacturers: list[dict[str, Any]] = [{"$sortByCount": "$manufacturer"}, {"$sort": {"count": -1, "_id": 1}}]
+    bucketed: list[dict[str, Any]] = [
+        {"$bucket": {"groupBy": "$price", "boundaries": [0, 500, 1000, 1500, 2000], "default": 2000}},
+        {"$sort": {"count": -1}},
+    ]
+    auto: list[dict[str, Any]] = [{"$bucketAuto": {"groupBy": "$price", "buckets": 5}}]
+    alone = [list(db.c.aggregate(pipeline)) for pipeline in (manufacturers, bucketed, auto)]
+    faceted = list(db.c.aggregate([{"$facet": {"m": manufacturers, "b": bucketed, "a": auto}}]))
+    assert len(faceted) == 1
+    assert [faceted[0]["m"], faceted[0]["b"], faceted[0]["a"]] == alone
+
+
+def test_bucket_auto_takes_buckets_as_a_long(db: Database) -> None:
+    """granularity_near_zero.js gives ``buckets`` as NumberLong(8), which MongoDB takes as 8; without
+    its granularity (refused offline, see above) the same $bucketAuto buckets as with an int."""
+    db.c.insert_many([{"x": i} for i in range(10)])
+    by_long = list(db.c.aggregate([{"$bucketAuto": {"groupBy": "$x", "buckets": Int64(2)}}]))
+    assert by_long == list(db.c.aggregate([{"$bucketAuto": {"groupBy": "$x", "buckets": 2}}]))
+    assert [b["count"] for b in by_long] == [5, 5]

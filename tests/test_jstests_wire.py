@@ -54,7 +54,9 @@ array_index_and_nonIndex_consistent (3,530 checks run, 2,802 of them the last fi
   of 3,530 checks (99.5%). sort_dotted_paths_numeric.js and sort_dotted_paths_parallel_arrays.js
   (the newer split of sort_dotted_paths.js) hold the same assertions and are not counted again.
 
-In all, 140 jstest files are ported here; 138 pass every assertion on the offline default.
+In all, 140 jstest files are ported here; 138 pass every assertion on the offline default. With the
+10 held-out files of tests/test_jstests_aggregation.py the held-out check is 24 files: 15 agreed on
+the first run (62.5%; 3,554 of 3,627 checks, 98.0%), 20 after the fixes (83.3%; 3,607, 99.4%).
 """
 
 from __future__ import annotations

@@ -564,6 +564,33 @@ def _install_count_of_nothing() -> None:
             target._apply_count = apply_count  # type: ignore[attr-defined]
 
 
+def _install_bucket_auto_buckets() -> None:
+    """``$bucketAuto``'s ``buckets`` may be any number that is a positive 32-bit integer (a long, an
+    integral double), as MongoDB takes it; mongoeco takes an int only (granularity_near_zero.js:
+    ``buckets: NumberLong(8)``)."""
+    from mongoeco.core import bson_scalars
+    from mongoeco.core.aggregation import grouping_stages
+
+    original = grouping_stages._apply_bucket_auto
+
+    def apply_bucket_auto(documents: Any, spec: Any, variables: Any = None, **kw: Any) -> Any:
+        if isinstance(spec, dict) and "buckets" in spec:
+            buckets = spec["buckets"]
+            wrapped = bson_scalars.wrap_bson_numeric(buckets) if not isinstance(buckets, bool) else None
+            value = getattr(wrapped, "value", None)
+            if isinstance(value, int | float) and not isinstance(value, bool) and float(value).is_integer():
+                whole = int(value)
+                if -(2**31) <= whole < 2**31:
+                    spec = {**spec, "buckets": whole}
+        return original(documents, spec, variables, **kw)
+
+    grouping_stages._apply_bucket_auto = apply_bucket_auto
+    for module in _BUCKET_USERS:
+        target = importlib.import_module(module)
+        if getattr(target, "_apply_bucket_auto", None) is original:
+            target._apply_bucket_auto = apply_bucket_auto  # type: ignore[attr-defined]
+
+
 def _install_lookup_local_values() -> None:
     """``$lookup`` looks up the localField's values as MongoDB extracts them (an array's elements,
     never the array itself; null when there are none; lookup_array_semantics.js). mongoeco matches
@@ -785,4 +812,5 @@ def install_aggregation_semantics() -> None:
     _install_lookup_local_values()
     _install_divide()
     _install_any_element_true()
+    _install_bucket_auto_buckets()
     _AGGREGATION_INSTALLED = True
