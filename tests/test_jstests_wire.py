@@ -29,6 +29,34 @@ Tally (kept by hand when a section is added; issue 19's closing numbers):
   Read and not ported: array_comparison_correctness.js (its asserted answers leave {val: 3} out of
   {$gt: 2}, which no documented rule gives), ne_null.js and ne_null_indexed.js (9.0 semantics),
   null_undefined.js (BSON undefined, which pymongo cannot write).
+
+Issue 19's held-out check (the last sections): 14 more files nobody here had ported, from
+jstests/core/query/ and jstests/core/index/covered/, each ported from the jstest alone and run once
+before any fix: covered_index_simple_2/_3, covered_index_compound_1, covered_index_sort_1/_2,
+sorth, sortk, sort_dotted_paths, arrayfind8, and3, type8, elemmatch_projection, ne3 and
+array_index_and_nonIndex_consistent (3,530 checks run, 2,802 of them the last file's).
+
+* first run: 9 of the 14 agreed in every check (64%); 60 checks disagreed (98.3% agreed; 92.3%
+  leaving out the last file). Wrong find() results among them: 24 sort orders and 6 answers to
+  sorts MongoDB refuses as parallel arrays (sort_dotted_paths.js: a sort on several paths took
+  each path's smallest value apart, where MongoDB takes the first of the compound keys, paths
+  through one array taking one element's values), and 5 answers to regex operands of $ne/$gt/$gte/
+  $lt/$lte that MongoDB refuses (ne3.js). Running them also found two more: an index on {a.c, a.b}
+  over an array of subdocuments held the cross product of the two paths' values (36 keys where
+  MongoDB holds 18), so when it provided a sort it returned the wrong order, and the engine
+  answered {$not: {$not: p}} (refused by the model) with 77 documents where p gives 66 or 22.
+* fixed where they belong: the planner model (planner/keys.py compound_values: one key generator
+  for compound index keys and sort keys; regex operands refused with MongoDB's BadValue; $not over
+  $not is its operand) and the engine (patches/aggregation-semantics.md: an $elemMatch opening with
+  $or/$and/$nor matches documents). Left as strict xfails with README gap rows: and3.js's seven
+  $where explains (refused by name) and four elemmatch_projection.js cases the engine refuses
+  (DBRef fields, $elemMatch beside an exclusion); now 12 of the 14 files pass every check, 3,512
+  of 3,530 checks (99.5%). sort_dotted_paths_numeric.js and sort_dotted_paths_parallel_arrays.js
+  (the newer split of sort_dotted_paths.js) hold the same assertions and are not counted again.
+
+In all, 140 jstest files are ported here; 138 pass every assertion on the offline default. With the
+10 held-out files of tests/test_jstests_aggregation.py the held-out check is 24 files: 15 agreed on
+the first run (62.5%; 3,554 of 3,627 checks, 98.0%), 20 after the fixes (83.3%; 3,607, 99.4%).
 """
 
 from __future__ import annotations
@@ -2633,3 +2661,718 @@ def test_index_partial_create_drop(db: Database) -> None:
     c.drop_index("partialIndex2")
     assert len(list(c.list_indexes())) == 2
     assert sorted(d["x"] for d in c.find({"x": {"$gte": 3}, "a": {"$lt": 5}})) == [3, 4]
+
+
+# --- issue 19's held-out check: files nobody here had ported (ported blind, run once, then fixed) --
+# Each was read from mongodb/mongo and ported before it was ever run against the offline default; the
+# module docstring gives the first run's agreement.
+
+
+def _covered_and_no_docs(cursor: Any) -> bool:
+    """isIndexOnly on the winning plan and executionStats.totalDocsExamined == 0."""
+    explained = cursor.explain()
+    stages = set(plan_stages(explained))
+    return not stages & {"FETCH", "COLLSCAN"} and explained["executionStats"]["totalDocsExamined"] == 0
+
+
+# index/covered/covered_index_simple_2.js: all six cases (a unique {foo: 1}: equality to an int, a
+# string and a subdocument, no filter, a range, $in), each covered with no document examined.
+def test_covered_index_simple_2(db: Database) -> None:
+    c = db.c
+    c.insert_many([{"foo": i} for i in range(10)] + [{"foo": "string"}, {"foo": {"bar": 1}}, {"foo": None}])
+    c.create_index("foo", unique=True)
+    for query in ({"foo": 1}, {"foo": "string"}, {"foo": {"bar": 1}}, {}, {"foo": {"$gt": 2, "$lt": 6}}):
+        assert _covered_and_no_docs(c.find(query, {"foo": 1, "_id": 0}).hint([("foo", 1)])), query
+    assert _covered_and_no_docs(c.find({"foo": {"$in": [5, 8]}}, {"foo": 1, "_id": 0}).hint([("foo", 1)]))
+
+
+# index/covered/covered_index_simple_3.js: all eight cases (a sparse unique {foo: 1}: the six of
+# simple_2 and {$exists: true}; then $nin over {bar: 1}).
+def test_covered_index_simple_3(db: Database) -> None:
+    c = db.c
+    c.insert_many(
+        [{"foo": i} for i in range(10)]
+        + [{"bar": i} for i in range(5)]
+        + [{"foo": "string"}, {"foo": {"bar": 1}}, {"foo": None}]
+    )
+    c.create_index("foo", sparse=True, unique=True)
+    queries: list[dict[str, Any]] = [
+        {"foo": 1}, {"foo": "string"}, {"foo": {"bar": 1}}, {}, {"foo": {"$gt": 2, "$lt": 6}},
+        {"foo": {"$in": [5, 8]}}, {"foo": {"$exists": True}},
+    ]  # fmt: skip
+    for query in queries:
+        assert _covered_and_no_docs(c.find(query, {"foo": 1, "_id": 0}).hint([("foo", 1)])), query
+    c.drop_indexes()
+    c.create_index("bar")
+    assert _covered_and_no_docs(c.find({"bar": {"$nin": [5, 8]}}, {"bar": 1, "_id": 0}).hint([("bar", 1)]))
+
+
+# index/covered/covered_index_compound_1.js: all seven cases over {a: 1, b: -1, c: 1}.
+def test_covered_index_compound_1(db: Database) -> None:
+    c = db.c
+    c.insert_many([{"a": i, "b": f"strvar_{i % 13}", "c": i % 10} for i in range(100)])
+    key = [("a", 1), ("b", -1), ("c", 1)]
+    c.create_index(key)
+    abc = {"a": 1, "b": 1, "c": 1, "_id": 0}
+    bc = {"b": 1, "c": 1, "_id": 0}
+    cases: list[tuple[dict[str, Any], dict[str, Any]]] = [
+        ({"a": 10, "b": "strvar_10", "c": 0}, abc),
+        ({"a": 26, "b": "strvar_0"}, abc),
+        ({"a": 38, "b": "strvar_12", "c": 8}, bc),
+        ({}, bc),
+        ({"a": {"$gt": 25, "$lt": 43}}, bc),
+        ({"a": 38, "b": "strvar_12", "c": {"$in": [5, 8]}}, bc),
+        ({"a": 38, "b": "strvar_12", "c": 55}, abc),
+    ]
+    for query, projection in cases:
+        assert _covered_and_no_docs(c.find(query, projection).hint(key)), query
+
+
+# index/covered/covered_index_sort_1.js: all three cases (sorts both ways over {foo: 1}, and a range).
+def test_covered_index_sort_1(db: Database) -> None:
+    c = db.c
+    c.insert_many([{"foo": i % 10} for i in range(20)] + [{"bar": i} for i in range(5)])
+    c.insert_many([{"foo": "1"}, {"foo": {"bar": 1}}, {"foo": None}])
+    c.create_index("foo")
+    projection = {"foo": 1, "_id": 0}
+    for query, direction in (({}, 1), ({}, -1), ({"foo": {"$gt": 2}}, -1)):
+        assert _covered_and_no_docs(c.find(query, projection).sort("foo", direction).hint([("foo", 1)]))
+
+
+# index/covered/covered_index_sort_2.js: the one case (sort on _id descending over the _id index).
+def test_covered_index_sort_2(db: Database) -> None:
+    c = db.c
+    c.insert_many([{"_id": i} for i in range(10)] + [{"_id": "1"}, {"_id": {"bar": 1}}, {"_id": None}])
+    assert _covered_and_no_docs(c.find({}, {"_id": 1}).sort("_id", -1).hint([("_id", 1)]))
+
+
+# query/sort/sorth.js: every assertMatches of checkForwardDirection (five indexes and sorts) and
+# checkReverseDirection (five), with limit -1 and -2 and the added {a: 1.5} document; where the
+# jstest accepts either document with b: 3, so does the port.
+_SORTH_DOCS = [(1, 1), (1, 2), (1, 3), (2, 0), (2, 3), (2, 5)]
+_IN12 = {"$in": [1, 2]}
+_B3 = [[(1, 3)], [(2, 3)]]
+_SORTH_FORWARD: list[tuple[dict[str, Any], int, list[list[tuple[Any, int]]]]] = [
+    *[
+        ({"$gte": 0}, -1, [[(2, 0)]]), ({"$gt": 0}, -1, [[(1, 1)]]), ({"$gte": 1}, -1, [[(1, 1)]]),
+        ({"$gt": 1}, -1, [[(1, 2)]]), ({"$gte": 2}, -1, [[(1, 2)]]), ({"$gt": 2}, -1, _B3),
+        ({"$gte": 3}, -1, _B3), ({"$gt": 3}, -1, [[(2, 5)]]), ({"$gte": 4}, -1, [[(2, 5)]]),
+        ({"$gt": 4}, -1, [[(2, 5)]]), ({"$gte": 5}, -1, [[(2, 5)]]),
+        ({"$lte": 0}, -1, [[(2, 0)]]), ({"$lt": 1}, -1, [[(2, 0)]]), ({"$lte": 1}, -1, [[(2, 0)]]),
+        ({"$lt": 3}, -1, [[(2, 0)]]),
+        ({"$gte": 0, "$lte": 0}, -1, [[(2, 0)]]), ({"$gte": 0, "$lt": 1}, -1, [[(2, 0)]]),
+        ({"$gte": 0, "$lte": 1}, -1, [[(2, 0)]]), ({"$gt": 0, "$lte": 1}, -1, [[(1, 1)]]),
+        ({"$gte": 2, "$lt": 3}, -1, [[(1, 2)]]), ({"$gte": 2.5, "$lte": 3}, -1, _B3),
+        ({"$gt": 2.5, "$lte": 3}, -1, _B3),
+        ({"$gte": 0}, -2, [[(2, 0), (1, 1)]]), ({"$gt": 1}, -2, [[(1, 2), (2, 3)], [(1, 2), (1, 3)]]),
+        ({"$gt": 4}, -2, [[(2, 5)]]),
+    ]
+]  # fmt: skip
+_SORTH_REVERSE: list[tuple[dict[str, Any], list[list[tuple[Any, int]]]]] = [
+    ({"$gte": 0}, [[(2, 5)]]), ({"$gte": 5}, [[(2, 5)]]), ({"$lte": 5}, [[(2, 5)]]),
+    ({"$lte": 5, "$gte": 5}, [[(2, 5)]]), ({"$lt": 3}, [[(1, 2)]]), ({"$lt": 3, "$gt": 1}, [[(1, 2)]]),
+    ({"$lt": 2, "$gte": 1}, [[(1, 1)]]), ({"$lt": 5}, _B3), ({"$lt": 3.1}, _B3), ({"$lt": 3.5}, _B3),
+    ({"$lte": 3}, _B3), ({"$lt": 3.5, "$gte": 3}, _B3), ({"$lte": 3, "$gt": 0}, _B3),
+]  # fmt: skip
+
+
+def _sorth_reset(db: Database, index: list[tuple[str, int]]) -> Any:
+    t = db.sorth
+    t.drop()
+    t.insert_many([{"a": a, "b": b} for a, b in _SORTH_DOCS])
+    t.create_index(index)
+    return t
+
+
+def _sorth_find(t: Any, b: dict[str, Any], sort: list[tuple[str, int]], limit: int, hint: Any) -> list[tuple[Any, int]]:
+    cursor = t.find({"a": _IN12, "b": b}, {"_id": 0}).sort(sort).limit(limit).hint(hint)
+    return [(d["a"], d["b"]) for d in cursor]
+
+
+@pytest.mark.parametrize(
+    ("sort", "index"),
+    [
+        ([("b", 1)], [("a", 1), ("b", 1)]),
+        ([("b", 1)], [("a", 1), ("b", 1), ("c", 1)]),
+        ([("b", 1)], [("a", 1), ("b", 1), ("c", -1)]),
+        ([("b", 1), ("c", 1)], [("a", 1), ("b", 1), ("c", 1)]),
+        ([("b", 1), ("c", -1)], [("a", 1), ("b", 1), ("c", -1)]),
+    ],
+)
+def test_sorth_forward(db: Database, sort: list[tuple[str, int]], index: list[tuple[str, int]]) -> None:
+    t = _sorth_reset(db, index)
+    for b, limit, acceptable in _SORTH_FORWARD:
+        assert _sorth_find(t, b, sort, limit, index) in acceptable, (b, limit)
+    t.insert_one({"a": 1.5, "b": 3})
+    assert _sorth_find(t, {"$gte": 0}, sort, -2, index) == [(2, 0), (1, 1)]
+
+
+@pytest.mark.parametrize(
+    ("sort", "index"),
+    [
+        ([("b", -1)], [("a", 1), ("b", -1)]),
+        ([("b", -1)], [("a", 1), ("b", -1), ("c", 1)]),
+        ([("b", -1)], [("a", 1), ("b", -1), ("c", -1)]),
+        ([("b", -1), ("c", 1)], [("a", 1), ("b", -1), ("c", 1)]),
+        ([("b", -1), ("c", -1)], [("a", 1), ("b", -1), ("c", -1)]),
+    ],
+)
+def test_sorth_reverse(db: Database, sort: list[tuple[str, int]], index: list[tuple[str, int]]) -> None:
+    t = _sorth_reset(db, index)
+    for b, acceptable in _SORTH_REVERSE:
+        assert _sorth_find(t, b, sort, -1, index) in acceptable, b
+
+
+# query/sort/sortk.js: every assertion (the $in explosion with limits -1/-2, skip, no limit and its
+# totalKeysExamined, the $where query (the engine's), reversed sorts, the unhinted plan and its
+# nReturned, three intervals, the multikey index, a {a: 1, b: -1} index, and an equality before $in).
+def test_sortk(db: Database) -> None:
+    t = db.sortk
+
+    def reset() -> None:
+        t.delete_many({})
+        t.insert_many([{"a": a, "b": b} for a, b in ((1, 1), (1, 2), (1, 3), (2, 4), (2, 5), (2, 0))])
+
+    reset()
+    ab = [("a", 1), ("b", 1)]
+    t.create_index(ab)
+
+    def simple(extra: dict[str, Any] | None = None, sort: Any = None, hint: Any = None) -> Any:
+        return t.find({"a": {"$in": [1, 2]}, **(extra or {})}).sort(sort or [("b", 1)]).hint(hint or ab)
+
+    assert simple().limit(-1)[0]["b"] == 0
+    two = list(simple().limit(-2))
+    assert (two[0]["b"], two[1]["b"]) == (0, 1)
+    assert list(simple().limit(-1).skip(1))[0]["b"] == 1
+    assert len(list(simple().limit(0))) == 6
+    assert simple().limit(0).explain()["executionStats"]["totalKeysExamined"] == 6
+    assert len(list(simple().limit(0).skip(1))) == 5
+    assert list(simple({"$where": "this.b>=2"}).limit(-1))[0]["b"] == 2
+    assert list(simple({}, [("b", -1)]).limit(-1))[0]["b"] == 5
+    assert list(simple({}, [("a", -1), ("b", 1)]).limit(-1))[0]["b"] == 0
+    assert list(t.find({"a": {"$in": [1, 2]}}).sort("b", 1).limit(-1))[0]["b"] == 0
+    assert t.find({"a": {"$in": [1, 2]}}).sort("b", 1).limit(-1).explain()["executionStats"]["nReturned"] == 1
+    t.delete_many({"b": 0})
+    assert list(simple().limit(-1))[0]["b"] == 1
+
+    def three(limit: int) -> list[int]:
+        return [d["b"] for d in t.find({"a": {"$in": [1, 2, 3]}}).sort("b", 1).hint(ab).limit(limit)]
+
+    assert three(-1) == [1] and three(-2) == [1, 2]
+    t.insert_one({"a": 3, "b": 0})
+    assert three(-1) == [0] and three(-2) == [0, 1]
+    t.delete_many({})
+    t.insert_many([{"a": 1, "b": [0, 1, 2]}, {"a": 2, "b": [0, 1, 2]}, {"a": 1, "b": 5}])
+    assert len(list(simple().limit(-3))) == 3
+    reset()
+    t.create_index([("a", 1), ("b", -1)])
+    assert list(simple({}, [("b", -1)], [("a", 1), ("b", -1)]).limit(-1))[0]["b"] == 5
+    assert list(simple({}, [("b", 1)], [("a", 1), ("b", -1)]).limit(-1))[0]["b"] == 0
+    t.drop()
+    abc = [("a", 1), ("b", 1), ("c", 1)]
+    t.create_index(abc)
+    t.insert_many(
+        [
+            {"a": a, "b": b, "c": c}
+            for a, b, c in ((0, 0, -1), (0, 2, 1), (1, 1, 1), (1, 1, 2), (1, 1, 3), (1, 2, 4), (1, 2, 5), (1, 2, 0))
+        ]
+    )
+    for query in ({"a": 1, "b": {"$in": [1, 2]}}, {"$and": [{"a": 1}, {"b": {"$in": [1, 2]}}]}):
+        assert [d["c"] for d in t.find(query).sort("c", 1).hint(abc).limit(-1)] == [0]
+        assert [d["c"] for d in t.find(query).sort("c", 1).hint(abc).limit(-2)] == [0, 1]
+
+    def in01(limit: int, sort: Any) -> list[int]:
+        return [d["b"] for d in t.find({"a": {"$in": [0, 1]}}).sort(sort).hint(abc).limit(limit)]
+
+    assert in01(-1, [("b", 1)])[0] == 0
+    assert in01(-1, [("b", 1), ("c", 1)])[0] == 0
+    assert in01(-2, [("b", 1), ("c", 1)]) == [0, 1]
+
+
+# query/sort/sort_dotted_paths.js: every testSortAndSortWithLimit (with and without limit 500) and every
+# parallel-arrays refusal (BadValue or CannotIndexParallelArrays); the documents holding undefined
+# (_id 2 and 9 of the first set) are left out, pymongo cannot write them, and so from its answers.
+def _sorted_ids(c: Any, sort: list[tuple[str, int]], expected: list[int]) -> None:
+    assert [d["_id"] for d in c.find({}, {"_id": 1}).sort(sort)] == expected, sort
+    assert [d["_id"] for d in c.find({}, {"_id": 1}).sort(sort).limit(500)] == expected, sort
+
+
+def _parallel_refused(db: Database, sort: dict[str, int]) -> None:
+    from pymongo.errors import OperationFailure
+
+    with pytest.raises(OperationFailure) as refused:
+        db.command("find", "c", sort=sort)
+    assert refused.value.code in (2, 171), refused.value
+
+
+def test_sort_dotted_paths(db: Database) -> None:
+    c = db.c
+    c.insert_many(
+        [{"_id": 1, "a": 1}, {"_id": 3, "a": None}, {"_id": 4, "a": {}}, {"_id": 5, "a": []}, {"_id": 6, "a": [1]}]
+        + [{"_id": 7, "a": [[1]]}, {"_id": 8}]
+    )
+    _sorted_ids(c, [("a", 1), ("_id", 1)], [5, 3, 8, 1, 6, 4, 7])
+    _sorted_ids(c, [("a", -1), ("_id", 1)], [7, 4, 1, 6, 3, 8, 5])
+    _sorted_ids(c, [("a.0", 1), ("_id", 1)], [1, 3, 4, 5, 8, 6, 7])
+    _sorted_ids(c, [("a.0", -1), ("_id", 1)], [7, 6, 1, 3, 4, 5, 8])
+    c.drop()
+    c.insert_many(
+        [
+            {"_id": 1, "a": 1, "b": [2]}, {"_id": 2, "a": 2, "b": []}, {"_id": 3, "a": [], "b": 4},
+            {"_id": 4, "a": [1], "b": 4}, {"_id": 5, "a": [2, 3], "b": 2}, {"_id": 6, "a": 2, "b": [3, 5]},
+            {"_id": 7, "a": 1, "b": [1, 3]}, {"_id": 8, "a": [1, 2], "b": 3}, {"_id": 9, "a": 2, "b": 3},
+        ]
+    )  # fmt: skip
+    _sorted_ids(c, [("a", 1), ("b", 1), ("_id", 1)], [3, 7, 1, 8, 4, 2, 5, 6, 9])
+    _sorted_ids(c, [("a", 1), ("b", -1), ("_id", 1)], [3, 4, 7, 8, 1, 6, 9, 5, 2])
+    _sorted_ids(c, [("a", -1), ("b", 1), ("_id", 1)], [5, 2, 6, 8, 9, 7, 1, 4, 3])
+    _sorted_ids(c, [("a", -1), ("b", -1), ("_id", 1)], [5, 6, 8, 9, 2, 4, 7, 1, 3])
+    c.drop()
+    c.insert_many([{"_id": 1, "a": [], "b": 1}, {"_id": 2, "a": 1, "b": []}, {"_id": 3, "a": [], "b": []}])
+    for sort in ({"a": 1, "b": 1}, {"_id": 1, "a": 1, "b": 1}, {"a": 1, "_id": 1, "b": 1}, {"a": 1, "b": 1, "_id": 1}):
+        _parallel_refused(db, sort)
+    not_both = {"$or": [{"a": {"$not": {"$type": "array"}}}, {"b": {"$not": {"$type": "array"}}}]}
+    output = [{"_id": 1, "a": [], "b": 1}, {"_id": 2, "a": 1, "b": []}]
+    for sort in ({"a": 1, "b": 1}, {"_id": 1, "a": 1, "b": 1}, {"a": 1, "_id": 1, "b": 1}, {"a": 1, "b": 1, "_id": 1}):
+        assert list(c.find(not_both).sort(list(sort.items()))) == output, sort
+    c.drop()
+    c.insert_many(
+        [
+            {"_id": 1, "a": {"b": 2}}, {"_id": 2, "a": {"b": []}}, {"_id": 3, "a": {"b": [2, 3]}},
+            {"_id": 4, "a": {"c": 1}}, {"_id": 5, "a": []}, {"_id": 6, "a": [{"b": [5]}]},
+            {"_id": 7, "a": [{"b": [4, 5]}, {"b": 7}]}, {"_id": 8, "a": [{"b": [1, 3]}, {"b": [2, 5]}]},
+            {"_id": 9, "a": [{"b": []}, {"b": [1, 3]}]},
+        ]
+    )  # fmt: skip
+    _sorted_ids(c, [("a.b", 1), ("_id", 1)], [2, 9, 4, 5, 8, 1, 3, 7, 6])
+    _sorted_ids(c, [("a.b", 1), ("_id", -1)], [9, 2, 5, 4, 8, 3, 1, 7, 6])
+    _sorted_ids(c, [("a.b", -1), ("_id", 1)], [7, 6, 8, 3, 9, 1, 4, 5, 2])
+    _sorted_ids(c, [("a.b", -1), ("_id", -1)], [7, 8, 6, 9, 3, 1, 5, 4, 2])
+    c.drop()
+    pairs = [((4, 1), (1, 2)), ((2, 1), (4, 2)), ((6, 1), (9, 2)), ((4, 1), (5, 3)), ((2, 1), (7, 3)),
+             ((5, 1), (3, 3)), ((7, 2), (2, 3)), ((3, 2), (8, 3)), ((8, 2), (6, 3))]  # fmt: skip
+    c.insert_many([{"_id": i + 1, "a": [{"b": b, "c": cc} for b, cc in p]} for i, p in enumerate(pairs)])
+    for second in ("a.b", "a"):
+        _sorted_ids(c, [("a.c", 1), (second, 1), ("_id", 1)], [2, 5, 1, 4, 6, 3, 8, 7, 9])
+        _sorted_ids(c, [("a.c", 1), (second, -1), ("_id", 1)], [3, 6, 1, 4, 2, 5, 9, 7, 8])
+        _sorted_ids(c, [("a.c", -1), (second, 1), ("_id", 1)], [7, 6, 4, 9, 5, 8, 1, 2, 3])
+        _sorted_ids(c, [("a.c", -1), (second, -1), ("_id", 1)], [8, 5, 9, 4, 6, 7, 3, 2, 1])
+    # not in the jstest: the same orders from an index on the two paths (its keys are one element's
+    # values together, as MongoDB's are: 18 keys, not the 36 of a cross product)
+    c.create_index([("a.c", 1), ("a.b", 1)])
+    hinted = c.find({}, {"_id": 1}).hint([("a.c", 1), ("a.b", 1)])
+    assert [d["_id"] for d in hinted.sort([("a.c", 1), ("a.b", 1)])] == [2, 5, 1, 4, 6, 3, 8, 7, 9]
+    assert c.find({}).hint([("a.c", 1), ("a.b", 1)]).explain()["executionStats"]["totalKeysExamined"] == 18
+    c.drop()
+    c.insert_one({"_id": 1, "a": {"b": [1, 2], "c": [3, 4]}})
+    _parallel_refused(db, {"a.b": 1, "a.c": 1})
+    c.drop()
+    c.insert_one({"a": {"b": [1, 2]}, "c": {"d": [3, 4]}})
+    _parallel_refused(db, {"a.b": 1, "c.d": 1})
+    c.drop()
+    c.insert_many(
+        [
+            {"_id": 1, "a": [{"b": [4, 1], "c": 1}, {"b": [1, 5], "c": 2}]},
+            {"_id": 2, "a": [{"b": 2, "c": [1, 3]}, {"b": 4, "c": [2, 4]}]},
+            {"_id": 3, "a": [{"b": [6, 4], "c": 1}, {"b": [9, 7], "c": 2}]},
+            {"_id": 4, "a": [{"b": 4, "c": [1, 2]}, {"b": 5, "c": [3, 2]}]},
+            {"_id": 5, "a": [{"b": [2, 3], "c": 1}, {"b": [7, 6], "c": 3}]},
+            {"_id": 6, "a": [{"b": 5, "c": []}, {"b": 3, "c": 3}]},
+            {"_id": 7, "a": [{"b": [], "c": 2}, {"b": 2, "c": 3}]},
+            {"_id": 8, "a": [{"b": 3, "c": [2]}, {"b": 8, "c": [3]}]},
+            {"_id": 9, "a": [{"b": [8], "c": 2}, {"b": [6], "c": 3}]},
+        ]
+    )
+    _sorted_ids(c, [("a.c", 1), ("a.b", 1), ("_id", 1)], [6, 1, 2, 5, 3, 4, 7, 8, 9])
+    _sorted_ids(c, [("a.c", 1), ("a.b", -1), ("_id", 1)], [6, 3, 1, 4, 5, 2, 9, 8, 7])
+    _sorted_ids(c, [("a.c", -1), ("a.b", 1), ("_id", 1)], [2, 7, 6, 4, 5, 9, 8, 1, 3])
+    _sorted_ids(c, [("a.c", -1), ("a.b", -1), ("_id", 1)], [2, 8, 5, 9, 4, 6, 7, 3, 1])
+    _sorted_ids(c, [("a.b", 1), ("a", 1), ("_id", 1)], [7, 1, 2, 5, 6, 8, 4, 3, 9])
+    _sorted_ids(c, [("a.b", 1), ("a", -1), ("_id", 1)], [7, 1, 5, 2, 8, 6, 3, 4, 9])
+    _sorted_ids(c, [("a.b", -1), ("a", 1), ("_id", 1)], [3, 8, 9, 5, 6, 4, 1, 2, 7])
+    _sorted_ids(c, [("a.b", -1), ("a", -1), ("_id", 1)], [3, 9, 8, 5, 1, 4, 6, 2, 7])
+    _sorted_ids(c, [("a.0.b", 1), ("_id", 1)], [7, 1, 2, 5, 8, 3, 4, 6, 9])
+    _sorted_ids(c, [("a.0.b", 1), ("_id", -1)], [7, 1, 5, 2, 8, 4, 3, 6, 9])
+    _sorted_ids(c, [("a.0.b", -1), ("_id", 1)], [9, 3, 6, 1, 4, 5, 8, 2, 7])
+    _sorted_ids(c, [("a.0.b", -1), ("_id", -1)], [9, 3, 6, 4, 1, 8, 5, 2, 7])
+    c.drop()
+    c.insert_many(
+        [
+            {"_id": 1, "a": {"b": 1}, "c": [{"d": [4, 1]}, {"d": [1, 5]}]},
+            {"_id": 2, "a": [{"b": [1, 3]}, {"b": [2, 4]}], "c": {"d": 2}},
+            {"_id": 3, "a": {"b": 1}, "c": [{"d": [6, 4]}, {"d": [9, 7]}]},
+            {"_id": 4, "a": [{"b": [2]}, {"b": [3, 2]}], "c": {"d": 4}},
+            {"_id": 5, "a": {"b": 1}, "c": [{"d": [2, 3]}, {"d": [7, 6]}]},
+            {"_id": 6, "a": [{"b": []}, {"b": 3}], "c": {"d": 4}},
+            {"_id": 7, "a": {"b": 2}, "c": [{"d": []}, {"d": 2}]},
+            {"_id": 8, "a": [{"b": [2]}, {"b": [3]}], "c": {"d": 3}},
+            {"_id": 9, "a": {"b": 3}, "c": [{"d": [8]}, {"d": [6]}]},
+        ]
+    )
+    _sorted_ids(c, [("a.b", 1), ("c.d", 1), ("_id", 1)], [6, 1, 2, 5, 3, 7, 8, 4, 9])
+    _sorted_ids(c, [("a.b", 1), ("c.d", -1), ("_id", 1)], [6, 3, 5, 1, 2, 4, 8, 7, 9])
+    _sorted_ids(c, [("a.b", -1), ("c.d", 1), ("_id", 1)], [2, 8, 4, 6, 9, 7, 1, 5, 3])
+    _sorted_ids(c, [("a.b", -1), ("c.d", -1), ("_id", 1)], [2, 9, 4, 6, 8, 7, 3, 5, 1])
+    c.drop()
+    c.insert_many(
+        [
+            {"_id": 1, "a": {"b": {"c": 2}}}, {"_id": 2, "a": {"b": {"c": []}}},
+            {"_id": 3, "a": [{"b": []}, {"b": {"c": []}}]}, {"_id": 4, "a": [{"b": {"c": 1}}]},
+            {"_id": 5, "a": {"b": [{"c": 3}, {"d": 1}]}}, {"_id": 6, "a": {"b": [{"c": [5]}]}},
+            {"_id": 7, "a": []}, {"_id": 8, "a": {"b": [{"c": [1, 3]}, {"c": [2, 5]}]}},
+            {"_id": 9, "a": [{"b": [{"c": []}, {"c": [1, 3]}]}]},
+        ]
+    )  # fmt: skip
+    _sorted_ids(c, [("a.b.c", 1), ("_id", 1)], [2, 3, 9, 5, 7, 4, 8, 1, 6])
+    _sorted_ids(c, [("a.b.c", 1), ("_id", -1)], [9, 3, 2, 7, 5, 8, 4, 1, 6])
+    _sorted_ids(c, [("a.b.c", -1), ("_id", 1)], [6, 8, 5, 9, 1, 4, 3, 7, 2])
+    _sorted_ids(c, [("a.b.c", -1), ("_id", -1)], [8, 6, 9, 5, 1, 4, 7, 3, 2])
+
+
+# query/array/arrayfind8.js: every checkQuery (count and values of the standard and the $elemMatch
+# query, unindexed, with a single-key index and with the index made multikey), with {a: 1} and then
+# {"a.b": 1} as the jstest's currentIndexSpec.
+_AF8: list[tuple[str, dict[str, Any], Any, Any, Any, dict[str, Any] | None]] = [
+    ("a", {"$gt": 4}, [5], None, None, None),
+    ("a", {"$gt": 4, "$lt": 6}, [5], None, [3, 7], None),
+    ("a", {"$gt": 4, "$not": {"$gte": 6}}, [5], None, None, None),
+    ("a", {"$gt": 4, "$not": {"$ne": 6}}, [6], None, None, None),
+    ("a", {"$gte": 5, "$lte": 5}, [5], None, [4, 6], None),
+    ("a", {"$in": [4, 6], "$gt": 5}, [6], None, [4, 7], None),
+    ("a", {"$regex": "^a"}, ["a"], None, None, None),
+    ("a", {"$gt": 4}, [5], None, None, {"a": {"$lt": 6}}),
+    ("a", {"$gte": 5}, [5], None, None, {"a": {"$lte": 5}}),
+    ("a", {"$in": [4, 6]}, [6], None, None, {"a": {"$gt": 5}}),
+    ("a", {"$gt": 4}, [5], None, None, {"a": {"$elemMatch": {"$lt": 6}}}),
+    ("a", {"$gt": 4}, [3, 7], None, None, {"a": {"$elemMatch": {"$lt": 6}}}),
+    ("a", {"$gte": 5}, [5], None, None, {"a": {"$elemMatch": {"$lte": 5}}}),
+    ("a", {"$in": [4, 6]}, [6], None, None, {"a": {"$elemMatch": {"$gt": 5}}}),
+    ("a", {"$elemMatch": {"$in": [5]}}, None, [[5]], [5], None),
+    ("a.b", {"$elemMatch": {"b": {"$gte": 1, "$lte": 1}}}, None, [[{"b": 1}]], [{"b": 1}], None),
+    ("a.b", {"$elemMatch": {"b": {"$gte": 1, "$lte": 1}}}, None, [[{"b": [0, 2]}]], [{"b": [0, 2]}], None),
+    ("a.b", {"b": {"$elemMatch": {"$gte": 1, "$lte": 1}}}, [{"b": [1]}], None, None, None),
+    ("a.b", {"b": {"$elemMatch": {"$gte": 1, "$lte": 4}}}, [{"b": [1]}], None, None, None),
+    ("a.b", {"b": {"$elemMatch": {"$gte": 1, "$lte": 4}}}, [{"b": [2]}], None, None, {"a.b": {"$in": [2, 5]}}),
+    ("a.b", {"b": {"$elemMatch": {"$in": [1, 2]}, "$in": [2, 3]}}, [{"b": [2]}], None, [{"b": [1]}, {"b": [3]}], None),
+]
+
+
+@pytest.mark.parametrize("case", _AF8, ids=[f"{i}" for i in range(len(_AF8))])
+def test_arrayfind8(db: Database, case: tuple[Any, ...]) -> None:
+    index, sub, both, elem, non_elem, extra = case
+    extra = extra or {}
+    first = next(iter(sub))
+    standard = {"$and": [{"a": sub} if first.startswith("$") else {f"a.{first}": sub[first]}, extra]}
+    elem_query = {"$and": [{"a": {"$elemMatch": sub}}, extra]}
+
+    def check(coll: Any, with_non_elem: bool, context: str) -> None:
+        for query, expected in ((standard, [both, non_elem if with_non_elem else None]), (elem_query, [both, elem])):
+            values = [v for v in expected if v]
+            assert coll.count_documents(query) == len(values), (context, query)
+            assert sorted(repr(d["a"]) for d in coll.find(query)) == sorted(map(repr, values)), (context, query)
+
+    plain = db.af8_plain
+    for value in (both, elem, non_elem):
+        if value:
+            plain.insert_one({"a": value})
+    check(plain, True, "unindexed")
+    indexed = db.af8_indexed
+    for value in (both, elem):
+        if value:
+            indexed.insert_one({"a": value})
+    indexed.create_index(index)
+    check(indexed, False, "single key index")
+    if non_elem:
+        indexed.insert_one({"a": non_elem})
+    indexed.insert_many([{"a": [-1, -2]}, {"a": {"b": [-1, -2]}}])
+    check(indexed, True, "multikey index")
+
+
+# query/and/and3.js: every checkScanMatch without $where (totalDocsExamined and nReturned of the query
+# hinted to {a: 1}) and the two itcounts; the seven $where ones are in test_and3_where.
+_AND3: list[tuple[dict[str, Any], int, int]] = [
+    ({"a": re.compile("o")}, 1, 1), ({"a": re.compile("a")}, 0, 0),
+    ({"a": {"$not": re.compile("o")}}, 2, 1), ({"a": {"$not": re.compile("a")}}, 2, 2),
+    ({"$and": [{"a": re.compile("o")}]}, 1, 1), ({"$and": [{"a": re.compile("a")}]}, 0, 0),
+    ({"$and": [{"a": {"$not": re.compile("o")}}]}, 2, 1), ({"$and": [{"a": {"$not": re.compile("a")}}]}, 2, 2),
+    ({"$and": [{"a": re.compile("oo")}, {"a": {"$not": re.compile("o")}}]}, 1, 0),
+    ({"$and": [{"a": re.compile("o")}, {"a": {"$not": re.compile("a")}}]}, 1, 1),
+    ({"$or": [{"a": re.compile("o")}]}, 1, 1), ({"$or": [{"a": re.compile("a")}]}, 0, 0),
+    ({"$nor": [{"a": re.compile("o")}]}, 2, 1), ({"$nor": [{"a": re.compile("a")}]}, 2, 2),
+    ({"$and": [{"$and": [{"a": re.compile("o")}]}]}, 1, 1), ({"$and": [{"$and": [{"a": re.compile("a")}]}]}, 0, 0),
+    ({"$and": [{"$and": [{"a": {"$not": re.compile("o")}}]}]}, 2, 1),
+    ({"$and": [{"$and": [{"a": {"$not": re.compile("a")}}]}]}, 2, 2),
+    ({"$and": [{"$or": [{"a": re.compile("o")}]}]}, 1, 1), ({"$and": [{"$or": [{"a": re.compile("a")}]}]}, 0, 0),
+    ({"$or": [{"a": {"$not": re.compile("o")}}]}, 2, 1),
+    ({"$and": [{"$or": [{"a": {"$not": re.compile("o")}}]}]}, 2, 1),
+    ({"$and": [{"$or": [{"a": {"$not": re.compile("a")}}]}]}, 2, 2),
+    ({"$and": [{"$nor": [{"a": re.compile("o")}]}]}, 2, 1), ({"$and": [{"$nor": [{"a": re.compile("a")}]}]}, 2, 2),
+]  # fmt: skip
+
+
+def test_and3(db: Database) -> None:
+    t = db.c
+    t.insert_many([{"a": 1}, {"a": "foo"}])
+    t.create_index("a")
+    for query, docs, n in _AND3:
+        stats = t.find(query).hint([("a", 1)]).explain()["executionStats"]
+        assert (stats["totalDocsExamined"], stats["nReturned"]) == (docs, n), query
+    assert len(list(t.find({"a": 1, "$and": [{"a": 2}]}))) == 0
+    assert len(list(t.find({"$and": [{"a": 1}, {"a": 2}]}))) == 0
+
+
+_AND3_WHERE: list[tuple[dict[str, Any], int, int]] = [
+    ({"$where": "this.a==1"}, 2, 1), ({"$and": [{"$where": "this.a==1"}]}, 2, 1),
+    ({"a": 1, "$where": "this.a==1"}, 1, 1), ({"a": 1, "$and": [{"$where": "this.a==1"}]}, 1, 1),
+    ({"$and": [{"a": 1}, {"$where": "this.a==1"}]}, 1, 1), ({"$and": [{"a": 1, "$where": "this.a==1"}]}, 1, 1),
+    ({"a": 1, "$and": [{"a": 1}, {"a": 1, "$where": "this.a==1"}]}, 1, 1),
+]  # fmt: skip
+
+
+def test_and3_where(db: Database, engine: str | None, request: pytest.FixtureRequest) -> None:
+    """$where is the engine's on the offline default: its find answers, its explain is refused by name
+    (README gap table: "$where, $expr, ..."), so the jstest's explain figures are a strict xfail there."""
+    from pymongo.errors import OperationFailure
+
+    if engine is None:
+        request.node.add_marker(
+            pytest.mark.xfail(
+                reason="explain of $where is refused by name (README gaps)", raises=OperationFailure, strict=True
+            )
+        )
+    t = db.c
+    t.insert_many([{"a": 1}, {"a": "foo"}])
+    t.create_index("a")
+    for query, docs, n in _AND3_WHERE:
+        stats = t.find(query).hint([("a", 1)]).explain()["executionStats"]
+        assert (stats["totalDocsExamined"], stats["nReturned"]) == (docs, n), query
+
+
+# query/type/type8.js: MinKey and MaxKey round-trip as _id and are not each other.
+def test_type8(db: Database) -> None:
+    for mine, other in ((MinKey(), MaxKey()), (MaxKey(), MinKey())):
+        db.minmaxcmp.replace_one({"_id": mine}, {"_id": mine}, upsert=True)
+        doc = db.minmaxcmp.find_one({"_id": mine})
+        assert doc is not None and doc["_id"] == mine and doc["_id"] != other
+        assert isinstance(doc["_id"], type(mine)) and not isinstance(doc["_id"], type(other))
+
+
+# --- issue 19's opening example: a regex written the usual Python way explains on the offline default ---
+@pytest.mark.parametrize(
+    ("pattern", "bounds", "found"),
+    [
+        (re.compile("^ab"), ['["ab", "ac")', "[/^ab/, /^ab/]"], 1),
+        (re.compile("^ab", re.I), ['["", {})', "[/^ab/i, /^ab/i]"], 2),
+    ],
+    ids=["no-flags", "ignorecase"],
+)
+def test_re_compile_explains_with_mongodb_bounds(db: Database, pattern: Any, bounds: list[str], found: int) -> None:
+    c = db.c
+    c.insert_many([{"name": "abc"}, {"name": "ABd"}, {"name": "xab"}])
+    c.create_index("name")
+    explained = c.find({"name": pattern}).explain()
+    scans = [s for s in walk(winning_plan(explained["queryPlanner"])) if s.get("stage") == "IXSCAN"]
+    assert scans and scans[0]["indexBounds"] == {"name": bounds}
+    assert explained["executionStats"]["nReturned"] == found == len(list(c.find({"name": pattern})))
+
+
+# query/elemmatch/elemmatch_projection.js: every testSingleDocument (the projection of one inserted
+# document, _id removed unless projected out) and the multi-batch loop; new Date() as a fixed date.
+_EMP_WHEN = datetime.datetime(2021, 5, 6, 7, 8, 9)
+_EMP_OID = ObjectId("0123456789abcdef01234567")
+_EMP_TYPES = {"x": [{"a": "string", "b": _EMP_WHEN}, {"a": _EMP_OID, "b": 1.2345}, {"a": "string2", "b": _EMP_WHEN}]}
+_EMP_ABD = [{"a": 1, "b": 2}, {"a": 2, "c": 3}, {"a": 1, "d": 5}]
+_EMP_Y = [{"aa": 1, "bb": 2}, {"aa": 2, "cc": 3}, {"aa": 1, "dd": 5}]
+
+
+def _emp_refs(name: str) -> dict[str, Any]:
+    from bson import DBRef
+
+    return {
+        "x": [
+            DBRef("otherCollection", "id0", name),
+            DBRef("otherCollection", "id1", name),
+            DBRef("otherCollection2", "id2", name),
+        ]
+    }
+
+
+_EMP_CASES: list[tuple[dict[str, Any], Any, Any]] = [
+    ({"x": {"$elemMatch": {"a": -6}}}, {"x": [{"a": 1, "b": 4}, {"a": -6, "c": 3}]}, {"x": [{"a": -6, "c": 3}]}),
+    (
+        {"x": {"$elemMatch": {"a": -6, "c": 3}}},
+        {"x": [{"a": 1, "b": 4}, {"a": -6, "c": 3}]},
+        {"x": [{"a": -6, "c": 3}]},
+    ),
+    (
+        {"x": {"$elemMatch": {"a": {"$lt": 1}}}},
+        {"x": [{"a": 1, "b": 4}, {"a": -6, "c": 3}]},
+        {"x": [{"a": -6, "c": 3}]},
+    ),
+    (
+        {"x": {"$elemMatch": {"a": {"$gt": 0, "$lt": 2}}}},
+        {"x": [{"a": 1, "b": 1}, {"a": 1, "b": 2}]},
+        {"x": [{"a": 1, "b": 1}]},
+    ),
+    ({"x": {"$elemMatch": {"$in": [100, 4, -123]}}}, {"x": [1, 2, 3, 4, 5]}, {"x": [4]}),
+    (
+        {"x": {"$elemMatch": {"a": {"$in": [1]}}}},
+        {"x": [{"a": 1, "b": 2}, {"a": 2, "c": 3}, {"a": 1, "d": 5}]},
+        {"x": [{"a": 1, "b": 2}]},
+    ),
+    ({"x": {"$elemMatch": {"$nin": [4, 5, 6]}}}, {"x": [1, 2, 3, 4, 5]}, {"x": [1]}),
+    ({"x": {"$elemMatch": {"$all": [1]}}}, {"x": [1, 2, 3, 4, 5]}, {"x": [1]}),
+    ({"x": {"$elemMatch": {}}}, {"x": ["string", 123, [1, 2, 3], {"a": 1}]}, {"x": [[1, 2, 3]]}),
+    ({"x": {"$elemMatch": {}}}, {"x": ["string", 123, {"a": 1}]}, {"x": [{"a": 1}]}),
+    (
+        {"x": {"$elemMatch": {"$elemMatch": {"$gt": 5, "$lt": 7}}}},
+        {"x": [[1, 2, 3], [4, 5, 6], [7, 8, 9]]},
+        {"x": [[4, 5, 6]]},
+    ),
+    ({"x": {"$elemMatch": {"a": "string"}}}, _EMP_TYPES, {"x": [{"a": "string", "b": _EMP_WHEN}]}),
+    ({"x": {"$elemMatch": {"a": re.compile("ring2")}}}, _EMP_TYPES, {"x": [{"a": "string2", "b": _EMP_WHEN}]}),
+    ({"x": {"$elemMatch": {"a": {"$type": 2}}}}, _EMP_TYPES, {"x": [{"a": "string", "b": _EMP_WHEN}]}),
+    ({"x": {"$elemMatch": {"a": {"$ne": 1}}}}, {"x": _EMP_ABD}, {"x": [{"a": 2, "c": 3}]}),
+    ({"x": {"$elemMatch": {"d": {"$exists": True}}}}, {"x": _EMP_ABD, "y": _EMP_Y}, {"x": [{"a": 1, "d": 5}]}),
+    ({"x": {"$elemMatch": {"a": {"$mod": [2, 0]}}}}, {"x": _EMP_ABD, "y": _EMP_Y}, {"x": [{"a": 2, "c": 3}]}),
+    (
+        {"_id": 0, "x": {"$elemMatch": {"a": 1}}, "y": {"$elemMatch": {"c": 3}}},
+        {"x": [{"a": 1, "b": 2}, {"a": 3, "b": 4}], "y": [{"c": 1, "d": 2}, {"c": 3, "d": 4}]},
+        {"x": [{"a": 1, "b": 2}], "y": [{"c": 3, "d": 4}]},
+    ),
+    ({"x": {"$elemMatch": {"$gt": 2, "$lt": 4}}}, {"x": [1, 2, 4, 3, 5]}, {"x": [3]}),
+    (
+        {
+            "x": {
+                "$elemMatch": {
+                    "$or": [{"a": {"$eq": 4}}, {"$and": [{"a": {"$mod": [12, 0]}}, {"a": {"$mod": [15, 0]}}]}]
+                }
+            }
+        },
+        {"x": [{"a": 1}, {"a": 180}, {"a": 4}]},
+        {"x": [{"a": 180}]},
+    ),
+    ({"x": {"$elemMatch": {"$id": "id0"}}}, "refs", ("otherCollection", "id0")),
+    ({"x": {"$elemMatch": {"$ref": "otherCollection2"}}}, "refs", ("otherCollection2", "id2")),
+    ({"x": {"$elemMatch": {"$db": "DB"}}}, "refs", ("otherCollection", "id0")),
+    ({"x": {"$elemMatch": {"$gt": 2}}}, {"x": {"a": 123}, "d": 456}, {}),
+    ({"x": {"$elemMatch": {"$gt": 2}}, "d": 1}, {"x": {"a": 123}, "d": 456}, {"d": 456}),
+    ({"x": {"$elemMatch": {"$gt": 2}}, "d": 0}, {"x": {"a": 123}, "d": 456}, {}),
+    ({"x": {"$elemMatch": {}}}, {"x": ["string", 123, {"b": 123}]}, {"x": [{"b": 123}]}),
+    ({"x": {"$elemMatch": {}}}, {"x": ["string", 123, [1, 2, 3]]}, {"x": [[1, 2, 3]]}),
+    ({"x": {"$elemMatch": {"$or": [{}, {}]}}}, {"x": ["string", 123, {"b": 123}]}, {"x": [{"b": 123}]}),
+    ({"x": {"$elemMatch": {"$or": [{}, {}]}}}, {"x": ["string", 123, [1, 2, 3]]}, {"x": [[1, 2, 3]]}),
+    ({"x": {"$elemMatch": {"$lt": 0}}}, {"x": [1, 2, 3]}, {}),
+]
+
+
+@pytest.mark.parametrize("case", _EMP_CASES, ids=[str(i) for i in range(len(_EMP_CASES))])
+def test_elemmatch_projection(
+    db: Database, case: tuple[dict[str, Any], Any, Any], engine: str | None, request: pytest.FixtureRequest
+) -> None:
+    from bson import DBRef
+    from pymongo.errors import OperationFailure
+
+    projection, document, expected = case
+    if engine is None and (document == "refs" or projection.get("d") == 0):
+        reason = (
+            "an $elemMatch projection on DBRef fields, or beside an exclusion, is refused by the engine (README gaps)"
+        )
+        request.node.add_marker(pytest.mark.xfail(reason=reason, raises=OperationFailure, strict=True))
+    if document == "refs":
+        document = _emp_refs(db.name)
+        projection = {"x": {"$elemMatch": {"$db": db.name}}} if "$db" in repr(projection) else projection
+        expected = {"x": [DBRef(expected[0], expected[1], db.name)]}
+    db.c.insert_one(dict(document))
+    found = db.c.find_one({}, projection)
+    assert found is not None
+    found.pop("_id", None)
+    assert found == expected
+
+
+def test_elemmatch_projection_across_batches(db: Database) -> None:
+    db.c.insert_many([{"_id": 0, "x": _EMP_ABD, "y": _EMP_Y}, {"_id": 1, "x": [{"a": 1, "b": 3}, {"a": -6, "c": 3}]}])
+    found = list(db.c.find({}, {"x": {"$elemMatch": {"a": 1}}}).sort("_id", 1).batch_size(1))
+    assert len(found) == 2 and all(d["x"][0]["a"] == 1 for d in found)
+
+
+# query/ne/ne3.js: $ne, $gt, $gte, $lt and $lte with a regex are refused; $in with one counts 0.
+def test_ne3(db: Database) -> None:
+    from pymongo.errors import OperationFailure
+
+    t = db.c
+    for op in ("$ne", "$gt", "$gte", "$lt", "$lte"):
+        with pytest.raises(OperationFailure):
+            t.find_one({"t": {op: re.compile("a")}})
+    assert t.count_documents({"t": {"$in": [re.compile("a")]}}) == 0
+
+
+# query/array/array_index_and_nonIndex_consistent.js: every query of both lists over {val: 1} gives
+# the same documents as the $natural-hinted COLLSCAN (checked a COLLSCAN). Not ported: its check
+# that a comparison to an array uses the multikey IXSCAN, 8.1's planning (the jstest is tagged
+# requires_fcv_81; 7.0/8.0 scan the collection for such comparisons, as the offline default does).
+# Both scans agreeing is what MongoDB's answer requires; the $not-over-$not queries also equal their
+# inner predicate (the offline engine's own $not answered 77 documents where 66 and 22 are right).
+_AIC_SINGLE: list[Any] = [
+    [1, 2], [3, 4], [3, 1], {"test": 5}, [{"test": 7}], [True, False], 2, 3, 4, [2], [3], [4], [1, True],
+    [True, 1], [1, 4], [None], None, MinKey(), [MinKey()], [MinKey(), 3], [3, MinKey()], MaxKey(), [MaxKey()],
+    [MaxKey(), 3], [3, MaxKey()], [],
+]  # fmt: skip
+_AIC_PREDICATES: list[Any] = [
+    [2, 2], [0, 3], [3, 0], [1, 3], [3, 1], [1, 5], [5, 1], [1], [3], [5], {"test": 2}, {"test": 6},
+    [True, True], [True], True, 1, 3, 5, [], [MinKey()], [MinKey(), 2], [MinKey(), 4], MinKey(), [MaxKey()],
+    [MaxKey(), 2], [MaxKey(), 4], MaxKey(), [], False, None, [None],
+]  # fmt: skip
+
+
+def _aic_ops(q: Any) -> list[dict[str, Any]]:
+    return [
+        {"$lt": q}, {"$lte": q}, {"$gt": q}, {"$gte": q}, {"$eq": q}, {"$in": [q, "nonExistentString"]},
+        {"$not": {"$lt": q}}, {"$not": {"$lte": q}}, {"$not": {"$gt": q}}, {"$not": {"$gte": q}},
+        {"$not": {"$eq": q}}, {"$not": {"$in": [q, "nonExistentString"]}},
+        {"$elemMatch": {"$not": {"$eq": q}}}, {"$elemMatch": {"$not": {"$gte": q}}},
+        {"$elemMatch": {"$not": {"$lte": q}}},
+    ]  # fmt: skip
+
+
+def _aic_values(cursor: Any) -> list[str]:
+    return sorted(repr(d) for d in cursor)
+
+
+@pytest.mark.parametrize("depth", [0, 1, 2], ids=["flat", "nested", "double-nested"])
+def test_array_index_and_non_index_consistent(db: Database, depth: int) -> None:
+    coll = db.aic
+    coll.create_index("val")
+    values = _AIC_SINGLE + [[v] for v in _AIC_SINGLE] + [[[v]] for v in _AIC_SINGLE]
+    coll.insert_many([{"val": v} for v in values])
+    assert len(list(coll.find({}))) == len(_AIC_SINGLE) * 3
+    predicates = [p for p in _AIC_PREDICATES]
+    for _ in range(depth):
+        predicates = [[p] for p in predicates]
+    project = {"_id": 0, "val": 1}
+    for q in predicates:
+        for predicate in _aic_ops(q):
+            query = {"val": predicate}
+            indexed = _aic_values(coll.find(query, project))
+            natural = coll.find(query, project).hint([("$natural", 1)])
+            assert "COLLSCAN" in plan_stages(natural.explain()), query
+            assert indexed == _aic_values(natural), query
+
+
+def test_array_index_and_non_index_consistent_intervals(db: Database) -> None:
+    coll = db.aic
+    coll.create_index("val")
+    values = _AIC_SINGLE + [[v] for v in _AIC_SINGLE] + [[[v]] for v in _AIC_SINGLE]
+    coll.insert_many([{"val": v} for v in values])
+    queries: list[dict[str, Any]] = [
+        {"val": {"$gt": 1, "$lt": 3}}, {"val": {"$gt": [1], "$lt": [3]}}, {"val": {"$not": {"$gt": 3, "$lt": 1}}},
+        {"val": {"$not": {"$gt": [3], "$lt": [1]}}}, {"val": {"$not": {"$gt": [3], "$lt": 1}}},
+        {"val": {"$not": {"$not": {"$lt": 3}}}}, {"val": {"$not": {"$not": {"$lt": True}}}},
+        {"val": {"$not": {"$not": {"$lt": [True]}}}}, {"val": {"$not": {"$not": {"$lt": [3]}}}},
+    ]  # fmt: skip
+    project = {"_id": 0, "val": 1}
+    for query in queries:
+        assert _aic_values(coll.find(query, project)) == _aic_values(coll.find(query, project).hint([("$natural", 1)]))
+        inner = query["val"].get("$not", {}).get("$not")
+        if inner is not None:  # not -(not p) is p
+            assert _aic_values(coll.find(query, project)) == _aic_values(coll.find({"val": inner}, project)), query

@@ -461,9 +461,16 @@ def _install_type_codes() -> None:
     engine._normalize_type_specifier = classmethod(engine_types)
 
 
+PATHLESS_OPERATORS = frozenset({"$and", "$or", "$nor", "$expr", "$where", "$comment", "$alwaysTrue", "$alwaysFalse"})
+"""Operators that open an ``$elemMatch`` in its document form (MongoDB's kPathlessOperatorMap)."""
+
+
 def _install_elem_match_arrays() -> None:
     """``{a: {$elemMatch: {x: null}}}`` matches an element that is itself an array, as MongoDB does
-    (an array is a BSON object with fields "0", "1"...: ``x`` is missing in it; match.js)."""
+    (an array is a BSON object with fields "0", "1"...: ``x`` is missing in it; match.js); an
+    ``$elemMatch`` opening with ``$or``/``$and``/``$nor`` matches each element as a document, as
+    MongoDB's parser reads it (mongoeco applies the operator to the element's value:
+    elemmatch_projection.js)."""
     from mongoeco.core.filtering import QueryEngine
     from mongoeco.core.query_operators import query_operator_keys
 
@@ -471,8 +478,13 @@ def _install_elem_match_arrays() -> None:
 
     def candidate_match(cls: Any, candidate: Any, condition: Any, **kw: Any) -> bool:
         document_form = isinstance(condition, dict) and not query_operator_keys(condition)
-        if isinstance(candidate, list) and document_form and not kw.get("wrap_value"):
+        pathless = isinstance(condition, dict) and bool(condition) and next(iter(condition)) in PATHLESS_OPERATORS
+        if isinstance(candidate, list) and (document_form or pathless) and not kw.get("wrap_value"):
             candidate = {str(i): item for i, item in enumerate(candidate)}
+        if pathless and kw.get("compiled_plan") is None:  # {$elemMatch: {$or: [...]}}: each element is a document
+            if not isinstance(candidate, dict):
+                return False
+            return bool(cls.match(candidate, condition, dialect=kw["dialect"], collation=kw.get("collation")))
         return bool(original(cls, candidate, condition, **kw))
 
     engine: Any = QueryEngine
@@ -571,6 +583,33 @@ def _install_long_arithmetic() -> None:
     bson_scalars._wrap_numeric_result = wrap_numeric_result
 
 
+def _install_bucket_auto_buckets() -> None:
+    """``$bucketAuto``'s ``buckets`` may be any number that is a positive 32-bit integer (a long, an
+    integral double), as MongoDB takes it; mongoeco takes an int only (granularity_near_zero.js:
+    ``buckets: NumberLong(8)``)."""
+    from mongoeco.core import bson_scalars
+    from mongoeco.core.aggregation import grouping_stages
+
+    original = grouping_stages._apply_bucket_auto
+
+    def apply_bucket_auto(documents: Any, spec: Any, variables: Any = None, **kw: Any) -> Any:
+        if isinstance(spec, dict) and "buckets" in spec:
+            buckets = spec["buckets"]
+            wrapped = bson_scalars.wrap_bson_numeric(buckets) if not isinstance(buckets, bool) else None
+            value = getattr(wrapped, "value", None)
+            if isinstance(value, int | float) and not isinstance(value, bool) and float(value).is_integer():
+                whole = int(value)
+                if -(2**31) <= whole < 2**31:
+                    spec = {**spec, "buckets": whole}
+        return original(documents, spec, variables, **kw)
+
+    grouping_stages._apply_bucket_auto = apply_bucket_auto
+    for module in _BUCKET_USERS:
+        target = importlib.import_module(module)
+        if getattr(target, "_apply_bucket_auto", None) is original:
+            target._apply_bucket_auto = apply_bucket_auto  # type: ignore[attr-defined]
+
+
 def _install_lookup_local_values() -> None:
     """``$lookup`` looks up the localField's values as MongoDB extracts them (an array's elements,
     never the array itself; null when there are none; lookup_array_semantics.js). mongoeco matches
@@ -667,6 +706,108 @@ def _install_expr_expression() -> None:
     register_aggregation_expression_operator("$last", last)  # mongoeco 4.11.0 lacks the $last expression
 
 
+def decimal_of_double(value: float) -> Any:
+    """A double as MongoDB turns it into a Decimal128 for decimal arithmetic: rounded to 15
+    significant digits, all of them kept (12.5 is 12.5000000000000; divide.js).
+
+    >>> decimal_of_double(12.5), decimal_of_double(0.1)
+    (Decimal('12.5000000000000'), Decimal('0.100000000000000'))
+    """
+    import decimal
+
+    rounded = decimal.Context(prec=15).create_decimal(value)
+    if not rounded.is_finite() or rounded.is_zero():
+        return rounded
+    return rounded.quantize(decimal.Decimal(1).scaleb(rounded.adjusted() - 14))
+
+
+def _install_divide() -> None:
+    """``$divide`` (and ``$avg``'s division) answers a double, or a Decimal128 when either operand is
+    one, as MongoDB does; mongoeco gives an integral quotient of a long operand the long type (10 /
+    NumberLong(2) is NumberLong(5)), overflows on NumberLong(2^63-1) / 1, converts a double to a
+    decimal by its shortest repr, and divides by a decimal zero without an error code (divide.js)."""
+    import decimal
+
+    from mongoeco.core import bson_scalars
+    from mongoeco.core.aggregation import numeric_expressions
+    from mongoeco.errors import OperationFailure
+
+    original = bson_scalars.bson_divide
+    context = decimal.Context(prec=34, Emax=6144, Emin=-6143)
+
+    def as_decimal(wrapped: Any) -> Any:
+        if isinstance(wrapped, bson_scalars.BsonDecimal128):
+            return wrapped.value
+        if isinstance(wrapped, bson_scalars.BsonDouble):
+            return decimal_of_double(wrapped.value)
+        return decimal.Decimal(int(wrapped.value))
+
+    def divide(left: Any, right: Any) -> Any:
+        wrapped_left, wrapped_right = bson_scalars.wrap_bson_numeric(left), bson_scalars.wrap_bson_numeric(right)
+        if wrapped_left is None or wrapped_right is None:
+            return original(left, right)  # its own refusal of a value that is not a number
+        if isinstance(wrapped_left, bson_scalars.BsonDecimal128) or isinstance(
+            wrapped_right, bson_scalars.BsonDecimal128
+        ):
+            dividend, divisor = as_decimal(wrapped_left), as_decimal(wrapped_right)
+            if divisor.is_zero():
+                raise OperationFailure("can't $divide by zero", code=2)
+            return bson_scalars.BsonDecimal128(context.divide(dividend, divisor))
+        divisor_value = float(wrapped_right.value)
+        if divisor_value == 0:
+            raise OperationFailure("can't $divide by zero", code=2)
+        return bson_scalars.BsonDouble(float(wrapped_left.value) / divisor_value)
+
+    bson_scalars.bson_divide = divide
+    if getattr(numeric_expressions, "bson_divide", None) is original:
+        numeric_expressions.bson_divide = divide
+
+
+def coerces_to_true(value: Any) -> bool:
+    """MongoDB's truth of a value in a boolean expression: false, null, undefined, missing and every
+    numeric zero are false; everything else (an empty string or array too) is true.
+
+    >>> [coerces_to_true(v) for v in (0, 0.0, None, False, "", [], 2)]
+    [False, False, False, False, True, True, True]
+    """
+    from bson import Decimal128
+
+    if value is None or value is False:
+        return False
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, int | float):
+        return value != 0
+    if isinstance(value, Decimal128):
+        return not value.to_decimal().is_zero()
+    wrapped = getattr(value, "value", None)  # mongoeco's numeric wrappers
+    if type(value).__name__.startswith("Bson") and isinstance(wrapped, int | float):
+        return wrapped != 0
+    return type(value).__name__ != "UndefinedType"
+
+
+def _install_any_element_true() -> None:
+    """``$anyElementTrue`` refuses an argument that is not an array, missing included, with MongoDB's
+    code 5159200; mongoeco answers false for a missing one and refuses others with 28689
+    (any_element_true.js)."""
+    from mongoeco.core.aggregation.extensions import register_aggregation_expression_operator
+    from mongoeco.errors import OperationFailure
+
+    def any_element_true(document: Any, spec: Any, variables: Any, dialect: Any, context: Any) -> Any:
+        arguments = spec if isinstance(spec, list) else [spec]
+        if len(arguments) != 1:
+            raise OperationFailure(
+                f"Expression $anyElementTrue takes exactly 1 arguments. {len(arguments)} were passed in.", code=16020
+            )
+        value = context.evaluate_expression_with_missing(document, arguments[0], variables)
+        if not isinstance(value, list):
+            kind = "missing" if value is context.missing_sentinel else type(value).__name__
+            raise OperationFailure(f"$anyElementTrue's argument must be an array, but is {kind}", code=5159200)
+        return any(coerces_to_true(element) for element in value)
+
+    register_aggregation_expression_operator("$anyElementTrue", any_element_true)
+
+
 _AGGREGATION_INSTALLED = False
 
 
@@ -689,4 +830,7 @@ def install_aggregation_semantics() -> None:
     _install_count_of_nothing()
     _install_lookup_local_values()
     _install_long_arithmetic()
+    _install_divide()
+    _install_any_element_true()
+    _install_bucket_auto_buckets()
     _AGGREGATION_INSTALLED = True

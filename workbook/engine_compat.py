@@ -385,6 +385,16 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     ),
     PrivateName(
         "mongoeco.core.aggregation.grouping_stages",
+        "_apply_bucket_auto",
+        "$bucketAuto's buckets given as a long or an integral double (granularity_near_zero.js)",
+        ("documents", "spec", "variables"),
+    ),
+    *(
+        PrivateName(module, "_apply_bucket_auto", "rebound to the $bucketAuto fix (imported by name)")
+        for module in _BUCKET_USERS
+    ),
+    PrivateName(
+        "mongoeco.core.aggregation.grouping_stages",
         "_apply_count",
         "$count of nothing is no document",
         ("documents", "spec"),

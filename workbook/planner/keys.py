@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
@@ -195,6 +195,80 @@ def path_keys(document: Mapping[str, Any], path: str) -> tuple[list[Any], Abstra
     return [None if v is MISSING else v for v in values], arrays or NO_ARRAYS
 
 
+class ParallelArraysError(Exception):
+    """Two paths of one compound key meet two different arrays (MongoDB refuses such keys)."""
+
+
+_EMPTY = object()
+"""The one element an empty array is expanded to when generating compound keys."""
+
+
+def compound_values(
+    document: Mapping[str, Any], paths: Sequence[str], *, whole_positional_arrays: bool = False
+) -> Iterator[tuple[Any, ...]]:
+    """The value tuples one document gives a compound key pattern, as MongoDB's key generator makes
+    them: paths through one shared array take their values from the same element (a.b and a.c of
+    ``[{b: 1, c: 2}, {b: 3, c: 4}]`` give (1, 2) and (3, 4), not their cross product), and two paths
+    meeting different arrays raise :class:`ParallelArraysError`. ``whole_positional_arrays``: an
+    array reached by a position at the end of a path is one value (a sort key), not its elements.
+
+    >>> list(compound_values({"a": [{"b": 1, "c": 2}, {"b": 3, "c": 4}]}, ["a.b", "a.c"]))
+    [(1, 2), (3, 4)]
+    >>> list(compound_values({"a": [1, 2], "x": 0}, ["a", "x"]))
+    [(1, 0), (2, 0)]
+    """
+    states = [("walk", document, tuple(path.split("."))) for path in paths]
+    return _compound(states, whole_positional_arrays)
+
+
+def _advance(node: Any, parts: tuple[str, ...], whole_positional: bool) -> tuple[Any, ...]:
+    """Follow a path through subdocuments (and positions in arrays): ``("value", v)`` where it ends,
+    or ``("array", array, rest)`` where it meets an array it must expand (``rest`` empty at the leaf)."""
+    i = 0
+    while i < len(parts):
+        if isinstance(node, list):
+            if not parts[i].isdigit():
+                return ("array", node, parts[i:])
+            position = int(parts[i])
+            if position >= len(node):
+                return ("value", MISSING)
+            node, i = node[position], i + 1
+            if whole_positional and i == len(parts) and isinstance(node, list):
+                return ("value", node)
+        elif isinstance(node, Mapping):
+            if parts[i] not in node:
+                return ("value", MISSING)
+            node, i = node[parts[i]], i + 1
+        else:
+            return ("value", MISSING)
+    return ("array", node, ()) if isinstance(node, list) else ("value", node)
+
+
+def _compound(states: list[tuple[Any, ...]], whole_positional: bool) -> Iterator[tuple[Any, ...]]:
+    resolved = [_advance(s[1], s[2], whole_positional) if s[0] == "walk" else s for s in states]
+    stops = [r for r in resolved if r[0] == "array"]
+    if not stops:
+        yield tuple(r[1] for r in resolved)
+        return
+    array = stops[0][1]
+    if any(r[1] is not array for r in stops):
+        raise ParallelArraysError
+    for element in array or [_EMPTY]:
+        following: list[tuple[Any, ...]] = []
+        for r in resolved:
+            if r[0] != "array":
+                following.append(r)
+            elif element is _EMPTY:
+                following.append(("value", MISSING if r[2] else UNDEFINED))
+            elif not r[2]:
+                following.append(("value", element))  # an array inside the array is one value
+            elif isinstance(element, Mapping):
+                following.append(("walk", element, r[2]))
+            else:
+                following.append(("value", MISSING))
+        yield from _compound(following, whole_positional)
+
+
 def build_index(
     spec: IndexDefinition, documents: Sequence[Mapping[str, Any]], earlier: KeyMemo | None = None
 ) -> IndexData:
@@ -328,15 +402,30 @@ def _document_keys(
     if spec.hashed:
         per_field = _hashed_values(spec, per_field, array_fields)
     _check_parallel_arrays(spec, array_fields)
+    combos: Any = itertools.product(*per_field)
+    if not spec.hashed and _share_an_array(array_fields):  # one element's values together, as MongoDB's keys
+        try:
+            combos = list(compound_values(document, spec.paths))
+        except ParallelArraysError:
+            raise not_modelled(
+                f"parallel arrays (a document has arrays in two fields of index {spec.name!r}, "
+                "which MongoDB refuses to store)"
+            ) from None
     seen: set[tuple] = set()
     out: list[tuple[tuple[tuple, ...], tuple[Any, ...]]] = []
-    for combo in itertools.product(*per_field):
+    for combo in combos:
         values_tuple = tuple(None if v is MISSING else v for v in combo)
         keys = tuple(sort_key(v, collate) for v in values_tuple)
         if keys not in seen:
             seen.add(keys)
             out.append((keys, values_tuple))
     return out, array_fields
+
+
+def _share_an_array(array_fields: list[AbstractSet[str]]) -> bool:
+    """Whether two fields of a key pattern meet the same array (their array prefixes intersect)."""
+    with_arrays = [prefixes for prefixes in array_fields if prefixes]
+    return any(first & second for first, second in itertools.combinations(with_arrays, 2))
 
 
 def hashed_key(value: Any) -> Int64:

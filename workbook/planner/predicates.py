@@ -557,6 +557,10 @@ def _collect_operators(path: str, condition: Mapping[str, Any], out: list[Predic
         elif op in ("$eq", "$ne", *COMPARISONS):
             if op == "$eq" and isinstance(value, Regex | re.Pattern):
                 raise not_modelled("$eq with a regular expression value")
+            if op == "$ne" and isinstance(value, Regex | re.Pattern):
+                raise invalid_query("Can't have regex as arg to $ne.")  # ne3.js (BadValue)
+            if op in COMPARISONS and isinstance(value, Regex | re.Pattern):  # ne3.js (BadValue)
+                raise invalid_query(f"Can't have RegEx as arg to predicate over field '{path}'.")
             out.append(Predicate(path, op, value))
         elif op in ("$in", "$nin"):
             if not isinstance(value, list | tuple):
@@ -593,7 +597,13 @@ def _collect_operators(path: str, condition: Mapping[str, Any], out: list[Predic
         elif op == "$elemMatch":
             out.append(Predicate(path, "$elemMatch", _elem_match(value)))
         elif op == "$not":
-            out.append(Predicate(path, "$not", _negated(path, value)))
+            negated = _negated(path, value)
+            if (
+                len(negated) == 1 and negated[0].op == "$not"
+            ):  # {$not: {$not: p}} is p (array_index_and_nonIndex_consistent.js)
+                out.extend(negated[0].value)
+            else:
+                out.append(Predicate(path, "$not", negated))
         elif op == "$mod":
             out.append(Predicate(path, "$mod", _mod_operands(value)))
         else:
@@ -653,8 +663,8 @@ def _negated(path: str, value: Any) -> tuple[Predicate, ...]:
         raise not_modelled("$not with anything but operators or a regular expression (MongoDB refuses it too)")
     inner: list[Predicate] = []
     _collect_operators(path, value, inner)
-    if any(p.op == "$not" for p in inner):
-        raise not_modelled("$not over $not")
+    if len(inner) > 1 and any(p.op == "$not" for p in inner):
+        raise not_modelled("$not over $not beside other operators")
     return tuple(inner)
 
 

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbook.facts import MAX_BLOCKING_SORT_BYTES
-from workbook.planner.keys import key_document, path_keys
+from workbook.planner.keys import ParallelArraysError, compound_values, key_document, path_keys
 from workbook.planner.predicates import Predicate, matches_all, serialize_all
+from workbook.planner.unsupported import invalid_query
 from workbook.planner.values import MISSING, Collate, sort_key
 
 if TYPE_CHECKING:
@@ -264,6 +265,29 @@ def sort_value(
     return min(keys) if direction > 0 else max(keys)
 
 
+def sort_pattern_key(doc: Mapping[str, Any], pattern: Sequence[tuple[str, int]], collate: Collate | None) -> tuple:
+    """The key a blocking sort on several paths orders a document by, as MongoDB's SortKeyGenerator
+    makes it: the document's keys for the pattern are generated as a compound index's are (paths
+    through one shared array take their values from the same element, jstests sort_dotted_paths.js),
+    and the first of them in the pattern's order is the document's. Two paths that meet different
+    arrays are refused, as MongoDB refuses them (BadValue: parallel arrays)."""
+    try:
+        combos = list(compound_values(doc, [path for path, _ in pattern], whole_positional_arrays=True))
+    except ParallelArraysError:
+        raise invalid_query("cannot sort with keys that are parallel arrays") from None
+    keys = [tuple(sort_key(None if v is MISSING else v, collate) for v in values) for values in combos]
+    if len(keys) == 1:
+        return keys[0]
+
+    def before(left: tuple, right: tuple) -> int:
+        for mine, theirs, (_, direction) in zip(left, right, pattern, strict=True):
+            if mine != theirs:
+                return (-1 if mine < theirs else 1) * (1 if direction > 0 else -1)
+        return 0
+
+    return min(keys, key=functools.cmp_to_key(before))
+
+
 def sort_value_of(doc: Mapping[str, Any], path: str, direction: int, collate: Collate | None) -> Any:
     """The value a sort orders a document by on one path: for arrays the smallest (asc) or largest
     (desc) element; None when missing."""
@@ -389,14 +413,19 @@ class Sort(Stage):
 
     def _sort(self) -> None:
         members = list(self.buffer)
-        for path, direction in reversed(self.pattern):
-            members.sort(
-                key=functools.partial(
-                    sort_value, path=path, direction=direction, collate=self.collate, index_paths=self.index_paths
-                ),
-                reverse=direction < 0,
-            )
+        # one key per member, chosen among its compound keys (MongoDB's SortKeyGenerator); for one
+        # path, the smallest (asc) or largest (desc) of its values
+        chosen = {id(m): self._compound_key(m) for m in members}
+        for position in reversed(range(len(self.pattern))):
+            members.sort(key=lambda m: chosen[id(m)][position], reverse=self.pattern[position][1] < 0)
         self.output = members[: self.limit] if self.limit else members
+
+    def _compound_key(self, member: Member) -> tuple[tuple, ...]:
+        paths = [path for path, _ in self.pattern]
+        if member.doc is None and member.entry is not None and self.index_paths is not None:
+            positions = [list(self.index_paths).index(path) for path in paths]
+            return tuple(sort_key(member.entry.values[p], self.collate) for p in positions)
+        return sort_pattern_key(member.doc or {}, self.pattern, self.collate)
 
     def is_eof(self) -> bool:
         return self.populated and not self.output
