@@ -124,6 +124,7 @@ def notebook(tmp_path: Path) -> Path:
         "with waiting.busy('quick', estimate_s=3):\n    time.sleep(0.2)\nprint('done')",
         "for _ in waiting.wait_bar(range(2), desc='steps'):\n    time.sleep(0.9)\nprint('done')",  # no step ends at 1 s
         "time.sleep(0.7)\nwith waiting.busy('late'):\n    time.sleep(1.2)\nprint('done')",  # a wait 0.7 s into its cell
+        "for _ in waiting.wait_bar(range(2), desc='at once', delay=0):\n    time.sleep(1.3)\nprint('done')",  # shown now
     ]
     document = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
     path = tmp_path / "waits.ipynb"
@@ -135,11 +136,12 @@ def test_in_a_notebook_bars_show_within_a_second_and_save_no_text(notebook: Path
     from nbclient import NotebookClient
 
     waits = silent_waits(notebook, timeout=120)
-    slow, quick, steps, late = waits[1:]
+    slow, quick, steps, late, at_once = waits[1:]
     assert slow.seconds >= 1.6 and not slow.too_silent  # the bar showed at about 1 s, not 1.6
     assert steps.seconds >= 1.8 and not steps.too_silent
     assert quick.silent_seconds >= 0.2  # nothing showed before its "done"
     assert late.seconds >= 1.9 and not late.too_silent  # shown a second into the cell, not into the wait
+    assert at_once.seconds >= 2.6 and at_once.silent_seconds < 0.5  # delay=0: at once, not when a step ends
 
     document = nbformat.read(notebook, as_version=4)
     NotebookClient(document, timeout=120, kernel_name="python3").execute()
@@ -148,7 +150,7 @@ def test_in_a_notebook_bars_show_within_a_second_and_save_no_text(notebook: Path
         assert [o.get("text") for o in cell if o.output_type == "stream"] == ["done\n"]
         assert all(set(o.data) == {waiting._WIDGET_VIEW} for o in cell if o.output_type == "display_data")
     shown = [o for cell in outputs for o in cell if o.output_type == "display_data"]
-    assert len(shown) == 3  # the slow, steps and late cells' bars; the quick cell's never showed
+    assert len(shown) == 4  # the slow, steps, late and at-once cells' bars; the quick cell's never showed
 
 
 def test_the_bar_view_is_what_ipywidgets_own_mimebundle_shows() -> None:

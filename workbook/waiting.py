@@ -215,8 +215,8 @@ def wait_bar(
     if progress:
         with _open_lock:
             OPEN_BARS.add(bar)
-    if progress and delay > 0:
-        bar.arm(delay)
+    if progress:  # delay 0 too: tqdm itself would first draw the bar when the first step ends
+        bar.arm(max(delay, 0.0))
     return bar
 
 
