@@ -89,8 +89,8 @@ def test_a_bar_waits_out_what_is_left_of_its_cells_first_second(monkeypatch: pyt
     monkeypatch.setattr(waiting, "in_kernel", lambda: True)
     monkeypatch.setattr(waiting, "_watch_cells", lambda: None)
     now = time.monotonic()
-    monkeypatch.setattr(waiting, "_cell_started", [now - 0.6])
-    assert waiting.DELAY_S - 0.65 <= waiting.cell_delay() <= waiting.DELAY_S - 0.6  # 0.6 s of the cell gone
+    monkeypatch.setattr(waiting, "_cell_started", [now - 0.4])
+    assert waiting.DELAY_S - 0.45 <= waiting.cell_delay() <= waiting.DELAY_S - 0.4  # 0.4 s of the cell gone
     monkeypatch.setattr(waiting, "_cell_started", [now - 30])
     assert waiting.cell_delay() == waiting.MIN_DELAY_S  # late in a long cell: never a flash
     monkeypatch.setattr(waiting, "_cell_started", [0.0])
@@ -124,7 +124,7 @@ def notebook(tmp_path: Path) -> Path:
         "with waiting.busy('quick', estimate_s=3):\n    time.sleep(0.2)\nprint('done')",
         "for _ in waiting.wait_bar(range(2), desc='steps'):\n    time.sleep(0.9)\nprint('done')",  # no step ends at 1 s
         "time.sleep(0.7)\nwith waiting.busy('late'):\n    time.sleep(1.2)\nprint('done')",  # a wait 0.7 s into its cell
-        "for _ in waiting.wait_bar(range(2), desc='at once', delay=0):\n    time.sleep(1.3)\nprint('done')",  # shown now
+        "for _ in waiting.wait_bar(range(2), desc='at once', delay=0):\n    time.sleep(1.3)\nprint('done')",
     ]
     document = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
     path = tmp_path / "waits.ipynb"

@@ -28,7 +28,7 @@ GAP_S = 0.3
 POLL_S = 0.1
 """How often the helper thread looks at the stretch while commands run (it sleeps when none do)."""
 
-SHOW_AT_S = 0.6
+SHOW_AT_S = 0.5
 """How far into a stretch its bar shows: before :data:`workbook.waiting.DELAY_S`, since the cell ran
 a little before its first command and the widget takes a moment to reach the screen."""
 

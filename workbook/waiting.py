@@ -12,7 +12,7 @@ Issue 25: nothing a learner runs may sit silent for over a second. Two shapes of
 
 Both stay hidden below ``delay`` and disappear when done. In a notebook the delay counts from the
 cell's start (:func:`cell_delay`): a wait that begins after half a second of other work shows
-0.3 s later, so the cell is silent for under a second (:data:`DELAY_S`, with room for the
+0.2 s later, so the cell is silent for under a second (:data:`DELAY_S`, with room for the
 widget's trip). In a notebook the bar is displayed as a widget only, without the text copy tqdm
 adds: a saved notebook then holds no text for it, so a cell whose outputs nbval compares gives
 the same outputs whether the bar appeared or not (nbval skips
@@ -32,10 +32,11 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-DELAY_S = 0.8
+DELAY_S = 0.7
 """How long a wait stays silent before its bar shows (issue 25: nothing silent over a second). Under a
 second, because the widget takes a moment to reach the screen: a kernel busy with its first cell's
-imports delivered a bar set for 1.0 s at 1.22 s."""
+imports delivered a bar set for 1.0 s at 1.22 s, and a database bar set for 0.6 s into its commands
+reached notebook 07's screen 1.02 s into the cell."""
 
 MIN_DELAY_S = 0.1
 """The shortest delay a bar gets, however late in its cell it starts (a bar never flashes for less)."""
@@ -131,7 +132,7 @@ def _requested() -> float:
 def cell_delay() -> float:
     """How long a new bar waits before it shows, so its cell is silent for :data:`DELAY_S` at most.
 
-    A wait that begins 0.6 s into a cell (after a restore, say) shows 0.2 s later, not 0.8 s later;
+    A wait that begins 0.6 s into a cell (after a restore, say) shows 0.1 s later, not 0.7 s later;
     never sooner than :data:`MIN_DELAY_S`. Outside a kernel, or when the cell's start is not
     known, :data:`DELAY_S`.
     """
