@@ -170,6 +170,11 @@ class CodecFallback(Exception):  # noqa: N818 - a signal, never shown to a learn
     """Internal (workbook/offline_codec.py): a document mongoeco's original codec function must take whole."""
 
 
+class ParallelArraysError(Exception):
+    """Internal (workbook/planner/keys.py): two paths of one compound key meet two different arrays
+    (MongoDB refuses such keys; the planner turns it into MongoDB's BadValue)."""
+
+
 class DocumentHeld(Exception):  # noqa: N818 - a signal; MongoDB's internal name is a WriteConflictException
     """Internal (workbook/offline_transactions.py): a write outside any transaction met a document an open
     transaction holds; it is retried after that transaction ends."""

@@ -12,6 +12,7 @@ from typing import Any
 
 from bson import Int64
 
+from workbook.errors import ParallelArraysError
 from workbook.planner.collation import collator, normalize
 from workbook.planner.predicates import Predicate, matches_all, parse_filter
 from workbook.planner.unsupported import not_modelled
@@ -193,10 +194,6 @@ def path_keys(document: Mapping[str, Any], path: str) -> tuple[list[Any], Abstra
     if values == [MISSING]:
         return values, arrays or NO_ARRAYS
     return [None if v is MISSING else v for v in values], arrays or NO_ARRAYS
-
-
-class ParallelArraysError(Exception):
-    """Two paths of one compound key meet two different arrays (MongoDB refuses such keys)."""
 
 
 _EMPTY = object()

@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from workbook.errors import ParallelArraysError
 from workbook.facts import MAX_BLOCKING_SORT_BYTES
-from workbook.planner.keys import ParallelArraysError, compound_values, key_document, path_keys
+from workbook.planner.keys import compound_values, key_document, path_keys
 from workbook.planner.predicates import Predicate, matches_all, serialize_all
 from workbook.planner.unsupported import invalid_query
 from workbook.planner.values import MISSING, Collate, sort_key
