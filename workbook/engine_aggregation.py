@@ -571,13 +571,12 @@ def _install_long_arithmetic() -> None:
     read ``$type`` "int" and pymongo's own test_custom_types.py saw an int where it decodes a long."""
     from mongoeco.core import bson_scalars
 
-    original = bson_scalars._wrap_numeric_result
-    long_kinds = (bson_scalars.BsonInt64,)
+    original, long = bson_scalars._wrap_numeric_result, bson_scalars.BsonInt64
 
     def wrap_numeric_result(left: Any, right: Any, result: Any) -> Any:
         out = original(left, right, result)
-        if type(out) is bson_scalars.BsonInt32 and (isinstance(left, long_kinds) or isinstance(right, long_kinds)):
-            return bson_scalars.BsonInt64(out.value)
+        if type(out) is bson_scalars.BsonInt32 and (isinstance(left, long) or isinstance(right, long)):
+            return long(out.value)
         return out
 
     bson_scalars._wrap_numeric_result = wrap_numeric_result

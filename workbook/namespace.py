@@ -109,8 +109,8 @@ def learner_key(name: str) -> str:
 
 @functools.cache
 def _os_user() -> str:
-    """The OS user (once per process: with no ``USER`` set, each lookup asks the passwd database,
-    40 ms a call in a profiled snapshot restore that named the learner three times)."""
+    """The OS user, looked up once per process (with no ``USER`` set, each lookup asks the passwd
+    database; usually 0.1 ms, but 40-90 ms a call once in a profiled restore that asked three times)."""
     try:
         return getpass.getuser()
     except (KeyError, OSError):  # no passwd entry (some containers)
