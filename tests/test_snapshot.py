@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -48,6 +49,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.delenv("WORKBOOK_SNAPSHOTS", raising=False)
     snapshot.forget()
     yield tmp_path
+    snapshot.flush()  # no writer of this test's files left running into the next test
     snapshot.forget()
 
 
@@ -61,6 +63,7 @@ def test_restored_load_has_the_same_documents_and_indexes(cache: Path, dataset: 
     first, second, third = _db("a"), _db("b"), _db("c")
     try:
         loaded = workbook.load(data, "hybrid", first, progress=False)
+        snapshot.flush()  # the file is written on a thread of its own
         assert list(cache.glob("snapshot-*.bson")), "a real load writes its snapshot"
         from_memory = workbook.load(data, "hybrid", second, progress=False)
         snapshot.forget()
@@ -222,6 +225,7 @@ def test_a_damaged_file_is_ignored_and_removed(cache: Path) -> None:
     db = _db("d")
     try:
         workbook.load("followers", "embedded", db, scale="tiny", progress=False)
+        snapshot.flush()
         (path,) = cache.glob("snapshot-*.bson")
         path.write_bytes(path.read_bytes()[:-10] + b"0123456789")
         snapshot.forget()
@@ -236,6 +240,7 @@ def test_switched_off_by_the_environment(cache: Path, monkeypatch: pytest.Monkey
     db = _db("o")
     try:
         workbook.load("followers", "embedded", db, scale="tiny", progress=False)
+        snapshot.flush()
         assert not list(cache.glob("snapshot-*"))
         assert snapshot.find("followers", "embedded", scale="tiny", seed=7) is None
     finally:
@@ -303,6 +308,7 @@ def test_the_file_is_bson_behind_a_version_header(cache: Path) -> None:
     db = _db("f")
     try:
         workbook.load("followers", "embedded", db, scale="tiny", progress=False)
+        snapshot.flush()
         (path,) = cache.glob("snapshot-*.bson")
         header, _, body = path.read_bytes().partition(b"\n")
         assert header.startswith(snapshot.HEADER + b" %d " % snapshot.FORMAT)
@@ -366,10 +372,54 @@ def test_a_failed_write_leaves_no_temp_file(cache: Path, monkeypatch: pytest.Mon
     try:
         monkeypatch.setattr(os, "replace", full_disk)
         workbook.load("followers", "embedded", db, scale="tiny", progress=False)
+        snapshot.flush()  # its writer has met the full disk
         monkeypatch.setattr(os, "replace", real_replace)
         assert list(cache.iterdir()) == []
     finally:
         db.client.drop_database(db.name)
+
+
+def test_the_file_is_written_after_the_load_returns_and_a_read_waits_for_it(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The learner does not wait for the file (this process holds the snapshot in memory); a read of
+    its key in this process waits for the writer, so it never meets a file half made or missing."""
+    import threading
+
+    release = threading.Event()
+    real_encode = snapshot._encode
+
+    def slow_encode(*args: Any) -> bytes:
+        assert release.wait(30), "the test never let the writer go on"
+        return real_encode(*args)
+
+    monkeypatch.setattr(snapshot, "_encode", slow_encode)
+    db = _db("w")
+    try:
+        workbook.load("followers", "embedded", db, scale="tiny", progress=False)  # returns: its writer waits
+        assert not list(cache.glob("snapshot-*.bson")), "the load waited for its file"
+        snapshot.forget()
+        key = snapshot.snapshot_key("followers", "tiny", 7, "embedded")
+        threading.Timer(0.2, release.set).start()
+        assert snapshot.read(key) is not None, "the read waited for this process's writer and found the file"
+        assert release.is_set()
+    finally:
+        release.set()
+        db.client.drop_database(db.name)
+
+
+def test_a_process_that_exits_at_once_after_a_load_leaves_its_file(cache: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = "import workbook; workbook.load('followers', 'embedded', scale='tiny', progress=False)"
+    env = {**os.environ, "WORKBOOK_CACHE_DIR": str(cache)}
+    env.pop("MONGODB_URI", None)
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120)
+    (path,) = cache.glob("snapshot-*.bson")
+    snapshot.forget()
+    assert snapshot.read(path.stem.removeprefix("snapshot-")) is not None, "a whole, valid file"
 
 
 @pytest.mark.parametrize("mode", [0o777, 0o775, 0o757])

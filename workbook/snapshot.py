@@ -800,14 +800,65 @@ def write(snapshot: Snapshot) -> Path | None:
     The file is written only if decoding it gives back exactly what was captured (a value BSON
     would change, such as a microsecond in an index key, keeps the snapshot in memory only).
     """
+    return _write_plain(snapshot, _to_plain(snapshot.collections), _path(snapshot.key))
+
+
+def write_soon(snapshot: Snapshot) -> threading.Thread | None:
+    """Write ``snapshot``'s file on a thread of its own; :func:`read` of its key, and exit, wait for it.
+
+    A load's file serves only the next process (this one keeps the snapshot in memory), so the
+    learner need not wait for it: encoding, the round-trip check and the write were 0.9-1.3 s of
+    the store's and the parts' first loads at ``small``. The plain form is taken now, while
+    :data:`BUILT` still holds this load's; the rest reads only that. The thread is not a daemon:
+    the interpreter joins it before exiting, so a kernel that is shut down still leaves the file.
+    None if the cache folder cannot be made.
+    """
+    path = _path(snapshot.key)  # the cache folder as it is now
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError:  # a read-only home still loads, only without the cache
+        return None
+    _prepare_folder(path.parent)  # a folder others can write is refused here, in the learner's cell
     plain = _to_plain(snapshot.collections)
+    thread = threading.Thread(
+        target=_write_plain, args=(snapshot, plain, path), name=f"workbook-snapshot-{snapshot.key[:12]}"
+    )
+    with _writers_lock:
+        earlier = _writers.get(snapshot.key)
+        _writers[snapshot.key] = thread
+    if earlier is not None:
+        earlier.join()  # the same key again: one writer at a time, the newest last
+    thread.start()
+    return thread
+
+
+def flush() -> None:
+    """Wait until every snapshot file this process started writing is written (or given up)."""
+    with _writers_lock:
+        pending = list(_writers.values())
+    for thread in pending:
+        thread.join()
+
+
+def _wait_for_writer(key: str) -> None:
+    with _writers_lock:
+        thread = _writers.get(key)
+    if thread is not None and thread is not threading.current_thread():
+        thread.join()
+
+
+_writers: dict[str, threading.Thread] = {}
+"""The latest file writer started per snapshot key (finished ones stay; joining them is instant)."""
+_writers_lock = threading.Lock()
+
+
+def _write_plain(snapshot: Snapshot, plain: dict[str, dict[str, Any]], path: Path) -> Path | None:
     try:
         body = _encode(snapshot, plain)
         if not _same_plain(_decode(body)[1], plain):
             return None
     except (TypeError, ValueError, KeyError, OverflowError, ArithmeticError, bson.errors.BSONError):
         return None
-    path = _path(snapshot.key)
     handle = None
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -825,6 +876,7 @@ def write(snapshot: Snapshot) -> Path | None:
 
 def read(key: str) -> Snapshot | None:
     """The snapshot stored under ``key``, or None if there is none or it is damaged or stale (then removed)."""
+    _wait_for_writer(key)  # this process's own write of it, if one is under way
     path = _path(key)
     _prepare_folder(path.parent)
     try:
@@ -909,7 +961,7 @@ def remember(dataset: Dataset, shape: str, report: LoadReport) -> None:
     snapshot = Snapshot(key, fingerprint(dataset), _report_fields(report), collections)
     with _memory_lock:
         _memory[key] = snapshot
-    write(snapshot)
+    write_soon(snapshot)
 
 
 def forget() -> None:
