@@ -112,6 +112,14 @@ def _keep_chunks(key: tuple[int, str, str], chunks: dict[int, _Chunk]) -> None:
             _chunk_cache.popitem(last=False)
 
 
+def forget_dropped(engine: Any, database: str, collection: str | None = None) -> None:
+    """Let go of the decoded documents kept for a dropped collection (every collection of a dropped
+    database when ``collection`` is None): a dropped collection's documents must not stay alive."""
+    with _chunk_lock:
+        for key in [k for k in _chunk_cache if k[:2] == (id(engine), database) and collection in (None, k[2])]:
+            del _chunk_cache[key]
+
+
 def seed_public_records(engine: Any, database: str, collection: str, documents: Sequence[Mapping[str, Any]]) -> bool:
     """Give :func:`public_records` the documents of ``database.collection`` as pymongo decodes them, in
     natural order, so its next call decodes nothing; False (nothing seeded) if their count is not the

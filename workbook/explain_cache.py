@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 READS = frozenset(
@@ -127,6 +127,12 @@ class ModelCache[Value]:
             self._entries.move_to_end(key)
             while len(self._entries) > self._size:
                 self._entries.popitem(last=False)
+
+    def forget(self, keep: Callable[[Hashable], bool]) -> None:
+        """Drop every entry whose key ``keep`` says False for (a dropped collection's models)."""
+        with self._lock:
+            for key in [key for key in self._entries if not keep(key)]:
+                del self._entries[key]
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -52,6 +52,9 @@ WriteListener = Callable[[str, str, str], None]
 """``listener(command, db_name, collection)``: called after a write command succeeds."""
 WRITE_LISTENERS: list[WriteListener] = []
 """Called after every successful write command from any client (e.g. to invalidate explain caches)."""
+DROP_LISTENERS: list[Callable[[str, str | None], None]] = []
+"""``listener(db_name, collection)`` after a ``drop`` (``collection`` None: a ``dropDatabase``) succeeds:
+modules that keep something per collection let it go (e.g. :mod:`workbook.sizes`' measured sizes)."""
 
 
 def register_command(name: str, hook: CommandHook) -> None:

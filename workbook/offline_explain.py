@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 from workbook import engine_compat, planner
@@ -118,6 +118,15 @@ class ExplainHook:
         # Records only for models still cached: a dropped or evicted collection's documents are let go.
         self._records = {k: held for k, held in self._records.items() if self.models.latest(k) is held[0] or k == key}
         return model
+
+    def forget_dropped(self, database: str, collection: str | None = None) -> None:
+        """Let go of the models (and records) of a dropped collection, or of every one of a dropped database."""
+
+        def kept(key: Hashable) -> bool:
+            return not (isinstance(key, tuple) and key[0] == database and collection in (None, key[1]))
+
+        self.models.forget(kept)
+        self._records = {key: held for key, held in self._records.items() if kept(key)}
 
     def records(self, database: str, name: str, model: planner.CollectionModel) -> list[Any] | None:
         """The engine's stored records behind ``model.documents`` (same order), while ``model`` is current."""
