@@ -66,6 +66,9 @@ _PROJECT_USERS = ("mongoeco.core.aggregation.stages", "mongoeco.core.aggregation
 _BUCKET_USERS = ("mongoeco.core.aggregation.stages", "mongoeco.core.aggregation.runtime_state")
 """The modules that import the ``$bucket`` and ``$count`` stage functions by name (rebound to the MongoDB rules)."""
 
+_UNWIND_USERS = ("mongoeco.core.aggregation.stages", "mongoeco.core.aggregation.runtime_state")
+"""The modules that import ``_apply_unwind`` by name (rebound to the one that copies each document once per element)."""
+
 _PATH_USERS = ("mongoeco.core.aggregation.transform_stages", "mongoeco.core.aggregation.runtime_state")
 """The modules whose ``set_document_value`` sets $addFields / $project computed fields (and $lookup's ``as``)."""
 
@@ -407,6 +410,19 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         ("documents", "spec"),
     ),
     PrivateName("mongoeco.core.aggregation.stages", "_apply_lookup", "rebound to the $lookup fix (imported by name)"),
+    PrivateName(
+        "mongoeco.core.aggregation.runtime",
+        "_apply_unwind",
+        "$unwind copying each document once per element (not once per element with the whole array)",
+        ("documents", "spec", "deadline"),
+    ),
+    *(
+        PrivateName(module, "_apply_unwind", "rebound to the $unwind copies (imported by name)")
+        for module in _UNWIND_USERS
+    ),
+    PrivateName("mongoeco.core.aggregation.runtime", "_require_unwind_spec", "$unwind's path and options", ("spec",)),
+    PrivateName("mongoeco.core.aggregation.runtime", "DeadlineCheckpoint", "$unwind keeps maxTimeMS", ("deadline",)),
+    PrivateName("mongoeco.core.aggregation.runtime", "BsonInt64", "$unwind's includeArrayIndex is a NumberLong"),
     PrivateName("mongoeco.core.collation", "compare_with_collation", "compare $bucket ids under the collation"),
     PrivateName("mongoeco.core.query_plan", "_normalize_type_specifier", "$type codes 6 and 12", ("type_spec",)),
     PrivateName(
