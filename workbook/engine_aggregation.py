@@ -11,7 +11,11 @@ and patches/object-expression-missing.md. Nothing is imported from mongoeco at i
 from __future__ import annotations
 
 import copy
+import dataclasses
 import importlib
+import operator
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from workbook.engine_compat import (
@@ -674,6 +678,100 @@ def _install_bucket_auto_buckets() -> None:
             target._apply_bucket_auto = apply_bucket_auto  # type: ignore[attr-defined]
 
 
+_FOREIGN_KEPT = 8
+"""Foreign collections whose documents ``$lookup`` and ``$unionWith`` keep between aggregations."""
+_foreign: OrderedDict[tuple[int, str, str], tuple[Any, list[Any], dict[Any, Any]]] = OrderedDict()
+"""(engine, database, collection) -> (the contents' version, their documents as the engine reads them,
+the ``$lookup`` hash plans built over them)."""
+_foreign_lock = threading.Lock()
+
+
+def forget_foreign_documents(engine: Any, database: str, collection: str | None = None) -> None:
+    """Let go of the documents kept for a dropped collection (every one of a dropped database when None)."""
+    with _foreign_lock:
+        for key in [k for k in _foreign if k[:2] == (id(engine), database) and collection in (None, k[2])]:
+            del _foreign[key]
+
+
+def _install_foreign_documents_cache() -> None:
+    """A ``$lookup`` (or ``$unionWith``) reads its foreign collection once per version, not once per call.
+
+    mongoeco loads every document of the foreign collection for each aggregation (a find of ``{}``
+    that decodes and copies each one) and builds its lookup hash plan over them again: 0.1-0.2 s for
+    one product's parts from the 8,000 parts at ``small``, where MongoDB reads a few index entries,
+    so the offline latency of the lookup lesson was mostly this. The documents (and each hash plan
+    over them) are kept per collection while its contents are unchanged: a write replaces the
+    collection's persistent map, whose identity is the version. mongoeco's stages copy what they take
+    from them (``$lookup`` its matches, ``$unionWith`` every document); reads in a transaction, and
+    ``$search`` pipelines (whose stages do not copy), load as before.
+    """
+    from mongoeco.core.aggregation import join_stages
+
+    from workbook.engine_compat import aggregation_cursor_class
+
+    AsyncAggregationCursor = aggregation_cursor_class()
+
+    original_load = AsyncAggregationCursor._load_collection_documents
+    original_plan = join_stages.build_bounded_lookup_hash_plan
+
+    async def load_collection_documents(self: Any, collection_name: str) -> list[Any]:
+        engine, db_name = self._collection._engine, self._collection._db_name
+        storage = getattr(engine, "_storage", {}).get(db_name, {}).get(collection_name)
+        session = self._session
+        if storage is None or getattr(session, "in_transaction", False) or self._leading_search_stage() is not None:
+            return list(await original_load(self, collection_name))
+        key, version = (id(engine), db_name, collection_name), storage._values
+        with _foreign_lock:
+            found = _foreign.get(key)
+            if found is not None and found[0] is version:
+                _foreign.move_to_end(key)
+                return found[1]
+        documents = list(await original_load(self, collection_name))
+        if engine._storage.get(db_name, {}).get(collection_name) is storage and storage._values is version:
+            with _foreign_lock:  # no write ran meanwhile: these are that version's documents
+                _foreign[key] = (version, documents, {})
+                _foreign.move_to_end(key)
+                while len(_foreign) > _FOREIGN_KEPT:
+                    _foreign.popitem(last=False)
+        return documents
+
+    def build_plan(foreign: Any, foreign_field: str, **kw: Any) -> Any:
+        plans = _plans_over(foreign)
+        if plans is None:
+            return original_plan(foreign, foreign_field, **kw)
+        plan_key = (foreign_field, id(kw.get("dialect")), kw.get("collation") is None, kw.get("max_associations"))
+        plan = plans.get(plan_key)
+        if plan is None:
+            plan = plans[plan_key] = original_plan(foreign, foreign_field, **kw)
+        if plan is None:
+            return None
+        return dataclasses.replace(plan, foreign=foreign, deadline=kw.get("deadline"))  # this call's deadline
+
+    AsyncAggregationCursor._load_collection_documents = load_collection_documents
+    join_stages.build_bounded_lookup_hash_plan = build_plan
+
+
+def _plans_over(foreign: Any) -> dict[Any, Any] | None:
+    """The hash plans kept for the foreign documents ``foreign`` holds (a copy of a kept list), or None."""
+    if not isinstance(foreign, list) or not foreign:
+        return None
+    with _foreign_lock:
+        for _, documents, plans in _foreign.values():
+            if (
+                len(documents) == len(foreign)
+                and documents[0] is foreign[0]
+                and all(map(operator.is_, documents, foreign))
+            ):
+                return plans
+    return None
+
+
+_LOOKUP_HASH_ASSOCIATIONS = 10_000_000
+"""The bound on mongoeco's ``$lookup`` hash plan (foreign values it files by equality key) when no cost
+policy sets one: with none, mongoeco compares every local document with every foreign one. The plan
+only removes pairs that cannot be equal; each candidate is still checked by the equality predicate."""
+
+
 def _install_lookup_local_values() -> None:
     """``$lookup`` looks up the localField's values as MongoDB extracts them (an array's elements,
     never the array itself; null when there are none; lookup_array_semantics.js). mongoeco matches
@@ -698,6 +796,8 @@ def _install_lookup_local_values() -> None:
         return [*values, unmatchable]  # the array itself, and its last element, match nothing
 
     def apply_lookup(documents: Any, spec: Any, *args: Any, **kw: Any) -> Any:
+        if kw.get("lookup_hash_max_associations") is None:  # no cost policy: mongoeco scans every pair
+            kw["lookup_hash_max_associations"] = _LOOKUP_HASH_ASSOCIATIONS
         if not isinstance(spec, dict) or "localField" not in spec or not isinstance(spec.get("localField"), str):
             return original(documents, spec, *args, **kw)
         marked = [{**document, field: keyed(document, spec["localField"])} for document in documents]
@@ -898,4 +998,5 @@ def install_aggregation_semantics() -> None:
     _install_any_element_true()
     _install_bucket_auto_buckets()
     _install_unwind_copies()
+    _install_foreign_documents_cache()
     _AGGREGATION_INSTALLED = True

@@ -423,6 +423,23 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName("mongoeco.core.aggregation.runtime", "_require_unwind_spec", "$unwind's path and options", ("spec",)),
     PrivateName("mongoeco.core.aggregation.runtime", "DeadlineCheckpoint", "$unwind keeps maxTimeMS", ("deadline",)),
     PrivateName("mongoeco.core.aggregation.runtime", "BsonInt64", "$unwind's includeArrayIndex is a NumberLong"),
+    PrivateName(
+        "mongoeco.api._async.aggregation_cursor",
+        "AsyncAggregationCursor._load_collection_documents",
+        "a $lookup's foreign documents kept per version of the collection",
+        ("collection_name",),
+    ),
+    PrivateName(
+        "mongoeco.api._async.aggregation_cursor",
+        "AsyncAggregationCursor._leading_search_stage",
+        "$search pipelines (whose stages do not copy foreign documents) load them as before",
+    ),
+    PrivateName(
+        "mongoeco.core.aggregation.join_stages",
+        "build_bounded_lookup_hash_plan",
+        "a $lookup's hash plan kept with its foreign documents",
+        ("foreign", "foreign_field"),
+    ),
     PrivateName("mongoeco.core.collation", "compare_with_collation", "compare $bucket ids under the collation"),
     PrivateName("mongoeco.core.query_plan", "_normalize_type_specifier", "$type codes 6 and 12", ("type_spec",)),
     PrivateName(
@@ -1162,6 +1179,13 @@ def skip_numeric_id_scans_when(predicate: Any) -> None:
     module: Any = memory
     module.id_contains_numeric_value = id_contains_numeric_value
     _NUMERIC_SCANS_SWITCH.append(original)
+
+
+def aggregation_cursor_class() -> type[Any]:
+    """mongoeco's aggregation cursor (its foreign-collection loader, kept per version: engine_aggregation)."""
+    from mongoeco.api._async.aggregation_cursor import AsyncAggregationCursor
+
+    return AsyncAggregationCursor
 
 
 def memory_storage_internals() -> Any:

@@ -284,12 +284,14 @@ class WorkbenchExecutor(_ExecutorBase):
         """Free what the workbench kept for a dropped collection (or database): decoded documents, explain
         models, measured sizes. Kept, a learner's kernel grew by each shape it ever loaded and dropped
         (1.7 GB after the three datasets in three shapes at ``small``, each loaded, dropped and restored)."""
+        from workbook.engine_aggregation import forget_foreign_documents
         from workbook.engine_reads import forget_dropped
 
         name = collection if isinstance(collection, str) else None
         if self.server is None or (collection is not None and name is None):
             return  # no engine of ours, or not a collection name (nothing was dropped)
         forget_dropped(self.server.engine, database, name)
+        forget_foreign_documents(self.server.engine, database, name)
         self._explain.forget_dropped(database, name)
         for listener in DROP_LISTENERS:
             listener(database, name)

@@ -801,6 +801,30 @@ def _insert_shapes(db: Any, count: int) -> list[Figure]:
     return figures
 
 
+def bench_lookup(calls: int = 30) -> list[Figure]:
+    """One product's parts joined by ``$lookup`` (parts/referenced at ``small``: 8,000 parts), per call.
+
+    The lookup lesson's offline latency: the first call reads the foreign collection; later ones reuse
+    it until the parts change (workbook/engine_aggregation.py), as MongoDB reads only index entries.
+    """
+    import workbook
+
+    loaded = workbook.load("parts", "referenced", scale=SCALE, progress=False)
+    ids = [document["_id"] for document in loaded.db.products.find({}, {"_id": 1}).limit(calls + 1)]
+    first, _ = timed(lambda: loaded.ops.run("product_detail", ids[0]))
+    latencies = [timed(partial(loaded.ops.run, "product_detail", product))[0] for product in ids[1:]]
+    return [
+        Figure("engine", "product_detail by $lookup, parts/referenced, first call", 1000 * first, "ms"),
+        Figure(
+            "engine",
+            f"product_detail by $lookup, parts/referenced, median of the next {len(latencies)}",
+            1000 * statistics.median(latencies),
+            "ms",
+            at_most=20.0,
+        ),
+    ]
+
+
 def bench_point_query(count: int = 100_000, queries: int = 200) -> list[Figure]:
     """An indexed point query on the offline default against its own collection scan and mongomock."""
     try:  # a maintainer's extra (pip install -e '.[bench]'), not a learner's: imported only if there
@@ -1116,6 +1140,7 @@ def measure(full: bool = False) -> BenchRun:
             ("harness overhead", bench_overhead),
             ("integer ids", bench_insert_ids),
             ("point query", bench_point_query),
+            ("lookup", bench_lookup),
             ("write costs", lambda: bench_write_costs(full)),
             ("write throughput", lambda: bench_write_throughput(full)),
         ]
