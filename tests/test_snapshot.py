@@ -519,3 +519,32 @@ def test_a_load_leaves_every_collection_modelled_for_the_first_read() -> None:
             assert hook.models.latest((loaded.db.name, name)) is not None, name
     finally:
         loaded.db.client.drop_database(loaded.db.name)
+
+
+def test_a_restored_load_holds_each_distinct_string_once(cache: Path) -> None:
+    """BSON decodes each occurrence as a new string; a restore keeps one object per distinct string
+    (type tags of index keys, ids in storage keys, indexes and documents, repeated values)."""
+    from workbook.engine_reads import public_records
+
+    db = _db("s")
+    try:
+        workbook.load("followers", "referenced", db, scale="tiny", progress=False)
+        snapshot.flush()
+        snapshot.forget()
+        db.client.drop_database(db.name)
+        workbook.load("followers", "referenced", db, scale="tiny", progress=False)  # from the file
+        engine = offline_server().engine
+        follows = public_records(engine, db.name, "follows")[0]
+        by_value: dict[str, set[int]] = {}
+        for document in follows:
+            by_value.setdefault(document["followerId"], set()).add(id(document["followerId"]))
+        assert len(by_value) < len(follows), "followers follow more than one user here"
+        assert all(len(ids) == 1 for ids in by_value.values()), "a follower's id is one object"
+        storage = engine._storage[db.name]["follows"]
+        tags = {id(key[0]) for key in list(storage._values.keys())}
+        assert len(tags) == 1, "every storage key's type tag is one object"
+        for index in engine._index_data[db.name]["follows"].values():
+            parts = {id(part[0]) for key in index._buckets for part in key if part is not None}
+            assert len(parts) <= 2, f"{index}: a type tag per kind of value"
+    finally:
+        db.client.drop_database(db.name)
