@@ -26,6 +26,7 @@ from workbook.engine_compat import (
     _UNWIND_USERS,
     to_pymongo,
 )
+from workbook.offline_commands import DROP_LISTENERS, dropped
 
 _OBJECT_MISSING_INSTALLED = False
 
@@ -686,11 +687,14 @@ the ``$lookup`` hash plans built over them)."""
 _foreign_lock = threading.Lock()
 
 
-def forget_foreign_documents(engine: Any, database: str, collection: str | None = None) -> None:
-    """Let go of the documents kept for a dropped collection (every one of a dropped database when None)."""
+def _forget_foreign_documents(engine: Any, database: str, collection: str | None) -> None:
+    """Let go of the documents kept for a dropped collection (a :data:`DROP_LISTENERS` listener)."""
     with _foreign_lock:
-        for key in [k for k in _foreign if k[:2] == (id(engine), database) and collection in (None, k[2])]:
+        for key in [k for k in _foreign if k[0] == id(engine) and dropped(database, collection, k[1:])]:
             del _foreign[key]
+
+
+DROP_LISTENERS.append(_forget_foreign_documents)
 
 
 def _install_foreign_documents_cache() -> None:

@@ -112,12 +112,16 @@ def _keep_chunks(key: tuple[int, str, str], chunks: dict[int, _Chunk]) -> None:
             _chunk_cache.popitem(last=False)
 
 
-def forget_dropped(engine: Any, database: str, collection: str | None = None) -> None:
-    """Let go of the decoded documents kept for a dropped collection (every collection of a dropped
-    database when ``collection`` is None): a dropped collection's documents must not stay alive."""
+def _forget_dropped(engine: Any, database: str, collection: str | None) -> None:
+    """Let go of the decoded documents kept for a dropped collection: they must not stay alive."""
     with _chunk_lock:
-        for key in [k for k in _chunk_cache if k[:2] == (id(engine), database) and collection in (None, k[2])]:
+        for key in [
+            k for k in _chunk_cache if k[0] == id(engine) and offline_commands.dropped(database, collection, k[1:])
+        ]:
             del _chunk_cache[key]
+
+
+offline_commands.DROP_LISTENERS.append(_forget_dropped)
 
 
 def seed_public_records(engine: Any, database: str, collection: str, documents: Sequence[Mapping[str, Any]]) -> bool:

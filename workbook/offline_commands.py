@@ -52,9 +52,18 @@ WriteListener = Callable[[str, str, str], None]
 """``listener(command, db_name, collection)``: called after a write command succeeds."""
 WRITE_LISTENERS: list[WriteListener] = []
 """Called after every successful write command from any client (e.g. to invalidate explain caches)."""
-DROP_LISTENERS: list[Callable[[str, str | None], None]] = []
-"""``listener(db_name, collection)`` after a ``drop`` (``collection`` None: a ``dropDatabase``) succeeds:
-modules that keep something per collection let it go (e.g. :mod:`workbook.sizes`' measured sizes)."""
+DropListener = Callable[[Any, str, str | None], None]
+"""``listener(engine, db_name, collection)``: called after a ``drop`` (``collection`` None: a ``dropDatabase``)."""
+DROP_LISTENERS: list[DropListener] = []
+"""Called after every successful drop from any client: each module that keeps something per collection
+(decoded documents, explain models, sizes, ``$lookup``'s foreign documents) registers here when imported,
+and lets that collection's go, so a kernel does not grow with every shape it loads and drops."""
+
+
+def dropped(database: str, collection: str | None, key: tuple[str, str]) -> bool:
+    """Whether ``key`` (a database and collection name) is gone after a drop of ``database.collection``
+    (of the whole database when ``collection`` is None)."""
+    return key[0] == database and collection in (None, key[1])
 
 
 def register_command(name: str, hook: CommandHook) -> None:

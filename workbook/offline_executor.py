@@ -281,20 +281,13 @@ class WorkbenchExecutor(_ExecutorBase):
         return reply
 
     def _forget_dropped(self, database: str, collection: Any) -> None:
-        """Free what the workbench kept for a dropped collection (or database): decoded documents, explain
-        models, measured sizes. Kept, a learner's kernel grew by each shape it ever loaded and dropped
-        (1.7 GB after the three datasets in three shapes at ``small``, each loaded, dropped and restored)."""
-        from workbook.engine_aggregation import forget_foreign_documents
-        from workbook.engine_reads import forget_dropped
-
-        name = collection if isinstance(collection, str) else None
-        if self.server is None or (collection is not None and name is None):
+        """Tell :data:`DROP_LISTENERS` a collection (or database) is gone. Kept, what they hold grew a
+        learner's kernel by each shape it ever loaded and dropped (1.7 GB after the three datasets in
+        three shapes at ``small``, each loaded, dropped and restored)."""
+        if self.server is None or (collection is not None and not isinstance(collection, str)):
             return  # no engine of ours, or not a collection name (nothing was dropped)
-        forget_dropped(self.server.engine, database, name)
-        forget_foreign_documents(self.server.engine, database, name)
-        self._explain.forget_dropped(database, name)
         for listener in DROP_LISTENERS:
-            listener(database, name)
+            listener(self.server.engine, database, collection)
 
     async def _insert(self, context: Any) -> dict[str, Any]:
         """``insert`` as one engine batch: mongoeco's own command inserts one document at a time,

@@ -21,6 +21,7 @@ from workbook.engine_reads import public_records
 from workbook.errors import ExplainError, UnknownHintError, UnsupportedByModelError
 from workbook.explain_cache import ModelCache, WriteCounter
 from workbook.explain_model import collections_read, model_explain
+from workbook.offline_commands import DROP_LISTENERS, dropped
 
 NOT_MODELLED_CODE = 115  # CommandNotSupported: the model does not cover this query
 BAD_VALUE_CODE = 2  # BadValue: what MongoDB answers for a hint naming no index
@@ -123,7 +124,7 @@ class ExplainHook:
         """Let go of the models (and records) of a dropped collection, or of every one of a dropped database."""
 
         def kept(key: Hashable) -> bool:
-            return not (isinstance(key, tuple) and key[0] == database and collection in (None, key[1]))
+            return not (isinstance(key, tuple) and dropped(database, collection, key))
 
         self.models.forget(kept)
         self._records = {key: held for key, held in self._records.items() if kept(key)}
@@ -152,6 +153,16 @@ def error_from_reply(message: str, code: int | None) -> ExplainError:
 
 
 _hooks: dict[int, ExplainHook] = {}
+
+
+def _forget_dropped(engine: Any, database: str, collection: str | None) -> None:
+    """A dropped collection's models go too (a :data:`~workbook.offline_commands.DROP_LISTENERS` listener)."""
+    hook = _hooks.get(id(engine))
+    if hook is not None:
+        hook.forget_dropped(database, collection)
+
+
+DROP_LISTENERS.append(_forget_dropped)
 
 
 def hook_for(engine: Any) -> ExplainHook:

@@ -16,7 +16,7 @@ from pymongo.database import Database
 from workbook.engine_reads import is_offline, local_storage
 from workbook.facts import MAX_BSON_SIZE, bson_size
 from workbook.loaded import Loadable, loaded_shapes
-from workbook.offline_commands import DROP_LISTENERS
+from workbook.offline_commands import DROP_LISTENERS, dropped
 
 
 def document_sizes(collection: Collection) -> pd.Series:
@@ -92,13 +92,13 @@ def offline_size_state(db: Database, collection: str) -> tuple[object, list[Any]
     return stored.version, stored.ids, stored.bytes, stored.index_bytes
 
 
-def forget_offline_sizes(db_name: str, collection: str | None = None) -> None:
-    """Let go of the sizes kept for a dropped collection (every collection of a dropped database when None)."""
-    for key in [k for k in _SIZE_CACHE if k[0] == db_name and collection in (None, k[1])]:
+def _forget_offline_sizes(engine: Any, db_name: str, collection: str | None) -> None:
+    """Let go of the sizes kept for a dropped collection (a :data:`DROP_LISTENERS` listener)."""
+    for key in [k for k in _SIZE_CACHE if dropped(db_name, collection, k)]:
         _SIZE_CACHE.pop(key, None)
 
 
-DROP_LISTENERS.append(forget_offline_sizes)
+DROP_LISTENERS.append(_forget_offline_sizes)
 
 
 def seed_offline_sizes(db_name: str, collection: str, version: object, state: tuple[Any, ...]) -> None:
