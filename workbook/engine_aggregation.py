@@ -679,6 +679,12 @@ def _install_bucket_auto_buckets() -> None:
             target._apply_bucket_auto = apply_bucket_auto  # type: ignore[attr-defined]
 
 
+_LOOKUP_HASH_ASSOCIATIONS = 10_000_000
+"""The bound on mongoeco's ``$lookup`` hash plan (foreign values it files by equality key) when no cost
+policy sets one: with none, mongoeco compares every local document with every foreign one. The plan
+only removes pairs that cannot be equal; each candidate is still checked by the equality predicate."""
+
+
 _FOREIGN_KEPT = 8
 """Foreign collections whose documents ``$lookup`` and ``$unionWith`` keep between aggregations."""
 _foreign: OrderedDict[tuple[int, str, str], tuple[Any, list[Any], dict[Any, Any]]] = OrderedDict()
@@ -723,14 +729,14 @@ def _install_foreign_documents_cache() -> None:
         storage = getattr(engine, "_storage", {}).get(db_name, {}).get(collection_name)
         session = self._session
         if storage is None or getattr(session, "in_transaction", False) or self._leading_search_stage() is not None:
-            return list(await original_load(self, collection_name))
+            return await original_load(self, collection_name)
         key, version = (id(engine), db_name, collection_name), storage._values
         with _foreign_lock:
             found = _foreign.get(key)
             if found is not None and found[0] is version:
                 _foreign.move_to_end(key)
                 return found[1]
-        documents = list(await original_load(self, collection_name))
+        documents = await original_load(self, collection_name)
         if engine._storage.get(db_name, {}).get(collection_name) is storage and storage._values is version:
             with _foreign_lock:  # no write ran meanwhile: these are that version's documents
                 _foreign[key] = (version, documents, {})
@@ -740,6 +746,8 @@ def _install_foreign_documents_cache() -> None:
         return documents
 
     def build_plan(foreign: Any, foreign_field: str, **kw: Any) -> Any:
+        if kw.get("max_associations") is None:  # no cost policy: mongoeco would compare every pair
+            kw["max_associations"] = _LOOKUP_HASH_ASSOCIATIONS
         plans = _plans_over(foreign)
         if plans is None:
             return original_plan(foreign, foreign_field, **kw)
@@ -770,12 +778,6 @@ def _plans_over(foreign: Any) -> dict[Any, Any] | None:
     return None
 
 
-_LOOKUP_HASH_ASSOCIATIONS = 10_000_000
-"""The bound on mongoeco's ``$lookup`` hash plan (foreign values it files by equality key) when no cost
-policy sets one: with none, mongoeco compares every local document with every foreign one. The plan
-only removes pairs that cannot be equal; each candidate is still checked by the equality predicate."""
-
-
 def _install_lookup_local_values() -> None:
     """``$lookup`` looks up the localField's values as MongoDB extracts them (an array's elements,
     never the array itself; null when there are none; lookup_array_semantics.js). mongoeco matches
@@ -800,8 +802,6 @@ def _install_lookup_local_values() -> None:
         return [*values, unmatchable]  # the array itself, and its last element, match nothing
 
     def apply_lookup(documents: Any, spec: Any, *args: Any, **kw: Any) -> Any:
-        if kw.get("lookup_hash_max_associations") is None:  # no cost policy: mongoeco scans every pair
-            kw["lookup_hash_max_associations"] = _LOOKUP_HASH_ASSOCIATIONS
         if not isinstance(spec, dict) or "localField" not in spec or not isinstance(spec.get("localField"), str):
             return original(documents, spec, *args, **kw)
         marked = [{**document, field: keyed(document, spec["localField"])} for document in documents]
