@@ -31,44 +31,21 @@ class Captured:
     """The BSON size of the documents the replies carried, without the reply around them (cursor id, namespace)."""
 
     def add_reply(self, reply: dict[str, Any]) -> None:
-        """Count one reply: its BSON size and the documents it carried.
-
-        Runs inside the call the harness times, so each document is encoded once: a cursor reply's
-        size is its envelope's (the batch empty) plus each element's (type byte, index key, NUL,
-        document); see :func:`reply_sizes`.
-        """
-        size, documents, docs = reply_sizes(reply)
+        """Count one reply: its BSON size and the documents it carried."""
+        size, docs = len(bson.encode(reply)), 0
+        carried: list[Any] = []
+        cursor = reply.get("cursor")
+        if isinstance(cursor, dict):
+            carried = list(cursor.get("firstBatch", cursor.get("nextBatch")) or [])
+            docs = len(carried)
+        elif isinstance(reply.get("value"), dict):  # findAndModify
+            carried, docs = [reply["value"]], 1
         self.round_trips += 1
         self.bytes_returned += size
         self.docs_returned += docs
-        self.document_bytes += documents
+        self.document_bytes += sum(len(bson.encode(d)) for d in carried if isinstance(d, dict))
         if self.commands:  # a thread's commands and replies alternate: this reply answers the last command
             self.commands[-1].update(reply_bytes=size, reply_docs=docs)
-
-
-def reply_sizes(reply: dict[str, Any]) -> tuple[int, int, int]:
-    """(the reply's BSON size, its carried documents' BSON sizes summed, how many documents it carried).
-
-    >>> reply = {"cursor": {"firstBatch": [{"_id": i} for i in range(12)], "id": 0}, "ok": 1.0}
-    >>> reply_sizes(reply)[0] == len(bson.encode(reply))
-    True
-    """
-    cursor = reply.get("cursor")
-    if isinstance(cursor, dict):
-        batch_key = "firstBatch" if "firstBatch" in cursor else "nextBatch"
-        batch = cursor.get(batch_key)
-        if type(batch) is list and all(type(d) is dict for d in batch):
-            sizes = [len(bson.encode(d)) for d in batch]
-            envelope = len(bson.encode({**reply, "cursor": {**cursor, batch_key: []}}))
-            elements = sum(sizes) + sum(2 + len(str(index)) for index in range(len(batch)))
-            return envelope + elements, sum(sizes), len(batch)
-        carried = list(batch or [])
-    elif isinstance(reply.get("value"), dict):  # findAndModify
-        carried = [reply["value"]]
-    else:
-        carried = []
-    documents = sum(len(bson.encode(d)) for d in carried if isinstance(d, dict))
-    return len(bson.encode(reply)), documents, len(carried)
 
 
 class CommandLog(monitoring.CommandListener):
