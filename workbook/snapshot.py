@@ -821,15 +821,6 @@ def _prepare_folder(folder: Path) -> None:
         _cleaned.add(folder)
 
 
-def write(snapshot: Snapshot) -> Path | None:
-    """Write ``snapshot`` to the cache folder atomically, header and SHA-256 first; None if it cannot.
-
-    The file is written only if decoding it gives back exactly what was captured (a value BSON
-    would change, such as a microsecond in an index key, keeps the snapshot in memory only).
-    """
-    return _write_plain(snapshot, _to_plain(snapshot.collections), _path(snapshot.key))
-
-
 def write_soon(snapshot: Snapshot) -> threading.Thread | None:
     """Write ``snapshot``'s file on a thread of its own; :func:`read` of its key, and exit, wait for it.
 
@@ -880,6 +871,9 @@ _writers_lock = threading.Lock()
 
 
 def _write_plain(snapshot: Snapshot, plain: dict[str, dict[str, Any]], path: Path) -> Path | None:
+    """Write ``plain`` (``snapshot``'s plain form) to ``path`` atomically, header and SHA-256 first; None
+    if it cannot. The file is written only if decoding it gives back exactly what was captured (a value
+    BSON would change, such as a microsecond in an index key, keeps the snapshot in memory only)."""
     try:
         body = _encode(snapshot, plain)
         if not _same_plain(_decode(body)[1], plain):
