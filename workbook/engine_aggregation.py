@@ -31,6 +31,15 @@ from workbook.offline_commands import DROP_LISTENERS, dropped
 _OBJECT_MISSING_INSTALLED = False
 
 
+def _rebind(modules: tuple[str, ...], name: str, original: Any, replacement: Any) -> None:
+    """Point ``name`` in each of ``modules`` (which imported it by name) at ``replacement``, where it is
+    still mongoeco's ``original``: the fix then reaches every caller, and a second install changes nothing."""
+    for module in modules:
+        target = importlib.import_module(module)
+        if getattr(target, name, None) is original:
+            setattr(target, name, replacement)
+
+
 def _is_object_literal(expression: Any) -> bool:
     """Whether an aggregation expression is an object literal (``{a: "$a"}``), not an operator."""
     return (
@@ -370,10 +379,7 @@ def install_object_expression_missing() -> None:
         return rendered
 
     runtime.evaluate_expression = evaluate_expression
-    for module in _EXPRESSION_USERS:
-        target = importlib.import_module(module)
-        if getattr(target, "evaluate_expression", None) is original:
-            target.evaluate_expression = evaluate_expression  # type: ignore[attr-defined]
+    _rebind(_EXPRESSION_USERS, "evaluate_expression", original, evaluate_expression)
 
     for group_class in (_IncrementalGroup, CompiledGroup):
         group_init = group_class.__init__
@@ -403,10 +409,7 @@ def _install_computed_paths() -> None:
         set_computed_path(doc, path, value)
         return True
 
-    for module in _PATH_USERS:
-        target = importlib.import_module(module)
-        if getattr(target, "set_document_value", None) is original:
-            target.set_document_value = set_value  # type: ignore[attr-defined]
+    _rebind(_PATH_USERS, "set_document_value", original, set_value)
 
 
 def _install_projection() -> None:
@@ -442,10 +445,7 @@ def _install_projection() -> None:
         return out
 
     transform_stages._apply_project = apply_project
-    for module in _PROJECT_USERS:
-        target = importlib.import_module(module)
-        if getattr(target, "_apply_project", None) is original:
-            target._apply_project = apply_project  # type: ignore[attr-defined]
+    _rebind(_PROJECT_USERS, "_apply_project", original, apply_project)
 
 
 def _install_type_codes() -> None:
@@ -535,10 +535,7 @@ def _install_bucket_rules() -> None:
         return sorted(out, key=functools.cmp_to_key(by_id))
 
     grouping_stages._apply_bucket = apply_bucket
-    for module in _BUCKET_USERS:
-        target = importlib.import_module(module)
-        if getattr(target, "_apply_bucket", None) is original:
-            target._apply_bucket = apply_bucket  # type: ignore[attr-defined]
+    _rebind(_BUCKET_USERS, "_apply_bucket", original, apply_bucket)
 
 
 _NO_DEFAULT = object()
@@ -570,10 +567,7 @@ def _install_count_of_nothing() -> None:
         return out if len(documents) else []
 
     grouping_stages._apply_count = apply_count
-    for module in _BUCKET_USERS:
-        target = importlib.import_module(module)
-        if getattr(target, "_apply_count", None) is original:
-            target._apply_count = apply_count  # type: ignore[attr-defined]
+    _rebind(_BUCKET_USERS, "_apply_count", original, apply_count)
 
 
 def _install_long_arithmetic() -> None:
@@ -646,10 +640,7 @@ def _install_unwind_copies() -> None:
 
     apply_unwind.__wrapped__ = original  # type: ignore[attr-defined]  # tests/test_unwind.py compares the two
     runtime._apply_unwind = apply_unwind
-    for module in _UNWIND_USERS:
-        target = importlib.import_module(module)
-        if getattr(target, "_apply_unwind", None) is original:
-            target._apply_unwind = apply_unwind  # type: ignore[attr-defined]
+    _rebind(_UNWIND_USERS, "_apply_unwind", original, apply_unwind)
 
 
 def _install_bucket_auto_buckets() -> None:
@@ -673,10 +664,7 @@ def _install_bucket_auto_buckets() -> None:
         return original(documents, spec, variables, **kw)
 
     grouping_stages._apply_bucket_auto = apply_bucket_auto
-    for module in _BUCKET_USERS:
-        target = importlib.import_module(module)
-        if getattr(target, "_apply_bucket_auto", None) is original:
-            target._apply_bucket_auto = apply_bucket_auto  # type: ignore[attr-defined]
+    _rebind(_BUCKET_USERS, "_apply_bucket_auto", original, apply_bucket_auto)
 
 
 _LOOKUP_HASH_ASSOCIATIONS = 10_000_000
@@ -811,9 +799,7 @@ def _install_lookup_local_values() -> None:
         return out
 
     join_stages._apply_lookup = apply_lookup
-    target = importlib.import_module("mongoeco.core.aggregation.stages")
-    if getattr(target, "_apply_lookup", None) is original:
-        target._apply_lookup = apply_lookup  # type: ignore[attr-defined]
+    _rebind(("mongoeco.core.aggregation.stages",), "_apply_lookup", original, apply_lookup)
 
 
 def _install_case_level() -> None:
