@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import datetime
 import importlib
 import operator
 import threading
 from collections import OrderedDict
 from typing import Any
+
+from bson import ObjectId
 
 from workbook.engine_compat import (
     _BUCKET_USERS,
@@ -57,6 +60,30 @@ def group_id_with_null(expression: Any) -> Any:
         ((name, value),) = expression.items()
         return {name: {"$ifNull": [value, None]}}
     return expression
+
+
+def field_path_value(document: dict[str, Any], expression: str) -> Any:
+    """A field path expression's value (``"$items.price"``) where only subdocuments lie on the path: what
+    mongoeco's ``evaluate_expression`` returns for it (null when missing), without the evaluation
+    environment it builds first (speed: most of a ``$group``'s time over unwound documents). ``_ENGINE``
+    for anything else: a variable, a literal, an array or other value part way (mongoeco then decides).
+
+    >>> field_path_value({"a": {"b": 2}}, "$a.b"), field_path_value({"a": 1}, "$x")
+    (2, None)
+    >>> field_path_value({"a": [1]}, "$a.b") is _ENGINE, field_path_value({"a": 1}, "$$ROOT") is _ENGINE
+    (True, True)
+    """
+    if len(expression) < 2 or expression[0] != "$" or expression[1] == "$":
+        return _ENGINE
+    path, value = expression[1:], document
+    while path:
+        if type(value) is not dict:
+            return _ENGINE
+        head, _, path = path.partition(".")
+        if head not in value:
+            return None
+        value = value[head]
+    return value
 
 
 def short_arithmetic(expression: Any) -> Any:
@@ -352,6 +379,10 @@ def install_object_expression_missing() -> None:
     def evaluate_expression(
         document: Any, expression: Any, variables: Any = None, *, dialect: Any = None, collation: Any = None
     ) -> Any:
+        if type(expression) is str and type(document) is dict:  # speed: a field path through subdocuments
+            value = field_path_value(document, expression)
+            if value is not _ENGINE:
+                return value
         dialect = dialect if dialect is not None else runtime.MONGODB_DIALECT_70
         expression = short_arithmetic(expression)
         _check_operator_fields(expression)
@@ -378,6 +409,7 @@ def install_object_expression_missing() -> None:
                 rendered[key] = resolved
         return rendered
 
+    evaluate_expression.__wrapped__ = original  # type: ignore[attr-defined]  # tests/test_field_paths.py compares
     runtime.evaluate_expression = evaluate_expression
     _rebind(_EXPRESSION_USERS, "evaluate_expression", original, evaluate_expression)
 
@@ -588,6 +620,28 @@ def _install_long_arithmetic() -> None:
     bson_scalars._wrap_numeric_result = wrap_numeric_result
 
 
+_IMMUTABLE = frozenset({str, int, float, bool, type(None), datetime.datetime, bytes, ObjectId})
+
+
+def plain_copy(value: Any) -> Any:
+    """A deep copy of ``value`` that walks dicts and lists itself and keeps immutable scalars as they are
+    (``copy.deepcopy`` makes a call and a memo lookup per value); any other value is ``deepcopy``'d.
+
+    >>> original = {"a": [{"b": 1}], "c": "x"}
+    >>> copied = plain_copy(original)
+    >>> copied == original and copied["a"][0] is not original["a"][0]
+    True
+    """
+    kind = type(value)
+    if kind is dict:
+        return {key: item if type(item) in _IMMUTABLE else plain_copy(item) for key, item in value.items()}
+    if kind is list:
+        return [item if type(item) in _IMMUTABLE else plain_copy(item) for item in value]
+    if kind in _IMMUTABLE:
+        return value
+    return copy.deepcopy(value)
+
+
 def _install_unwind_copies() -> None:
     """``$unwind`` copies each document once per element, not once per element with the whole array.
 
@@ -628,7 +682,7 @@ def _install_unwind_copies() -> None:
             parent[parts[-1]] = None
             for index, item in enumerate(node):
                 checkpoint()
-                unwound = copy.deepcopy(shell)
+                unwound = plain_copy(shell)
                 target = unwound
                 for part in parts[:-1]:
                     target = target[part]
