@@ -69,6 +69,9 @@ _BUCKET_USERS = ("mongoeco.core.aggregation.stages", "mongoeco.core.aggregation.
 _UNWIND_USERS = ("mongoeco.core.aggregation.stages", "mongoeco.core.aggregation.runtime_state")
 """The modules that import ``_apply_unwind`` by name (rebound to the one that copies each document once per element)."""
 
+_ACCUMULATOR_USERS = ("mongoeco.core.aggregation.grouping_stages", "mongoeco.core.aggregation")
+"""The modules that import ``_apply_accumulators`` by name (rebound to the plain-scalar fast path)."""
+
 _PATH_USERS = ("mongoeco.core.aggregation.transform_stages", "mongoeco.core.aggregation.runtime_state")
 """The modules whose ``set_document_value`` sets $addFields / $project computed fields (and $lookup's ``as``)."""
 
@@ -340,6 +343,23 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     *(
         PrivateName(module, "evaluate_expression", "rebound to the object-expression fix (imported by name)")
         for module in _EXPRESSION_USERS
+    ),
+    # $group's common accumulators over plain scalars (engine_aggregation._install_plain_accumulators).
+    PrivateName(
+        "mongoeco.core.aggregation.accumulators",
+        "_apply_accumulators",
+        "$sum/$count/$min/$max/$first/$last over plain scalars without numeric wrappers (wrapped, rebound)",
+        ("bucket", "accumulator_specs", "document", "variables", "evaluate_expression"),
+    ),
+    PrivateName(
+        "mongoeco.core.aggregation.accumulators",
+        "_AccumulatorBucket",
+        "the $group bucket whose values and flags the fast path updates",
+        ("bucket_id", "values", "flags"),
+    ),
+    *(
+        PrivateName(module, "_apply_accumulators", "rebound to the plain-scalar fast path (imported by name)")
+        for module in _ACCUMULATOR_USERS
     ),
     PrivateName(
         "mongoeco.core.paths",
