@@ -176,9 +176,9 @@ def test_a_rebuild_reuses_the_keys_of_unchanged_documents() -> None:
 def test_the_model_reads_the_documents_in_natural_order(db: Database) -> None:
     db.items.delete_one({"_id": 2})
     db.items.insert_one({"_id": 2, "a": 2})
-    from workbook.engine_reads import engine_documents
+    from workbook.engine_reads import public_records
 
     async def read() -> list[Any]:  # on the server's loop, as the explain hook reads them
-        return engine_documents(offline_server().engine, db.name, "items")
+        return public_records(offline_server().engine, db.name, "items")[0]
 
     assert [d["_id"] for d in offline_server().run(read())] == [d["_id"] for d in db.items.find()] == [0, 1, 3, 4, 2]

@@ -46,19 +46,6 @@ def local_storage(db: Database, collection: str) -> tuple[Any, Any] | None:
     return engine, {} if storage is None else storage.copy()
 
 
-def engine_documents(engine: Any, database: str, collection: str) -> list[Mapping[str, Any]]:
-    """The committed documents of ``database.collection`` in an offline engine, in natural order.
-
-    They are the engine's own decoded forms (cached on each stored document, so an unchanged
-    document is the same object from one version to the next): read them, never change them.
-    """
-    storage = engine._storage.get(database, {}).get(collection)
-    if storage is None:
-        return []
-    borrow = engine._borrow_storage_document
-    return [borrow(stored) for stored in storage.copy().values()]  # copy(): O(1), a consistent version
-
-
 _CHUNKS_KEPT = 32
 """Collections whose decoded chunks :func:`public_records` keeps, the least recently read going first: twice
 the explain models cached (``ModelCache``), since chunks help only a model rebuilt from a cached one, and
@@ -72,7 +59,7 @@ def public_records(engine: Any, database: str, collection: str) -> tuple[list[Ma
     """(the committed documents as the engine's find replies with them, the stored records they come
     from), both in natural order: the planner model reads the first (pymongo's BSON types, such as
     ``Int64``, not the engine's internal wrappers) and the offline read layer replies with them; a
-    record gives the engine's internal form again (:func:`engine_documents`' form). Read, never change.
+    record gives the engine's internal form again (``engine._borrow_storage_document``). Read, never change.
 
     A write replaces only the storage chunk (128 documents at most) it touches, so the documents of
     every other chunk are taken from the previous call: reading a collection again after one write
@@ -150,12 +137,14 @@ def seed_public_records(engine: Any, database: str, collection: str, documents: 
 
 
 def stored_documents(db: Database, collection: str) -> list[Mapping[str, Any]] | None:
-    """The committed documents of ``db[collection]`` from this process's offline engine (None elsewhere).
+    """The committed documents of ``db[collection]`` from this process's offline engine, in natural order
+    and as a find replies with them (None elsewhere).
 
-    The documents are the engine's own decoded copies: read them, never change them.
+    They are :func:`public_records`' documents, which a load or a snapshot restore seeds, so reading a
+    collection just loaded decodes nothing: read them, never change them.
     """
     engine = local_engine(db)
-    return None if engine is None else engine_documents(engine, db.name, collection)
+    return None if engine is None else public_records(engine, db.name, collection)[0]
 
 
 _DERIVED: dict[tuple[str, tuple[str, ...], Hashable], tuple[tuple[object, ...], Any]] = {}

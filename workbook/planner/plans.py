@@ -680,6 +680,18 @@ def _id_hack_value(collection: CollectionModel, query: FindQuery) -> Any:
     return pred.value
 
 
+def may_bound(spec: IndexDefinition, bounded: set[str]) -> bool:
+    """Whether :func:`index_access` can give the index bounds: only with a predicate on its first field.
+    False spares building the keys of an index no predicate can use (the first query after a load)."""
+    return spec.paths[0] in bounded
+
+
+def may_order(spec: IndexDefinition, bounded: set[str], query: FindQuery) -> bool:
+    """Whether a scan of the whole index can give the query's sort: not when no predicate touches its
+    fields (none is a point) and it is led by a field other than the sort's first."""
+    return spec.paths[0] == query.sort[0][0] or bool(bounded & set(spec.paths))
+
+
 def enumerate_candidates(collection: CollectionModel, query: FindQuery) -> list[Candidate]:
     """Every plan the planner would race, in the order it generates them."""
     if query.hint is not None:
@@ -701,8 +713,9 @@ def enumerate_candidates(collection: CollectionModel, query: FindQuery) -> list[
     if union is not None and len(query.predicates) == 1:  # a rooted $or: the subplanner's one plan
         return [union]
     candidates: list[Candidate] = []
+    bounded = {p.path for p in query.predicates} | set(_elem_match_leaves(query.predicates))
     for spec in collection.visible:
-        if not partial_usable(spec, query):
+        if not may_bound(spec, bounded) or not partial_usable(spec, query):
             continue
         access = index_access(collection.index(spec), query)
         if access is not None:
@@ -711,7 +724,7 @@ def enumerate_candidates(collection: CollectionModel, query: FindQuery) -> list[
         candidates.append(union)
     if query.sort and not any(not c.root.has_stage("SORT") for c in candidates):
         for spec in collection.visible:
-            if spec.sparse or not partial_usable(spec, query):
+            if spec.sparse or not may_order(spec, bounded, query) or not partial_usable(spec, query):
                 continue
             whole = whole_index_access(collection.index(spec), query)
             direction = sort_direction(whole, query)
