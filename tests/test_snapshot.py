@@ -548,3 +548,31 @@ def test_a_restored_load_holds_each_distinct_string_once(cache: Path) -> None:
             assert len(parts) <= 2, f"{index}: a type tag per kind of value"
     finally:
         db.client.drop_database(db.name)
+
+
+def test_a_restore_encodes_a_payload_only_when_the_engine_reads_it(cache: Path) -> None:
+    """A restored document's stored form is made from the document on the engine's first read of it
+    (engine_compat.lazy_stored_class), not for every document at restore time; the engine's own
+    answers (an update, a $group it runs itself) are those of a fresh load."""
+    from workbook.engine_compat import lazy_stored_class
+
+    data = workbook.generate("store", "tiny", 7)
+    fresh, restored = _db("f"), _db("g")
+    try:
+        workbook.load(data, "embedded", fresh, progress=False)
+        snapshot.flush()
+        snapshot.forget()
+        workbook.load(data, "embedded", restored, progress=False)  # from the file
+        engine = offline_server().engine
+        stored = list(engine._storage[restored.name]["orders"].values())
+        assert stored and all(type(item) is lazy_stored_class() and not item.encoded() for item in stored)
+        pipeline = [{"$unwind": "$items"}, {"$group": {"_id": "$items.productId", "n": {"$sum": "$items.quantity"}}}]
+        for db in (fresh, restored):
+            db.orders.update_one({}, {"$set": {"status": "checked"}})
+        answers = [sorted(db.orders.aggregate(pipeline), key=lambda row: row["_id"]) for db in (fresh, restored)]
+        assert answers[0] == answers[1] and answers[0]
+        assert list(fresh.orders.find()) == list(restored.orders.find())
+        assert sum(item.encoded() for item in stored) >= 1  # the updated one, at least
+    finally:
+        for db in (fresh, restored):
+            db.client.drop_database(db.name)

@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import importlib
 import inspect
+import threading
 from typing import Any
 
 from bson import ObjectId
@@ -343,6 +344,12 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     *(
         PrivateName(module, "evaluate_expression", "rebound to the object-expression fix (imported by name)")
         for module in _EXPRESSION_USERS
+    ),
+    PrivateName(
+        _MEMORY,
+        "_StoredDocument",
+        "a stored document (restored in one pass; subclassed so a restore encodes a payload on first read)",
+        ("payload",),
     ),
     # $group's common accumulators over plain scalars (engine_aggregation._install_plain_accumulators).
     PrivateName(
@@ -1284,6 +1291,60 @@ def payload_encoder(engine: Any) -> Any:
     if uses_codec(engine, codec):
         return codec.encode
     return lambda document: stored_payload(engine, document)
+
+
+_LAZY_LOCK = threading.Lock()
+
+
+@functools.cache
+def lazy_stored_class() -> type:
+    """mongoeco's ``_StoredDocument`` whose payload is encoded from the document on first read.
+
+    A snapshot restore has every document already (decoded from the file's BSON in C); encoding each
+    one into the engine's stored form was 40% of a restore and held a second copy of the data. The
+    workbench's own reads take the documents (:func:`workbook.engine_reads.public_records`), so a
+    payload is made only when the engine itself reads or rewrites that document. The encoding is the
+    same function the restore ran before (:func:`payload_encoder`), once per document, under a lock.
+    """
+    from mongoeco.engines.memory import _StoredDocument
+
+    slot = _StoredDocument.__dict__["payload"]
+
+    class LazyStoredDocument(_StoredDocument):
+        __slots__ = ("_encode", "_source")
+
+        def __init__(self, source: Any, encode: Any) -> None:
+            self._source, self._encode = source, encode
+            self.decoded_wrapped = None
+            self.decoded_public = None
+
+        @property
+        def payload(self) -> Any:
+            try:
+                return slot.__get__(self, _StoredDocument)
+            except AttributeError:
+                with _LAZY_LOCK:
+                    try:
+                        return slot.__get__(self, _StoredDocument)
+                    except AttributeError:
+                        value = self._encode(self._source)
+                        slot.__set__(self, value)
+                        self._source = self._encode = None  # the document stays the reads' alone
+                        return value
+
+        @payload.setter
+        def payload(self, value: Any) -> None:
+            slot.__set__(self, value)
+
+        def encoded(self) -> bool:
+            """Whether the payload has been made."""
+            try:
+                slot.__get__(self, _StoredDocument)
+            except AttributeError:
+                return False
+            return True
+
+    return LazyStoredDocument
 
 
 def stored_payload(engine: Any, document: Any) -> Any:

@@ -227,7 +227,8 @@ def _plain_index(index: Any) -> tuple[int, list[tuple[Any, list[tuple[int, Any]]
 
 
 def _rebuild_collection(items: list[tuple[Any, Any]]) -> Any:
-    """A MemoryCollection holding ``items`` in order, built in one pass (as appends would lay it out)."""
+    """A MemoryCollection holding ``items`` (key, payload or stored document) in order, built in one pass
+    (as appends would lay it out)."""
     from workbook.engine_compat import memory_storage_internals
 
     internals = memory_storage_internals()
@@ -238,7 +239,7 @@ def _rebuild_collection(items: list[tuple[Any, Any]]) -> Any:
     from mongoeco.engines.memory import _StoredDocument
     from rpds import HashTrieMap
 
-    rows = [(key, _StoredDocument(payload)) for key, payload in items]
+    rows = [(key, item if isinstance(item, _StoredDocument) else _StoredDocument(item)) for key, item in items]
     count = len(rows)
     chunk_count = -(-count // _ORDER_CHUNK_SIZE)
     collection: Any = MemoryCollection()
@@ -463,14 +464,15 @@ def _to_plain(collections: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any
 
 def _from_plain(collections: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     if any(state.get("derived") for state in collections.values()):
-        from workbook.engine_compat import payload_encoder
+        from workbook.engine_compat import lazy_stored_class, payload_encoder
         from workbook.offline import offline_server
 
-        encode = payload_encoder(offline_server().engine)
+        encode, lazy = payload_encoder(offline_server().engine), lazy_stored_class()
         for state in collections.values():
-            if state.get("derived"):  # each payload encoded again from its document: they share every string
+            if state.get("derived"):  # each payload encoded from its document when the engine first reads it
                 keys = [key for key, _ in state["_storage"]]
-                state["_storage"] = list(zip(keys, map(encode, state["public"]), strict=True))
+                stored = [lazy(document, encode) for document in state["public"]]
+                state["_storage"] = list(zip(keys, stored, strict=True))
     return {
         name: {
             "_storage": _rebuild_collection(state["_storage"]),
