@@ -160,3 +160,21 @@ def test_the_bar_view_is_what_ipywidgets_own_mimebundle_shows() -> None:
     box = ipywidgets.HBox()
     own = box._repr_mimebundle_()["application/vnd.jupyter.widget-view+json"]
     assert own == {"version_major": 2, "version_minor": 0, "model_id": box.model_id}
+
+
+def test_a_load_without_progress_generates_without_a_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``load(name, shape, progress=False)`` passes it on to the generation it starts (no bar there either)."""
+    import workbook
+
+    asked: list[tuple[str, bool]] = []
+    real = waiting.busy
+
+    def recording(description: str, *args, progress: bool = True, **kwargs):  # type: ignore[no-untyped-def]
+        asked.append((description, progress))
+        return real(description, *args, progress=progress, **kwargs)
+
+    monkeypatch.setattr(waiting, "busy", recording)
+    monkeypatch.setenv("WORKBOOK_SNAPSHOTS", "0")
+    workbook.load("followers", "embedded", scale="tiny", progress=False)
+    generations = [progress for description, progress in asked if description.startswith("generate")]
+    assert generations == [False], asked

@@ -136,7 +136,7 @@ def _load_for_real(
     from workbook.datasets import generate
 
     if isinstance(dataset, str):
-        dataset = generate(dataset, scale=scale, seed=seed)
+        dataset = generate(dataset, scale=scale, seed=seed, progress=progress)
     documents = spec.build(dataset)
     total = sum(len(documents[c.name]) for c in spec.collections)
     token, previous = begin_load(db, dataset.name, shape, dataset.scale, dataset.seed)
