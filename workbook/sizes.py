@@ -68,9 +68,13 @@ def _offline_sizes(db: Database, collection: str, indexes: Iterable[Iterable[str
     ids: list[Any] = []
     measured: list[int] = []
     entries = dict.fromkeys(wanted, 0)
-    borrow = engine._borrow_storage_document  # the engine's cached decoded form: read only
-    for stored in frozen.values():
-        document = borrow(stored)
+    from workbook.engine_reads import public_records
+
+    # the documents as a find replies with them (same BSON bytes), kept per storage chunk from read to read
+    documents: list[Any] = public_records(engine, db.name, collection)[0]
+    if len(documents) != len(frozen):  # written meanwhile: this version's own documents
+        documents = [engine._borrow_storage_document(stored) for stored in frozen.values()]
+    for document in documents:
         ids.append(document["_id"])
         measured.append(bson_size(document))
         for fields in wanted:
