@@ -31,6 +31,7 @@ from workbook.engine_compat import (
     to_pymongo,
 )
 from workbook.offline_commands import DROP_LISTENERS, dropped
+from workbook.wire_form import INT64
 
 _OBJECT_MISSING_INSTALLED = False
 
@@ -87,7 +88,14 @@ def field_path_value(document: dict[str, Any], expression: str) -> Any:
     return value
 
 
-_INT64 = (-(2**63), 2**63 - 1)
+def _plain_fold(adding: bool, left: Any, right: Any) -> Any:
+    """``left`` + (or ×) ``right`` for plain ``int``/``float`` operands, as mongoeco's ``bson_add`` /
+    ``bson_multiply`` compute them (two ints stay an int, any float makes a float); ``_ENGINE`` when
+    an int leaves int64 (mongoeco's overflow error)."""
+    if type(left) is int and type(right) is int:
+        result = left + right if adding else left * right
+        return result if INT64[0] <= result <= INT64[1] else _ENGINE
+    return float(left) + float(right) if adding else float(left) * float(right)
 
 
 def plain_arithmetic(document: dict[str, Any], expression: dict[str, Any]) -> Any:
@@ -105,7 +113,7 @@ def plain_arithmetic(document: dict[str, Any], expression: dict[str, Any]) -> An
     ((operator, spec),) = expression.items()
     if (operator != "$add" and operator != "$multiply") or type(spec) is not list or len(spec) < 2:
         return _ENGINE
-    low, high = _INT64
+    low, high = INT64
     values: list[Any] = []
     null = False
     for operand in spec:
@@ -122,15 +130,11 @@ def plain_arithmetic(document: dict[str, Any], expression: dict[str, Any]) -> An
             return _ENGINE
     if null:
         return None
-    adding = operator == "$add"
     result = values[0]
     for value in values[1:]:
-        if type(result) is int and type(value) is int:
-            result = result + value if adding else result * value
-            if not low <= result <= high:
-                return _ENGINE  # mongoeco's overflow error
-        else:
-            result = float(result) + float(value) if adding else float(result) * float(value)
+        result = _plain_fold(operator == "$add", result, value)
+        if result is _ENGINE:
+            return _ENGINE
     return result
 
 
@@ -728,14 +732,12 @@ def accumulate_plain(bucket: Any, spec: tuple[str, str, Any], value: Any) -> boo
     if operator == "$sum":
         if value is None or kind is bool or kind is str or kind is datetime.datetime:
             return True  # not a number: $sum skips it
-        total, low, high = values[field], *_INT64
-        if kind is int and type(total) is int:
-            total += value
-            if not low <= total <= high:
-                return False
-        elif (kind is float or (kind is int and low <= value <= high)) and (type(total) is float or type(total) is int):
-            total = float(total) + float(value)
-        else:
+        total = values[field]
+        plain = kind is float or (kind is int and INT64[0] <= value <= INT64[1])
+        if not plain or (type(total) is not int and type(total) is not float):
+            return False  # a long or decimal total, an out-of-range literal: mongoeco's
+        total = _plain_fold(True, total, value)
+        if total is _ENGINE:
             return False
         values[field] = total
         return True
