@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -13,7 +14,7 @@ from bson import ObjectId
 from pymongo.collection import Collection
 from pymongo.database import Database
 
-from workbook.engine_reads import is_offline, local_storage
+from workbook.engine_reads import is_offline, local_storage, public_records
 from workbook.facts import MAX_BSON_SIZE, bson_size
 from workbook.loaded import Loadable, loaded_shapes
 from workbook.offline_commands import DROP_LISTENERS, dropped
@@ -68,12 +69,11 @@ def _offline_sizes(db: Database, collection: str, indexes: Iterable[Iterable[str
     ids: list[Any] = []
     measured: list[int] = []
     entries = dict.fromkeys(wanted, 0)
-    from workbook.engine_reads import public_records
-
     # the documents as a find replies with them (same BSON bytes), kept per storage chunk from read to read
-    documents: list[Any] = public_records(engine, db.name, collection)[0]
-    if len(documents) != len(frozen):  # written meanwhile: this version's own documents
-        documents = [engine._borrow_storage_document(stored) for stored in frozen.values()]
+    public, records = public_records(engine, db.name, collection)
+    documents: list[Any] = public
+    if len(records) != len(frozen) or not all(map(operator.is_, records, frozen.values())):
+        documents = [engine._borrow_storage_document(stored) for stored in frozen.values()]  # written meanwhile
     for document in documents:
         ids.append(document["_id"])
         measured.append(bson_size(document))
