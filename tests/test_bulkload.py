@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import operator
 import datetime
 import random
 import uuid
@@ -83,6 +84,31 @@ def test_bulk_installed_state_equals_inserting_through_the_wire(no_snapshots: No
             listed = [[{k: v for k, v in i.items() if k != "ns"} for i in db[collection.name].list_indexes()]
                       for db in (bulk, wire)]  # fmt: skip
             assert listed[0] == listed[1]
+    finally:
+        for db in (bulk, wire):
+            db.client.drop_database(db.name)
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_the_engine_reads_a_bulk_loaded_document_as_the_document_itself(no_snapshots: None, dataset: str) -> None:
+    """After a bulk load the engine's decoded caches of a document that decodes to itself are the
+    loaded document (one copy held), and equal what the engine decodes after a wire insert."""
+    from workbook.engine_reads import public_records
+
+    data = workbook.generate(dataset, "tiny", 7)
+    bulk, wire = _db("s"), _db("t")
+    engine = offline_server().engine
+    try:
+        workbook.load(data, "embedded", bulk, progress=False)
+        _through_the_wire(wire, data, "embedded")
+        for collection in shape_spec(dataset, "embedded").collection_names:
+            documents, stored = public_records(engine, bulk.name, collection)  # seeded at load: no engine read
+            ours = [engine._borrow_storage_document(item) for item in stored]
+            assert stored and all(item.shares() for item in stored), collection
+            assert all(map(operator.is_, ours, documents))
+            theirs = [engine._borrow_storage_document(item) for item in engine._storage[wire.name][collection].values()]
+            assert ours == theirs
+            assert list(bulk[collection].find()) == list(wire[collection].find())
     finally:
         for db in (bulk, wire):
             db.client.drop_database(db.name)

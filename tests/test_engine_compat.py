@@ -138,3 +138,79 @@ def test_a_server_whose_explain_hook_does_not_answer_refuses_to_start(monkeypatc
 
 def test_the_running_server_passes_its_own_check():
     offline_server()._check_hooks()  # raises OfflineEngineBrokenError naming the problem otherwise
+
+
+def _self_decoding_cases() -> list[object]:
+    import datetime
+
+    from bson import Decimal128, Int64, ObjectId, Regex
+
+    when = datetime.datetime(2024, 5, 6, 7, 8, 9, 123000)
+    return [
+        {"_id": 1, "name": "x", "price": 2.5, "ok": True, "none": None, "at": when},
+        {"_id": "a", "nested": {"list": [1, [2, {"deep": "y"}], []], "empty": {}}},
+        {"_id": 2, "big": 2**63 - 1, "small": -(2**63)},
+        {"_id": 3, "over": 2**63},
+        {"_id": 4, "long": Int64(5)},
+        {"_id": ObjectId()},
+        {"_id": 5, "oid": engine_compat.engine_object_id()()},
+        {"_id": 6, "at": datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)},
+        {"_id": 7, "at": datetime.datetime(2024, 1, 1, 0, 0, 0, 1)},
+        {"_id": 8, "raw": b"\x00\x01"},
+        {"_id": 9, "$mongoeco": {"type": "int64", "value": 1}},
+        {"_id": 10, "d": Decimal128("1.5")},
+        {"_id": 11, "r": Regex("a", "i")},
+        {"_id": 12, "t": (1, 2)},
+        {"_id": 13, 1: "not a string key"},
+        {"_id": 14, "nan": float("nan"), "neg": -0.0, "flag": False},
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_self_decoding_cases())))
+def test_decodes_to_itself_agrees_with_the_engines_codec(case):
+    """Where decodes_to_itself says yes, mongoeco's own encode, decode (wrappers kept) and to_public give
+    back an equal document of exactly the same types, so the engine may read the document itself."""
+    import math
+
+    document = _self_decoding_cases()[case]
+    codec = engine_compat.document_codec()
+
+    def same(left, right):
+        if type(left) is not type(right):
+            return False
+        if isinstance(left, dict):
+            return list(left) == list(right) and all(same(left[k], right[k]) for k in left)
+        if isinstance(left, list):
+            return len(left) == len(right) and all(map(same, left, right))
+        if isinstance(left, float) and math.isnan(left):
+            return math.isnan(right)
+        return left == right and (not isinstance(left, float) or math.copysign(1, left) == math.copysign(1, right))
+
+    try:
+        decoded = codec.decode(codec.encode(document), preserve_bson_wrappers=True)
+        round_trip = same(codec.to_public(decoded), document) and same(decoded, document)
+    except Exception:  # refused by the codec: the engine never stores it as it is
+        round_trip = False
+    if engine_compat.decodes_to_itself(document):
+        assert round_trip, f"{document!r} is said to decode to itself, but the codec gives {decoded!r}"
+    expected_yes = case in (0, 1, 2, 15)
+    assert engine_compat.decodes_to_itself(document) is expected_yes
+
+
+def test_a_stored_document_that_does_not_decode_to_itself_is_decoded_by_the_engine():
+    """The lazy stored document shares only a document that decodes to itself; any other is encoded
+    and decoded by the engine's own codec, as an ordinary stored document is."""
+    from bson import Int64
+    from mongoeco.engines.memory import _StoredDocument
+
+    engine = offline_server().engine
+    lazy, encode = engine_compat.lazy_stored_class(), engine_compat.payload_encoder(engine)
+    plain, odd = {"_id": 1, "n": 2, "tags": ["a"]}, {"_id": 2, "n": Int64(2)}
+    shared, refused = lazy(plain, encode, True), lazy(odd, encode, True)
+    assert engine._borrow_storage_document(shared) is plain and shared.shares() and not shared.encoded()
+    assert engine._borrow_public_storage_document(shared) is plain
+    decoded = engine._borrow_storage_document(refused)
+    assert decoded is not odd and not refused.shares() and refused.encoded()
+    assert decoded == engine._borrow_storage_document(_StoredDocument(encode(odd)))
+    unshared = lazy(dict(plain), encode)  # shared=False: the engine's own decode, as before
+    assert engine._borrow_storage_document(unshared) is not unshared._source and not unshared.shares()

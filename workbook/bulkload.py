@@ -285,7 +285,8 @@ def build(
             raise _duplicate_id(db_name, coll_name, identifier)
         seen.add(key)
         rows.append((key, encode(document)))
-    collection = snapshot._rebuild_collection(rows)
+    shared = engine_compat.uses_codec(engine, engine_compat.document_codec())  # the engine reads them as they are
+    collection = snapshot._rebuild_collection(rows, documents if shared else None)
     indexes, plain = _build_indexes(engine, db_name, coll_name, rows, records)
     snapshot.BUILT[id(collection._values)] = (
         collection._values,  # held, so the id stays this map's

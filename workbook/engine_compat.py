@@ -13,6 +13,7 @@ Written against :data:`TESTED_VERSION`. Nothing is imported from mongoeco at imp
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import functools
 import importlib
 import inspect
@@ -350,6 +351,14 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         "_StoredDocument",
         "a stored document (restored in one pass; subclassed so a restore encodes a payload on first read)",
         ("payload",),
+    ),
+    *(
+        PrivateName(
+            _MEMORY,
+            f"_StoredDocument.{cache}",
+            "the engine's decoded copy of a stored document (shared with a document that decodes to itself)",
+        )
+        for cache in ("decoded_wrapped", "decoded_public")
     ),
     # $group's common accumulators over plain scalars (engine_aggregation._install_plain_accumulators).
     PrivateName(
@@ -1293,30 +1302,117 @@ def payload_encoder(engine: Any) -> Any:
     return lambda document: stored_payload(engine, document)
 
 
+def decodes_to_itself(value: Any) -> bool:
+    """Whether mongoeco's codec gives ``value`` back as itself: encoded, then decoded with its wrappers
+    kept and made public, an equal document of the same types (plain dicts and lists, str, float, bool,
+    None, int within int64, naive datetimes in whole milliseconds), so the engine can read ``value``
+    where it would read the decoded copy. An ObjectId, Int64, Decimal128, bytes, an aware or
+    sub-millisecond date, a key that is not a string or the codec's marker key: False.
+
+    >>> decodes_to_itself({"_id": 1, "tags": ["a", {"b": 2.5}], "at": datetime.datetime(2024, 1, 2)})
+    True
+    >>> decodes_to_itself({"_id": ObjectId()}), decodes_to_itself({"t": datetime.datetime(2024, 1, 2, 0, 0, 0, 5)})
+    (False, False)
+    """
+    kind = type(value)
+    if kind is str or kind is float or kind is bool or value is None:
+        return True
+    if kind is dict:
+        if CODEC_MARKER in value:
+            return False
+        for key, item in value.items():
+            if type(key) is not str:
+                return False
+            inner = type(item)
+            if not (inner is str or inner is float or inner is bool or item is None) and not decodes_to_itself(item):
+                return False
+        return True
+    if kind is list:
+        for item in value:
+            inner = type(item)
+            if not (inner is str or inner is float or inner is bool or item is None) and not decodes_to_itself(item):
+                return False
+        return True
+    if kind is int:
+        return -(2**63) <= value <= 2**63 - 1
+    if kind is datetime.datetime:
+        return value.tzinfo is None and value.microsecond % 1000 == 0
+    return False
+
+
 _LAZY_LOCK = threading.Lock()
 
 
 @functools.cache
-def lazy_stored_class() -> type:
-    """mongoeco's ``_StoredDocument`` whose payload is encoded from the document on first read.
+def lazy_stored_class() -> Any:
+    """mongoeco's ``_StoredDocument`` whose payload is encoded from the document on first read, and whose
+    decoded forms are the document itself when it decodes to itself.
 
     A snapshot restore has every document already (decoded from the file's BSON in C); encoding each
     one into the engine's stored form was 40% of a restore and held a second copy of the data. The
     workbench's own reads take the documents (:func:`workbook.engine_reads.public_records`), so a
-    payload is made only when the engine itself reads or rewrites that document. The encoding is the
-    same function the restore ran before (:func:`payload_encoder`), once per document, under a lock.
+    payload is made only when the engine asks for it, by the same function the restore ran before
+    (:func:`payload_encoder`), once per document, under a lock.
+
+    The engine reads a document through its two decoded caches (``decoded_wrapped``, then
+    ``decoded_public``), each a decode of the payload: two more copies of every document it ever
+    scanned, and an encode and two decodes on the first scan after a restore. Built with
+    ``shared=True`` (the engine stores with mongoeco's own codec), the first read of either cache
+    checks once that the document decodes to itself (:func:`decodes_to_itself`) and then gives the
+    document itself for both, so a scanned document is held once and no payload is made for a read.
+    The engine and the workbench only read these (mongoeco copies a document before it changes it).
     """
     from mongoeco.engines.memory import _StoredDocument
 
     slot = _StoredDocument.__dict__["payload"]
+    wrapped_slot = _StoredDocument.__dict__["decoded_wrapped"]
+    public_slot = _StoredDocument.__dict__["decoded_public"]
+    unchecked, refused, sharing = 0, 1, 2
 
     class LazyStoredDocument(_StoredDocument):
-        __slots__ = ("_encode", "_source")
+        __slots__ = ("_encode", "_share", "_source")
 
-        def __init__(self, source: Any, encode: Any) -> None:
+        def __init__(self, source: Any, encode: Any, shared: bool = False) -> None:
             self._source, self._encode = source, encode
-            self.decoded_wrapped = None
-            self.decoded_public = None
+            self._share = unchecked if shared else refused
+            wrapped_slot.__set__(self, None)
+            public_slot.__set__(self, None)
+
+        def _decoded(self, cache: Any) -> Any:
+            value = cache.__get__(self, _StoredDocument)
+            if value is None and self._share is unchecked:
+                source = self._source
+                if decodes_to_itself(source):
+                    wrapped_slot.__set__(self, source)
+                    public_slot.__set__(self, source)
+                    value = source
+                self._share = refused if value is None else sharing
+                if value is None and self._encode is None:
+                    self._source = None  # the payload is made: the engine decodes it, the document stays the reads'
+            return value
+
+        @classmethod
+        def made(cls, source: Any, payload: Any) -> Any:
+            """A stored document whose payload (``source`` encoded) is made already, sharing ``source``."""
+            stored = cls(source, None, shared=True)
+            slot.__set__(stored, payload)
+            return stored
+
+        @property
+        def decoded_wrapped(self) -> Any:
+            return self._decoded(wrapped_slot)
+
+        @decoded_wrapped.setter
+        def decoded_wrapped(self, value: Any) -> None:
+            wrapped_slot.__set__(self, value)
+
+        @property
+        def decoded_public(self) -> Any:
+            return self._decoded(public_slot)
+
+        @decoded_public.setter
+        def decoded_public(self, value: Any) -> None:
+            public_slot.__set__(self, value)
 
         @property
         def payload(self) -> Any:
@@ -1329,7 +1425,9 @@ def lazy_stored_class() -> type:
                     except AttributeError:
                         value = self._encode(self._source)
                         slot.__set__(self, value)
-                        self._source = self._encode = None  # the document stays the reads' alone
+                        self._encode = None
+                        if self._share is refused:
+                            self._source = None  # the document stays the reads' alone
                         return value
 
         @payload.setter
@@ -1343,6 +1441,10 @@ def lazy_stored_class() -> type:
             except AttributeError:
                 return False
             return True
+
+        def shares(self) -> bool:
+            """Whether the engine's decoded forms are the document itself (known after its first read)."""
+            return self._share == sharing
 
     return LazyStoredDocument
 

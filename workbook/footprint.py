@@ -4,7 +4,9 @@ A learner's kernel holds every shape it loaded: the engine's stored documents an
 forms, the planner model's index keys, the snapshot they were restored from. :func:`shape_footprint`
 loads one shape into an emptied database (restored from this machine's snapshot file, as a new
 kernel does), runs one modelled ``find`` per collection (so the explain model and its ``_id`` keys
-exist, as after any workload) and reports what stayed allocated: Python's own count
+exist, as after any workload) and one ``aggregate`` that the engine answers by reading every document
+(as a learner's unindexed query or a report does: the engine keeps what it decoded), and reports what
+stayed allocated: Python's own count
 (``tracemalloc``, stable from run to run) and the process's resident memory (RSS, what the machine
 pays, noisier: freed memory is not always given back).
 """
@@ -77,8 +79,10 @@ def shape_footprint(dataset: str, shape: str, *, scale: str = "small", seed: int
         snapshot.forget()  # as a new kernel: restored from the file, not shared with an earlier load's state
         gc.collect()
         loaded = workbook.load(dataset, shape, scale=scale, seed=seed, progress=False)
-        for each in loaded.report.collections:  # the explain model and its _id keys, as any workload builds
-            next(iter(loaded.db[each.collection].find({"_id": {"$exists": True}}).limit(1)), None)
+        for each in loaded.report.collections:
+            collection = loaded.db[each.collection]
+            next(iter(collection.find({"_id": {"$exists": True}}).limit(1)), None)  # the explain model, its _id keys
+            list(collection.aggregate([{"$match": {"_id": {"$exists": True}}}, {"$count": "n"}]))  # engine reads all
         return loaded
 
     # RSS without tracing (tracemalloc's own records would count), then the same steps traced

@@ -226,9 +226,10 @@ def _plain_index(index: Any) -> tuple[int, list[tuple[Any, list[tuple[int, Any]]
     ]
 
 
-def _rebuild_collection(items: list[tuple[Any, Any]]) -> Any:
+def _rebuild_collection(items: list[tuple[Any, Any]], sources: Sequence[Any] | None = None) -> Any:
     """A MemoryCollection holding ``items`` (key, payload or stored document) in order, built in one pass
-    (as appends would lay it out)."""
+    (as appends would lay it out). With ``sources`` (each payload's document, in order), a payload's
+    stored document reads as that document where it decodes to itself (``engine_compat.lazy_stored_class``)."""
     from workbook.engine_compat import memory_storage_internals
 
     internals = memory_storage_internals()
@@ -239,7 +240,13 @@ def _rebuild_collection(items: list[tuple[Any, Any]]) -> Any:
     from mongoeco.engines.memory import _StoredDocument
     from rpds import HashTrieMap
 
-    rows = [(key, item if isinstance(item, _StoredDocument) else _StoredDocument(item)) for key, item in items]
+    if sources is None:
+        rows = [(key, item if isinstance(item, _StoredDocument) else _StoredDocument(item)) for key, item in items]
+    else:
+        from workbook.engine_compat import lazy_stored_class
+
+        lazy = lazy_stored_class()
+        rows = [(key, lazy.made(source, payload)) for (key, payload), source in zip(items, sources, strict=True)]
     count = len(rows)
     chunk_count = -(-count // _ORDER_CHUNK_SIZE)
     collection: Any = MemoryCollection()
@@ -464,14 +471,15 @@ def _to_plain(collections: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any
 
 def _from_plain(collections: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     if any(state.get("derived") for state in collections.values()):
-        from workbook.engine_compat import lazy_stored_class, payload_encoder
+        from workbook.engine_compat import document_codec, lazy_stored_class, payload_encoder, uses_codec
         from workbook.offline import offline_server
 
-        encode, lazy = payload_encoder(offline_server().engine), lazy_stored_class()
+        engine = offline_server().engine
+        encode, lazy, shared = payload_encoder(engine), lazy_stored_class(), uses_codec(engine, document_codec())
         for state in collections.values():
-            if state.get("derived"):  # each payload encoded from its document when the engine first reads it
+            if state.get("derived"):  # each payload encoded from its document when the engine first asks for it
                 keys = [key for key, _ in state["_storage"]]
-                stored = [lazy(document, encode) for document in state["public"]]
+                stored = [lazy(document, encode, shared) for document in state["public"]]
                 state["_storage"] = list(zip(keys, stored, strict=True))
     return {
         name: {
