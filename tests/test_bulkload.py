@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import copy
-import operator
 import datetime
+import operator
 import random
 import uuid
 from collections.abc import Iterator

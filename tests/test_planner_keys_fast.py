@@ -1,0 +1,99 @@
+"""The explain model's index build takes a short path for documents whose indexed fields are plain
+scalars (``keys._ScalarKeys``); it must build exactly the index the general walk builds."""
+
+from __future__ import annotations
+
+import datetime
+import math
+import random
+from typing import Any
+
+import pytest
+from bson import Decimal128, Int64, ObjectId
+
+from workbook.planner import keys
+from workbook.planner.keys import IndexDefinition, build_index
+
+SPECS = [
+    {"key": {"a": 1}},
+    {"key": {"a": -1, "_id": 1}},
+    {"key": {"o.x": 1, "a": 1}},
+    {"key": {"s": 1}, "collation": {"locale": "en", "strength": 2}},
+    {"key": {"o.x": 1}, "sparse": True},
+    {"key": {"a": 1}, "partialFilterExpression": {"a": {"$gt": 2}}},
+    {"key": {"a": "hashed"}},
+    {"key": {"o": 1}},
+]
+VALUES: list[Any] = [
+    0, 1, -1, 2**40, 0.0, -0.0, 1.0, 2.5, math.nan, -math.nan, math.inf, True, False, None, "", "a", "B", "b",
+    datetime.datetime(2024, 1, 1), datetime.datetime(2024, 1, 1, 0, 0, 0, 1000), ObjectId("0" * 24),
+    Int64(1), Decimal128("1.0"), [1, 2], [], {"x": 1}, {}, [{"x": 2}], b"\x01",
+]  # fmt: skip
+
+
+def _value(rng: random.Random) -> Any:
+    return rng.choice(VALUES)
+
+
+def _document(rng: random.Random, number: int) -> dict[str, Any]:
+    document: dict[str, Any] = {"_id": number if rng.random() < 0.8 else _value(rng)}
+    for field in ("a", "s"):
+        if rng.random() < 0.85:
+            document[field] = _value(rng)
+    shape = rng.random()
+    if shape < 0.5:
+        document["o"] = {"x": _value(rng)} if rng.random() < 0.8 else {}
+    elif shape < 0.7:
+        document["o"] = _value(rng)  # a scalar or array on the path's first part
+    return document
+
+
+def _same(left: Any, right: Any) -> bool:
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, list | tuple):
+        return len(left) == len(right) and all(map(_same, left, right))
+    if isinstance(left, dict):
+        return list(left) == list(right) and all(_same(left[k], right[k]) for k in left)
+    if isinstance(left, float):
+        return (math.isnan(left) and math.isnan(right)) or (
+            left == right and math.copysign(1, left) == math.copysign(1, right)
+        )
+    return left == right
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("spec", range(len(SPECS)))
+def test_the_short_path_builds_the_index_the_general_walk_builds(spec: int, seed: int, monkeypatch) -> None:
+    rng = random.Random(seed)
+    documents = [_document(rng, number) for number in range(120)]
+    definition = IndexDefinition.from_info({"name": f"i{spec}", **SPECS[spec]})
+
+    def built() -> Any:
+        try:
+            return build_index(definition, documents)
+        except Exception as error:  # parallel arrays, an array on a hashed path: refused by both the same way
+            return (type(error), str(error))
+
+    fast = built()
+    monkeypatch.setattr(keys._ScalarKeys, "keys", lambda self, document: None)  # the general walk for all
+    general = built()
+    if isinstance(general, tuple) or isinstance(fast, tuple):
+        assert fast == general
+        return
+    assert [(e.rid, e.keys, e.values) for e in fast.entries] == [(e.rid, e.keys, e.values) for e in general.entries]
+    assert all(
+        _same(a.values, b.values) and _same(a.keys, b.keys) for a, b in zip(fast.entries, general.entries, strict=True)
+    )
+    assert fast.multikey_paths == general.multikey_paths
+    assert {k: (v[1], v[2]) for k, v in fast.memo.items()} == {k: (v[1], v[2]) for k, v in general.memo.items()}
+
+
+def test_the_short_path_takes_the_plain_documents() -> None:
+    """Most course documents are plain: the short path must answer them (else it is dead weight)."""
+    definition = IndexDefinition.from_info({"name": "a", "key": {"a": 1, "o.x": -1}})
+    scalars = keys._ScalarKeys(definition)
+    assert scalars.keys({"_id": 1, "a": "x", "o": {"x": datetime.datetime(2024, 1, 1)}}) is not None
+    assert scalars.keys({"_id": 1}) is not None  # missing fields: null keys
+    assert scalars.keys({"_id": 1, "a": [1]}) is None and scalars.keys({"_id": 1, "o": [{"x": 1}]}) is None
+    assert scalars.keys({"_id": 1, "a": Int64(1)}) is None
