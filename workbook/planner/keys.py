@@ -286,8 +286,8 @@ def build_index(
         known = earlier.get(id(document))
         if known is not None and known[0] is document:
             keys_of_document, arrays_per_path = known[1], known[2]
-        elif scalars is not None and (keys_of_document := scalars.keys(document)) is not None:
-            arrays_per_path = scalars.no_arrays
+        elif scalars is not None and (short := scalars.keys(document)) is not None:
+            keys_of_document, arrays_per_path = short, scalars.no_arrays
         else:
             keys_of_document, arrays_per_path = _document_keys(spec, document, collate)
         memo[id(document)] = (document, keys_of_document, arrays_per_path)
