@@ -33,7 +33,8 @@ class Footprint:
     documents: int
     bson_bytes: int
     traced_bytes: int
-    """Bytes allocated by Python and still alive after the load and its first modelled reads (tracemalloc)."""
+    """Bytes allocated by Python and still alive after the load, its first modelled reads and an engine scan
+    (tracemalloc)."""
     rss_bytes: int
     """Growth of the process's resident memory over the same steps, untraced (0 where ``/proc`` is missing);
     a lower bound when memory the emptied database freed is reused."""

@@ -1061,7 +1061,8 @@ SHAPE_MEMORY_RATIO = 3.0
 
 def bench_memory_per_shape() -> Iterator[Figure]:
     """Each dataset and shape at ``small``, restored into an emptied database: the BSON bytes loaded, the
-    memory the load and its first modelled reads left (tracemalloc, and RSS), and the ratio to the BSON bytes."""
+    memory the load, its first modelled reads and one engine scan of every document left (tracemalloc, and
+    RSS), and the ratio to the BSON bytes."""
     from workbook.footprint import shape_footprint
 
     for dataset in DATASETS:
