@@ -163,6 +163,12 @@ def test_restored_indexes_are_built_when_first_read_and_then_as_an_eager_build(c
         assert secondary, "the referenced shape indexes its follows"
         for name in secondary:
             assert not any(table in vars(indexes[name]) for table in snapshot._TABLES), f"{name} built at restore"
+            pending = indexes[name].pending
+            assert callable(pending.buckets), f"{name}: its buckets were made at restore (they wait for a read)"
+            made = snapshot._made(pending.buckets)
+            original = snapshot._plain_index(engine._index_data[first.name]["follows"][name])
+            assert indexes[name]._next_membership_ordinal == original[0]
+            assert dict(made) == dict(original[1]) and len(made) == len(original[1]), f"{name}: other buckets"
         assert second.follows.count_documents({"followedId": data.collections["follows"][0]["followedId"]}) > 0
         name = secondary[0]
         assert not any(t in vars(indexes[name]) for t in snapshot._TABLES), "the planner's reads need no tables"

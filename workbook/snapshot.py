@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -358,8 +358,8 @@ class PendingIndex:
 
     __slots__ = ("buckets", "lock", "tables")
 
-    def __init__(self, buckets: list[tuple[Any, list[tuple[int, Any]]]]) -> None:
-        self.buckets: list[tuple[Any, list[tuple[int, Any]]]] | None = buckets
+    def __init__(self, buckets: Any) -> None:
+        self.buckets: Any = buckets  # the list of (key, members), or a function making it (:func:`_made`)
         self.tables: tuple[Any, Any, Any] | None = None
         self.lock = threading.Lock()
 
@@ -368,7 +368,7 @@ class PendingIndex:
         with self.lock:
             if self.tables is None:
                 assert self.buckets is not None
-                self.tables, self.buckets = _index_tables(self.buckets), None  # the buckets are not needed again
+                self.tables, self.buckets = _index_tables(_made(self.buckets)), None  # not needed again
             return self.tables
 
     def untouched(self, index: Any) -> bool:
@@ -676,6 +676,35 @@ def _share_strings(rows: list[dict[str, Any]]) -> None:
                         document[key] = share(value, value)
 
 
+def _buckets(
+    rows: list[dict[str, Any]], width: int | None, fix: bool, storage_keys: list[Any]
+) -> list[tuple[Any, list[tuple[int, Any]]]]:
+    """One index's (key, members) buckets from its chunks of a file, each member (ordinal, storage key).
+
+    Made when the engine first reads the index (:class:`PendingIndex`), not at restore: most restored
+    indexes are never read by the engine (the planner model keeps its own keys), and their buckets,
+    seven objects a key, were the largest part of a restored followers/referenced (50,000 follows).
+    """
+    buckets: list[tuple[Any, list[tuple[int, Any]]]] = []
+    for row in rows:
+        keys = _index_keys(row, width, fix)
+        numbers = iter(row["m"])
+        members = list(zip(numbers, map(storage_keys.__getitem__, numbers), strict=True))
+        if row["n"] is None:
+            buckets.extend(zip(keys, ([member] for member in members), strict=True))
+        else:
+            start = 0
+            for key, count in zip(keys, row["n"], strict=True):
+                buckets.append((key, members[start : start + count]))
+                start += count
+    return buckets
+
+
+def _made(buckets: Any) -> list[tuple[Any, list[tuple[int, Any]]]]:
+    """An index's buckets: a list as given, or made now from a file's chunks (:func:`_buckets`)."""
+    return buckets() if callable(buckets) else buckets
+
+
 def _from_sections(contents: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The plain form back from a table of contents and its documents (the inverse of :func:`_sections`)."""
     plain: dict[str, dict[str, Any]] = {}
@@ -690,19 +719,9 @@ def _from_sections(contents: dict[str, Any], rows: list[dict[str, Any]]) -> dict
         storage_keys = [key for key, _ in storage]
         index_data = {}
         for index in entry["indexes"]:
-            buckets: list[tuple[Any, list[tuple[int, Any]]]] = []
-            for row in rows[at : at + index["chunks"]]:
-                keys = _index_keys(row, index["width"], index["fix"])
-                numbers = iter(row["m"])
-                members = list(zip(numbers, map(storage_keys.__getitem__, numbers), strict=True))
-                if row["n"] is None:
-                    buckets.extend(zip(keys, ([member] for member in members), strict=True))
-                else:
-                    start = 0
-                    for key, count in zip(keys, row["n"], strict=True):
-                        buckets.append((key, members[start : start + count]))
-                        start += count
+            part = rows[at : at + index["chunks"]]  # made into buckets when the engine first reads the index
             at += index["chunks"]
+            buckets = partial(_buckets, part, index["width"], index["fix"], storage_keys)
             index_data[index["name"]] = (index["next"], buckets)
         sizes = None
         if entry["sizes"] is not None:
@@ -744,7 +763,11 @@ def _same_plain(left: dict[str, dict[str, Any]], right: dict[str, dict[str, Any]
                 return False
         elif one["_storage"] != other["_storage"]:
             return False
-        for table in ("_index_data", "_indexes", "_collection_options"):
+        if {i: (n, _made(b)) for i, (n, b) in one["_index_data"].items()} != {
+            i: (n, _made(b)) for i, (n, b) in other["_index_data"].items()
+        }:
+            return False
+        for table in ("_indexes", "_collection_options"):
             if one[table] != other[table]:
                 return False
         if (one["sizes"] is None) != (other["sizes"] is None):
