@@ -97,3 +97,21 @@ def test_the_short_path_takes_the_plain_documents() -> None:
     assert scalars.keys({"_id": 1}) is not None  # missing fields: null keys
     assert scalars.keys({"_id": 1, "a": [1]}) is None and scalars.keys({"_id": 1, "o": [{"x": 1}]}) is None
     assert scalars.keys({"_id": 1, "a": Int64(1)}) is None
+
+
+def test_date_keys_are_the_milliseconds_bson_stores() -> None:
+    """A date's key is its BSON value (milliseconds since the epoch, naive dates read as UTC), checked
+    against pymongo's own encoder over random dates from year 2 to 9980, naive and aware."""
+    import bson
+    from bson.codec_options import CodecOptions, DatetimeConversion
+
+    from workbook.planner.values import date_millis
+
+    as_millis = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_MS)
+    rng = random.Random(3)
+    for _ in range(2000):
+        value = datetime.datetime(2, 1, 1) + datetime.timedelta(microseconds=rng.randrange(315_000_000_000_000_000))
+        if rng.random() < 0.3:
+            value = value.replace(tzinfo=datetime.timezone(datetime.timedelta(hours=rng.randint(-12, 12))))
+        stored = bson.decode(bson.encode({"d": value}), codec_options=as_millis)["d"]
+        assert date_millis(value) == int(stored), value

@@ -122,10 +122,11 @@ def date_millis(value: datetime.datetime | DateBound) -> int:
     """Milliseconds since the epoch, as BSON stores a date."""
     if isinstance(value, DateBound):
         return value.millis
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=datetime.UTC)
-    delta = value - datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+    delta = value - (_EPOCH if value.tzinfo is None else _EPOCH_UTC)  # a naive date is UTC, as BSON's
     return (delta.days * 86400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+
+_EPOCH, _EPOCH_UTC = datetime.datetime(1970, 1, 1), datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
 def regex_parts(value: Any) -> tuple[str, str]:
