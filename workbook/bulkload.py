@@ -285,7 +285,7 @@ def build(
             raise _duplicate_id(db_name, coll_name, identifier)
         seen.add(key)
         rows.append((key, encode(document)))
-    shared = engine_compat.uses_codec(engine, engine_compat.document_codec())  # the engine reads them as they are
+    shared = engine_compat.stores_with_document_codec(engine)  # then the engine can read them as they are
     collection = snapshot._rebuild_collection(rows, documents if shared else None)
     indexes, plain = _build_indexes(engine, db_name, coll_name, rows, records)
     snapshot.BUILT[id(collection._values)] = (

@@ -22,6 +22,8 @@ from typing import Any
 
 from bson import ObjectId
 
+from workbook.wire_form import INT64
+
 TESTED_VERSION = "4.11.0"
 """The mongoeco release the offline default's patches were written and checked against."""
 
@@ -1293,13 +1295,22 @@ def uses_codec(engine: Any, codec: Any) -> bool:
     return getattr(engine, "_codec", None) is codec
 
 
+def stores_with_document_codec(engine: Any) -> bool:
+    """Whether ``engine`` stores documents with mongoeco's own codec (whose round trip
+    :func:`decodes_to_itself` knows)."""
+    return uses_codec(engine, document_codec())
+
+
 def payload_encoder(engine: Any) -> Any:
     """A function from a document the engine has accepted before to its stored payload: the engine's
     codec (one walk once :mod:`workbook.offline_codec` is installed), else the engine's own path."""
-    codec = document_codec()
-    if uses_codec(engine, codec):
-        return codec.encode
+    if stores_with_document_codec(engine):
+        return document_codec().encode
     return lambda document: stored_payload(engine, document)
+
+
+_SELF_DECODING_SCALARS = frozenset({str, float, bool, type(None)})
+"""The value types mongoeco's codec gives back as they are, whatever their value."""
 
 
 def decodes_to_itself(value: Any) -> bool:
@@ -1315,26 +1326,19 @@ def decodes_to_itself(value: Any) -> bool:
     (False, False)
     """
     kind = type(value)
-    if kind is str or kind is float or kind is bool or value is None:
+    if kind in _SELF_DECODING_SCALARS:
         return True
     if kind is dict:
         if CODEC_MARKER in value:
             return False
         for key, item in value.items():
-            if type(key) is not str:
-                return False
-            inner = type(item)
-            if not (inner is str or inner is float or inner is bool or item is None) and not decodes_to_itself(item):
+            if type(key) is not str or (type(item) not in _SELF_DECODING_SCALARS and not decodes_to_itself(item)):
                 return False
         return True
     if kind is list:
-        for item in value:
-            inner = type(item)
-            if not (inner is str or inner is float or inner is bool or item is None) and not decodes_to_itself(item):
-                return False
-        return True
+        return all(type(item) in _SELF_DECODING_SCALARS or decodes_to_itself(item) for item in value)
     if kind is int:
-        return -(2**63) <= value <= 2**63 - 1
+        return INT64[0] <= value <= INT64[1]
     if kind is datetime.datetime:
         return value.tzinfo is None and value.microsecond % 1000 == 0
     return False
@@ -1369,6 +1373,10 @@ def lazy_stored_class() -> Any:
     public_slot = _StoredDocument.__dict__["decoded_public"]
     unchecked, refused, sharing = 0, 1, 2
 
+    def cache_property(cache: Any) -> property:
+        """One decoded cache read through :meth:`LazyStoredDocument._decoded`, written to its slot."""
+        return property(lambda self: self._decoded(cache), lambda self, value: cache.__set__(self, value))
+
     class LazyStoredDocument(_StoredDocument):
         __slots__ = ("_encode", "_share", "_source")
 
@@ -1398,21 +1406,8 @@ def lazy_stored_class() -> Any:
             slot.__set__(stored, payload)
             return stored
 
-        @property
-        def decoded_wrapped(self) -> Any:
-            return self._decoded(wrapped_slot)
-
-        @decoded_wrapped.setter
-        def decoded_wrapped(self, value: Any) -> None:
-            wrapped_slot.__set__(self, value)
-
-        @property
-        def decoded_public(self) -> Any:
-            return self._decoded(public_slot)
-
-        @decoded_public.setter
-        def decoded_public(self, value: Any) -> None:
-            public_slot.__set__(self, value)
+        decoded_wrapped = cache_property(wrapped_slot)
+        decoded_public = cache_property(public_slot)
 
         @property
         def payload(self) -> Any:

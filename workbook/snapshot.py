@@ -471,11 +471,11 @@ def _to_plain(collections: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any
 
 def _from_plain(collections: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     if any(state.get("derived") for state in collections.values()):
-        from workbook.engine_compat import document_codec, lazy_stored_class, payload_encoder, uses_codec
+        from workbook.engine_compat import lazy_stored_class, payload_encoder, stores_with_document_codec
         from workbook.offline import offline_server
 
         engine = offline_server().engine
-        encode, lazy, shared = payload_encoder(engine), lazy_stored_class(), uses_codec(engine, document_codec())
+        encode, lazy, shared = payload_encoder(engine), lazy_stored_class(), stores_with_document_codec(engine)
         for state in collections.values():
             if state.get("derived"):  # each payload encoded from its document when the engine first asks for it
                 keys = [key for key, _ in state["_storage"]]
