@@ -1,5 +1,6 @@
 """The explain model's index build takes a short path for documents whose indexed fields are plain
-scalars (``keys._ScalarKeys``); it must build exactly the index the general walk builds."""
+scalars, or one array of them (``keys._ScalarKeys``); it must build exactly the index the general walk
+builds."""
 
 from __future__ import annotations
 
@@ -23,6 +24,14 @@ SPECS = [
     {"key": {"a": 1}, "partialFilterExpression": {"a": {"$gt": 2}}},
     {"key": {"a": "hashed"}},
     {"key": {"o": 1}},
+    {"key": {"l.x": 1}},
+    {"key": {"l.x": -1, "_id": 1}},
+    {"key": {"t": 1, "a": 1}},
+    {"key": {"t": 1}, "collation": {"locale": "en", "strength": 2}},
+    {"key": {"t": 1, "l.x": 1}},
+    {"key": {"l.x": 1, "l.y": 1}},
+    {"key": {"l.0.x": 1}},
+    {"key": {"l.x.y": 1}},
 ]
 VALUES: list[Any] = [
     0, 1, -1, 2**40, 0.0, -0.0, 1.0, 2.5, math.nan, -math.nan, math.inf, True, False, None, "", "a", "B", "b",
@@ -45,7 +54,21 @@ def _document(rng: random.Random, number: int) -> dict[str, Any]:
         document["o"] = {"x": _value(rng)} if rng.random() < 0.8 else {}
     elif shape < 0.7:
         document["o"] = _value(rng)  # a scalar or array on the path's first part
+    if rng.random() < 0.6:  # a multikey field: tags, with repeats and values of every kind
+        tags = [rng.choice(VALUES[:22]) for _ in range(rng.randrange(5))]
+        document["t"] = tags if rng.random() < 0.8 else _value(rng)
+    if rng.random() < 0.6:  # an array of subdocuments, some without the field, some not subdocuments
+        document["l"] = [_element(rng) for _ in range(rng.randrange(4))]
     return document
+
+
+def _element(rng: random.Random) -> Any:
+    roll = rng.random()
+    if roll < 0.7:
+        return {"x": rng.choice(VALUES[:22]), "y": rng.choice(VALUES[:5])}
+    if roll < 0.8:
+        return {"y": 1}
+    return {"x": _value(rng)} if roll < 0.95 else _value(rng)
 
 
 def _same(left: Any, right: Any) -> bool:
@@ -95,8 +118,9 @@ def test_the_short_path_takes_the_plain_documents() -> None:
     scalars = keys._ScalarKeys(definition)
     assert scalars.keys({"_id": 1, "a": "x", "o": {"x": datetime.datetime(2024, 1, 1)}}) is not None
     assert scalars.keys({"_id": 1}) is not None  # missing fields: null keys
-    assert scalars.keys({"_id": 1, "a": [1]}) is None and scalars.keys({"_id": 1, "o": [{"x": 1}]}) is None
-    assert scalars.keys({"_id": 1, "a": Int64(1)}) is None
+    assert scalars.keys({"_id": 1, "a": [1, 2]}) is not None and scalars.keys({"_id": 1, "o": [{"x": 1}]}) is not None
+    assert scalars.keys({"_id": 1, "a": [1], "o": [{"x": 1}]}) is None  # arrays on two paths: refused by the walk
+    assert scalars.keys({"_id": 1, "a": Int64(1)}) is None and scalars.keys({"_id": 1, "a": []}) is None
 
 
 def test_date_keys_are_the_milliseconds_bson_stores() -> None:

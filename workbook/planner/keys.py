@@ -287,7 +287,7 @@ def build_index(
         if known is not None and known[0] is document:
             keys_of_document, arrays_per_path = known[1], known[2]
         elif scalars is not None and (short := scalars.keys(document)) is not None:
-            keys_of_document, arrays_per_path = short, scalars.no_arrays
+            keys_of_document, arrays_per_path = short
         else:
             keys_of_document, arrays_per_path = _document_keys(spec, document, collate)
         memo[id(document)] = (document, keys_of_document, arrays_per_path)
@@ -307,47 +307,107 @@ _SCALAR_TYPES = frozenset({str, int, float, bool, type(None), datetime.datetime,
 
 class _ScalarKeys:
     """:func:`_document_keys` for the common document: each indexed path goes through subdocuments
-    only (or stops at a missing field) to a value of an exact type in :data:`_SCALAR_TYPES`, so the
-    document gives the index one key and meets no array. Each distinct value's sort key is made once
-    per build. Any other document (an array, a document value, a subclass, a path through a scalar)
-    answers None and takes :func:`_document_keys`; tests/test_planner_keys_fast.py holds the two equal.
+    (or stops at a missing field) to a value of an exact type in :data:`_SCALAR_TYPES`, except that
+    at most one path may meet one array: an array of such values at its end (a multikey index on
+    tags), or an array of subdocuments the rest of the path goes through to such values (an index on
+    ``parts.partId``). Each distinct value's sort key is made once per build. Any other document (an
+    empty or nested array, arrays on two paths, a document value, a subclass, a path through a scalar
+    or by an array position) answers None and takes :func:`_document_keys`;
+    tests/test_planner_keys_fast.py holds the two equal.
     """
 
-    __slots__ = ("collate", "made", "no_arrays", "paths")
+    __slots__ = ("collate", "made", "multikey", "no_arrays", "paths")
 
     def __init__(self, spec: IndexDefinition) -> None:
         self.paths = [tuple(path.split(".")) for path in spec.paths]
         self.collate = spec.collate
         self.no_arrays = _no_arrays(len(self.paths))
         self.made: dict[type, dict[Any, tuple]] = {kind: {} for kind in _SCALAR_TYPES}
+        self.multikey: dict[tuple[int, str], list[AbstractSet[str]]] = {}
+        """The array prefixes per path of a document whose path ``n`` met an array at ``prefix``: one
+        shared list per (n, prefix), as :func:`_no_arrays` shares one for documents with no array."""
 
-    def keys(self, document: Any) -> list[tuple[tuple[tuple, ...], tuple[Any, ...]]] | None:
+    def keys(
+        self, document: Any
+    ) -> tuple[list[tuple[tuple[tuple, ...], tuple[Any, ...]]], list[AbstractSet[str]]] | None:
+        """The document's (sort keys, values) pairs and array prefixes per path, or None (the general walk)."""
         if type(document) is not dict:
             return None
-        values = []
-        for parts in self.paths:
+        values: list[Any] = []
+        array_at, prefix = -1, ""
+        for n, parts in enumerate(self.paths):
             value: Any = document
-            for part in parts:
-                if type(value) is not dict:
-                    return None  # a path through an array or a scalar: the general walk
-                value = value.get(part, MISSING)
-                if value is MISSING:
-                    value = None  # a missing field's key is null
+            for i, part in enumerate(parts):
+                kind = type(value)
+                if kind is dict:
+                    value = value.get(part, MISSING)
+                    if value is MISSING:
+                        value = None  # a missing field's key is null
+                        break
+                elif kind is list and array_at < 0 and not part.isdigit():
+                    value = _through(value, parts[i:])
+                    if value is None:
+                        return None
+                    array_at, prefix = n, ".".join(parts[:i])
                     break
+                else:
+                    return None  # a path through a scalar, a second array or by a position: the general walk
             else:
-                if type(value) not in _SCALAR_TYPES:
+                if type(value) is list:
+                    if array_at >= 0 or not value or any(type(item) not in _SCALAR_TYPES for item in value):
+                        return None
+                    array_at, prefix = n, ".".join(parts)
+                elif type(value) not in _SCALAR_TYPES:
                     return None
             values.append(value)
-        keys = []
-        for value in values:
-            made = self.made[type(value)]
-            key = made.get(value)
-            if key is None:
-                key = sort_key(value, self.collate)
-                if value == value and value != 0:  # NaN never finds itself; 0.0 and -0.0 keep their own
-                    made[value] = key
-            keys.append(key)
-        return [(tuple(keys), tuple(values))]
+        if array_at < 0:
+            return [(tuple(map(self._key, values)), tuple(values))], self.no_arrays
+        fixed: list[tuple] = [() if n == array_at else self._key(value) for n, value in enumerate(values)]
+        seen: dict[tuple, Any] = {}
+        for element in values[array_at]:
+            seen.setdefault(self._key(element), element)  # an element equal to an earlier one adds no key
+        pairs = []
+        for key, element in seen.items():
+            fixed[array_at], values[array_at] = key, element
+            pairs.append((tuple(fixed), tuple(values)))
+        arrays = self.multikey.get((array_at, prefix))
+        if arrays is None:
+            arrays = self.multikey[(array_at, prefix)] = [
+                frozenset((prefix,)) if n == array_at else NO_ARRAYS for n in range(len(self.paths))
+            ]
+        return pairs, arrays
+
+    def _key(self, value: Any) -> tuple:
+        made = self.made[type(value)]
+        key = made.get(value)
+        if key is None:
+            key = sort_key(value, self.collate)
+            if value == value and value != 0:  # NaN never finds itself; 0.0 and -0.0 keep their own
+                made[value] = key
+        return key
+
+
+def _through(array: list[Any], rest: tuple[str, ...]) -> list[Any] | None:
+    """The values the rest of a path reaches in each subdocument of a non-empty array (null where a
+    field is missing), or None when an element is not a subdocument or the path meets another array,
+    a scalar or a value that is not a plain scalar."""
+    if not array:
+        return None
+    out = []
+    for element in array:
+        value: Any = element
+        for part in rest:
+            if type(value) is not dict:
+                return None
+            value = value.get(part, MISSING)
+            if value is MISSING:
+                value = None
+                break
+        else:
+            if type(value) not in _SCALAR_TYPES:
+                return None
+        out.append(value)
+    return out
 
 
 @dataclass(frozen=True)
