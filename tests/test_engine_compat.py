@@ -197,6 +197,58 @@ def test_decodes_to_itself_agrees_with_the_engines_codec(case):
     assert engine_compat.decodes_to_itself(document) is expected_yes
 
 
+def _wire_cases() -> list[object]:
+    import datetime
+    import uuid
+
+    from bson import Int64
+    from mongoeco.core.bson_scalars import BsonInt32, BsonInt64
+    from mongoeco.types import SON, Binary, Decimal128, Regex
+
+    engine_compat.install_object_id_types()
+    return [
+        *_self_decoding_cases(),
+        {"tags": ["a", 1, 2.5, None, True, Int64(7)], "at": datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)},
+        [{"partId": "p1", "qty": 2}, {"partId": engine_compat.engine_object_id()()}],
+        {"n": BsonInt64(5)},
+        {"n": BsonInt32(5)},
+        {"raw": Binary(b"\x01\x02", subtype=4)},
+        {"d": Decimal128("1.5")},
+        {"r": Regex("a", "i")},
+        SON([("b", 1), ("a", 2)]),
+        {"u": uuid.UUID(int=5)},
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_wire_cases())))
+def test_a_value_sent_as_is_encodes_as_the_wire_sends_it(case):
+    """Where sent_as_is says yes, pymongo's bson gives the value the bytes it gives the engine's wire form
+    (to_pymongo's copy), so the doctor may size it without the copy; mongoeco's own types are refused."""
+    import bson
+    from bson.codec_options import CodecOptions
+
+    value = _wire_cases()[case]
+    options = CodecOptions(uuid_representation=bson.binary.UuidRepresentation.STANDARD)
+    try:
+        wire = bson.encode({"": engine_compat.to_pymongo(value)}, codec_options=options)
+    except Exception as error:  # not encodable on the wire either (an int over int64, a tuple key)
+        wire = type(error)
+    if engine_compat.sent_as_is(value):
+        try:
+            direct = bson.encode({"": value}, codec_options=options)
+        except Exception as error:
+            direct = type(error)
+        assert direct == wire, value
+    from bson import Decimal128, ObjectId, Regex
+
+    mongoeco_own = isinstance(value, dict) and any(  # its ObjectId is pymongo's, subclassed: the same bytes
+        (type(v).__module__.startswith("mongoeco") and not isinstance(v, ObjectId))
+        or isinstance(v, bytes | Decimal128 | Regex)
+        for v in value.values()
+    )
+    assert not (mongoeco_own and engine_compat.sent_as_is(value)), value
+
+
 def test_a_stored_document_that_does_not_decode_to_itself_is_decoded_by_the_engine():
     """The lazy stored document shares only a document that decodes to itself; any other is encoded
     and decoded by the engine's own codec, as an ordinary stored document is."""

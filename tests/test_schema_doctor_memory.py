@@ -63,7 +63,7 @@ def test_every_bson_type_is_summarised_as_the_server_pipeline_does(offline_db: D
                 "arr": [1, "two", {"three": 3}, [4]],
                 "sub": {"a": [1, 2, 3], "b": {"deep": "x"}, "c": 1.0, "e": datetime(2025, 1, 1)},
             },
-            {"_id": 2, "sub": {}, "arr": [], "empty": ""},
+            {"_id": 2, "sub": {}, "arr": [], "empty": "", "ключ": "значение", "sub2": {"clé": "é"}},
             {"_id": "three", "neg": -(2**31), "edge": 2**31 - 1, "over": 2**31},
         ]
     )

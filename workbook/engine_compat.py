@@ -20,7 +20,7 @@ import inspect
 import threading
 from typing import Any
 
-from bson import ObjectId
+from bson import Int64, ObjectId
 
 from workbook.wire_form import INT64
 
@@ -839,6 +839,31 @@ def to_pymongo(value: Any) -> Any:
     from mongoeco.wire.bson_bridge import encode_wire_value
 
     return encode_wire_value(value)
+
+
+_WIRE_SCALARS = frozenset({str, int, float, bool, type(None), datetime.datetime, Int64})
+"""Value types :func:`to_pymongo` gives back as they are (ObjectIds of both kinds are checked apart)."""
+
+
+def sent_as_is(value: Any) -> bool:
+    """Whether pymongo's ``bson`` encodes ``value`` to the bytes the wire sends for it, so a caller may
+    skip :func:`to_pymongo`'s copy (a walk of a dozen type checks and a new object per value): plain
+    dicts with string keys and lists of str, int, float, bool, None, datetimes, Int64 and ObjectIds
+    of either kind. mongoeco's own scalar types (its Binary, Decimal128, Regex...) and SON: False.
+
+    >>> sent_as_is({"tags": ["a", 1], "at": datetime.datetime(2024, 1, 2), "_id": ObjectId()})
+    True
+    >>> sent_as_is({"raw": b"x"}), sent_as_is([(1, 2)])
+    (False, False)
+    """
+    kind = type(value)
+    if kind in _WIRE_SCALARS or kind in _object_id_types:
+        return True
+    if kind is dict:
+        return all(type(key) is str and sent_as_is(item) for key, item in value.items())
+    if kind is list:
+        return all(map(sent_as_is, value))
+    return False
 
 
 def bad_value(message: str, code: int = 2) -> Exception:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import random
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -29,8 +29,9 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 from pymongo.database import Database
 
-from workbook.engine_compat import to_pymongo
+from workbook.engine_compat import sent_as_is, to_pymongo
 from workbook.engine_reads import local_storage
+from workbook.gc_pause import paused
 from workbook.schema_doctor.readonly import Budget
 from workbook.schema_doctor.stats import DocumentStat, FieldStat
 
@@ -70,6 +71,16 @@ BSON_TYPES = {
 
 _INT32 = range(-(2**31), 2**31)
 
+_FIXED_LAYOUTS: dict[type, tuple[str, None, int]] = {
+    bool: ("bool", None, 1),
+    Int64: ("long", None, 8),
+    float: ("double", None, 8),
+    type(None): ("null", None, 0),
+    datetime: ("date", None, 8),
+    ObjectId: ("objectId", None, 12),
+}
+"""``value_layout`` of the scalar types whose BSON value has one size."""
+
 
 @dataclass(frozen=True)
 class MemoryRead:
@@ -96,23 +107,16 @@ def value_layout(value: Any, *, pymongo_value: bool = False) -> tuple[str, int |
     (unless ``pymongo_value`` says it is one already) and encoded once as ``{"": value}``.
     """
     kind = type(value)
-    if kind is str:
-        return "string", None, len(value.encode("utf-8", "surrogatepass")) + 5
-    if kind is bool:
-        return "bool", None, 1
+    if kind is str:  # an ASCII string's UTF-8 bytes are its characters: no encoded copy to count
+        return "string", None, (len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))) + 5
+    fixed = _FIXED_LAYOUTS.get(kind)
+    if fixed is not None:
+        return fixed
     if kind is int:
         return ("int", None, 4) if value in _INT32 else ("long", None, 8)
-    if kind is Int64:
-        return "long", None, 8
-    if kind is float:
-        return "double", None, 8
-    if value is None:
-        return "null", None, 0
-    if kind is datetime:
-        return "date", None, 8
-    if kind is ObjectId:
-        return "objectId", None, 12
-    if not pymongo_value:  # mongoeco's own scalar types (BsonInt64, its ObjectId...): as the wire sends them
+    if isinstance(value, ObjectId):  # mongoeco's, a subclass of pymongo's
+        return _FIXED_LAYOUTS[ObjectId]
+    if not pymongo_value and not sent_as_is(value):  # mongoeco's own types (BsonInt64...): as the wire sends them
         return value_layout(to_pymongo(value), pymongo_value=True)
     raw = bson.encode({"": value})
     # {"": v} is: int32 total, type byte, "" and its NUL, the value, the document's closing NUL.
@@ -121,10 +125,13 @@ def value_layout(value: Any, *, pymongo_value: bool = False) -> tuple[str, int |
 
 def _element(name: str, value_bytes: int) -> int:
     """Bytes of one element: type byte, the key as a C string, the value."""
-    return 2 + len(name.encode("utf-8")) + value_bytes
+    return 2 + (len(name) if name.isascii() else len(name.encode("utf-8"))) + value_bytes
 
 
-def document_stat(document: dict[str, Any]) -> DocumentStat:
+_ID_AS_IS = frozenset({str, int, float, ObjectId})
+
+
+def document_stat(document: Mapping[str, Any]) -> DocumentStat:
     """The per-field summary the server-side pipeline makes of one document, computed in Python."""
     fields = []
     nested = []
@@ -144,7 +151,11 @@ def document_stat(document: dict[str, Any]) -> DocumentStat:
         total += element
         fields.append(FieldStat(name, kind, length, element + 5))  # $bsonSize of {name: value}
     identifier = document.get("_id")
-    if type(identifier) not in (str, int, float):
+    if type(identifier) in _ID_AS_IS:
+        pass
+    elif isinstance(identifier, ObjectId):  # mongoeco's: shown as pymongo's
+        identifier = ObjectId(identifier.binary)
+    else:
         identifier = to_pymongo(identifier)
     return DocumentStat(identifier, total, tuple(fields), tuple(nested))
 
@@ -182,12 +193,13 @@ def read_collection(
     else:
         chosen = set(random.Random(f"schema doctor:{db.name}.{collection}").sample(range(count), sample_size))
     documents = []
-    for position, stored in enumerate(storage.values()):
-        if position % _CHECK_EVERY == 0:
-            budget.check()
-        if chosen is not None and position not in chosen:
-            continue
-        documents.append(document_stat(_borrow(engine, stored)))
+    with paused():  # a summary per document, all kept and acyclic: see workbook.gc_pause
+        for position, stored in enumerate(storage.values()):
+            if position % _CHECK_EVERY == 0:
+                budget.check()
+            if chosen is not None and position not in chosen:
+                continue
+            documents.append(document_stat(_borrow(engine, stored)))
     result = MemoryRead(count, tuple(documents), whole)
     if whole and version is not None:
         _CACHE[key] = (version, result)
@@ -197,11 +209,12 @@ def read_collection(
     return result
 
 
-def _borrow(engine: Any, stored: Any) -> dict[str, Any]:
-    """A stored document, decoded with its BSON types kept (Int64 stays long), without copying or caching it."""
+def _borrow(engine: Any, stored: Any) -> Mapping[str, Any]:
+    """A stored document, decoded with its BSON types kept (Int64 stays long), without copying or caching
+    it: read only (:func:`document_stat` changes nothing)."""
     cached = getattr(stored, "decoded_wrapped", None)
     if cached is not None:
-        return dict(cached)
+        return cached
     payload = getattr(stored, "payload", stored)
     try:
         return dict(engine._decode_codec_payload(payload, preserve_bson_wrappers=True))

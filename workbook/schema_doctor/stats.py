@@ -6,13 +6,14 @@ engine's memory read in :mod:`workbook.schema_doctor.memory`; read by every chec
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class FieldStat:
-    """One top-level field of one sampled document."""
+class FieldStat(NamedTuple):
+    """One top-level field of one sampled document (a tuple: the doctor makes one per field of every
+    document it reads, and a tuple is made in half the time of a frozen dataclass)."""
 
     name: str
     type: str
@@ -30,8 +31,8 @@ class DocumentStat:
     nested: tuple[FieldStat, ...] = ()
     """Fields one level down (``stats.history``), for arrays kept inside a subdocument."""
 
-    @property
+    @functools.cached_property
     def largest(self) -> FieldStat | None:
-        """The field that takes the most bytes (``_id`` aside)."""
+        """The field that takes the most bytes (``_id`` aside); worked out once (each check asks for it)."""
         candidates = [f for f in self.fields if f.name != "_id"]
         return max(candidates, key=lambda f: f.bytes) if candidates else None
