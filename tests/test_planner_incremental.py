@@ -73,3 +73,26 @@ def test_build_index_keeps_ties_in_record_order() -> None:
     model = CollectionModel(docs, [{"name": "a_1", "key": {"a": -1}}])
     data = build_index(model.specs[0], docs)
     assert [e.rid for e in data.entries] == [0, 1, 2, 3, 4]
+
+
+def test_an_index_hidden_and_shown_again_keeps_its_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hiding an index changes no key: the model after it is shown again builds it from the keys the
+    documents gave it before, walking none of them, and gets the index a build from nothing gives."""
+    from workbook.planner import keys
+
+    rng = random.Random(1)
+    documents = [_document(rng, i) for i in range(200)]
+    shown = [{**info, "hidden": False} if info["name"] == "a_1_b_-1" else info for info in INDEXES]
+    hidden = [{**info, "hidden": True} if info["name"] == "a_1_b_-1" else info for info in INDEXES]
+    first = CollectionModel(documents, shown)
+    expected = _entries(first, "a_1_b_-1")
+    while_hidden = CollectionModel(documents, hidden, previous=first)
+    assert "a_1_b_-1" not in [s.name for s in while_hidden.visible]
+
+    def walked(*args: Any) -> Any:
+        raise AssertionError("a document was walked again")
+
+    monkeypatch.setattr(keys, "_document_keys", walked)
+    monkeypatch.setattr(keys._ScalarKeys, "keys", walked)
+    again = CollectionModel(documents, shown, previous=while_hidden)
+    assert _entries(again, "a_1_b_-1") == expected

@@ -78,6 +78,12 @@ class CollectionModel:
         """The collection's default collation (None for simple): queries without one use it."""
         self.specs = [IndexDefinition.from_info(info, self.collation) for info in indexes]
         self._definitions = {spec.name: repr(info) for spec, info in zip(self.specs, indexes, strict=True)}
+        self._key_definitions = {
+            spec.name: repr({k: v for k, v in info.items() if k != "hidden"})
+            for spec, info in zip(self.specs, indexes, strict=True)
+        }
+        """Each index's definition less ``hidden``, which changes no key: hiding an index and showing it
+        again (``collMod``, as notebook 02 does) keeps the keys its documents gave it."""
         self._built: dict[str, IndexData] = {}
         self._memos: dict[str, KeyMemo] = {}
         """Keys inherited from ``previous`` for indexes not built yet (read-only, shared)."""
@@ -88,7 +94,8 @@ class CollectionModel:
         if previous is not None and previous.collation == self.collation:
             same = {n for n in self._definitions if previous._definitions.get(n) == self._definitions[n]}
             earlier = {**previous._memos, **{name: data.memo for name, data in previous._built.items()}}
-            self._memos = {n: m for n, m in earlier.items() if n in same}
+            same_keys = {n for n, d in self._key_definitions.items() if previous._key_definitions.get(n) == d}
+            self._memos = {n: m for n, m in earlier.items() if n in same_keys}
             self._delta = Delta.between(previous._ids, self._ids)
             if self._delta is not None:
                 self._earlier = {n: data for n, data in previous._built.items() if n in same}
