@@ -158,3 +158,99 @@ def test_the_one_walk_wire_decode_gives_mongoecos_engine_values() -> None:
         for options in (bson.DEFAULT_CODEC_OPTIONS, bson.CodecOptions(document_class=SON)):
             decoded = bson.decode(raw, codec_options=options)
             _same(fast(copy.deepcopy(decoded)), pristine(copy.deepcopy(decoded)))
+
+
+def _engine_values() -> list[Any]:
+    """The engine's own value types a reply can hold (mongoeco's wrappers and scalars), beside pymongo's."""
+    import decimal
+
+    from bson import Binary, Code, MaxKey, MinKey, Regex, Timestamp
+    from mongoeco import types as engine
+    from mongoeco.core.bson_scalars import BsonDecimal128, BsonDouble, BsonInt32, BsonInt64
+
+    return [
+        BsonInt64(2**40), BsonInt32(7), BsonDouble(2.5), BsonDecimal128(decimal.Decimal("1.25")),
+        engine.Decimal128("9.99"), engine.Binary(b"ab", 0), engine.Binary(b"\x01" * 16, 4), engine.Regex("^a", "i"),
+        engine.Timestamp(5, 1), engine.DBRef("c", BsonInt64(3), "db"), engine.UndefinedType(),
+        engine.ObjectId("65a1b2c3d4e5f60718293a4c"), engine.SON([("b", BsonInt32(1)), ("a", 2)]),
+        decimal.Decimal("2.5"), Binary(b"x", 0), Regex("^b"), Timestamp(1, 2), Code("x"), Code("y", {"a": 1}),
+        MinKey(), MaxKey(), Int64(9),
+    ]  # fmt: skip
+
+
+def test_the_one_walk_reply_encoding_sends_mongoecos_bytes() -> None:
+    """Every reply the fast encoding makes BSON-encodes to the bytes mongoeco's own makes, for every
+    value type in any position (top level, nested, in arrays, after plain values), and refuses what
+    mongoeco's refuses."""
+    import bson
+
+    offline_server()
+    assert offline_codec.WIRE_ENCODE_ORIGINAL, "the offline engine did not install the one-walk reply encoding"
+    original = offline_codec.WIRE_ENCODE_ORIGINAL[0]
+    senders = engine_compat.wire_encoders()[1:]
+    fast = senders[0].encode_wire_value
+    assert fast is not original and all(module.encode_wire_value is fast for module in senders)
+    for value in [*ODD_VALUES, *_engine_values()]:
+        document = {
+            "ok": 1.0,
+            "cursor": {"firstBatch": [{"_id": 1, "v": value}, {"a": [1, "x", value, {"v": [value, 2]}]}], "id": 0},
+            "after": value,
+        }
+        kept = copy.deepcopy(document)
+        try:
+            expected = bson.encode(original(document))
+        except Exception as error:
+            with pytest.raises(type(error)):
+                bson.encode(fast(document))
+            continue
+        assert bson.encode(fast(document)) == expected, value
+        assert repr(document) == repr(kept), "the encoding changed its input"
+
+
+def test_the_one_walk_reply_encoding_copies_nothing_plain() -> None:
+    """A reply of plain values comes back as itself (no copy per document); one engine value deep in
+    a list copies only the containers above it, and leaves the input as it was."""
+    from mongoeco.core.bson_scalars import BsonInt64
+
+    offline_server()
+    fast = engine_compat.wire_encoders()[1].encode_wire_value
+    plain = {"cursor": {"firstBatch": [{"_id": ObjectId(), "n": [1, 2.5, None], "at": datetime.datetime(2024, 1, 2)}]}}
+    assert fast(plain) is plain
+    inner = {"x": [1, BsonInt64(5), 3]}
+    sibling = {"y": "plain"}
+    reply = {"cursor": {"firstBatch": [sibling, inner]}, "ok": 1.0}
+    sent = fast(reply)
+    assert sent is not reply and sent["cursor"]["firstBatch"][0] is sibling
+    assert sent["cursor"]["firstBatch"][1]["x"] == [1, Int64(5), 3]
+    assert type(inner["x"][1]) is BsonInt64, "the input was changed"
+
+
+def _internal_forms() -> list[Any]:
+    """Values in mongoeco's internal form (its documents, arrays and wrappers), as its storage decodes them."""
+    codec = engine_compat.document_codec()
+    values = [*ODD_VALUES, *_engine_values()]
+    forms: list[Any] = []
+    for value in values:
+        try:
+            forms.append(codec.decode(offline_codec.ORIGINALS["encode"]({"v": value}), preserve_bson_wrappers=True))
+        except Exception:  # noqa: BLE001 - a value the codec refuses has no internal form
+            continue
+    return forms
+
+
+def test_the_one_walk_to_public_is_mongoecos() -> None:
+    """The fast ``to_public`` gives what mongoeco's gives (equal values, the same types at every level,
+    the same object where nothing changes) on every value type, plain and internal, nested anywhere."""
+    offline_server()
+    assert offline_codec.PUBLIC_ORIGINAL, "the offline engine did not install the one-walk to_public"
+    original = offline_codec.PUBLIC_ORIGINAL[0]
+    fast = engine_compat.document_codec().to_public
+    assert fast is not original
+    for value in [*ODD_VALUES, *_engine_values(), *_internal_forms()]:
+        nested = {"l": [{"v": value}, 2], "n": {"v": value}}
+        for document in (value, {"a": 1, "v": value}, [1, value, "x", value], nested):
+            kept = repr(document)
+            expected, got = original(document), fast(document)
+            _same(got, expected)
+            assert (got is document) == (expected is document), (value, type(document))
+            assert repr(document) == kept, "to_public changed its input"

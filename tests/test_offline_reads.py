@@ -224,3 +224,82 @@ def test_stored_records_are_kept_only_for_cached_models(db: Database) -> None:
         db[f"c{i}"].insert_one({"_id": 1, "a": 1})
         assert db[f"c{i}"].find_one({"a": 1}) == {"_id": 1, "a": 1}
     assert len(hook._records) <= len(hook.models) + 1
+
+
+WHOLE_COLLECTION_READS = [
+    {},
+    {"skip": 5},
+    {"limit": 7},
+    {"skip": 290, "limit": 20},
+    {"limit": -4},
+    {"batch_size": 3, "limit": 10},
+    {"projection": {"a": 1}},
+    {"projection": {"a": 0, "_id": 0}},
+    {"projection": {"n.x": 1, "_id": 0}},
+    {"projection": {"l": {"$slice": 1}}},
+    {"projection": {"l": {"$elemMatch": {"k": 2}}}},
+    {"filter": {}, "sort": {}, "skip": 1},
+]
+
+
+@pytest.mark.parametrize("engine", ["offline"], indirect=True)
+def test_a_whole_collection_find_is_the_engine_s_answer(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A find of every document in natural order is answered from the stored documents, and gives the
+    bytes the engine's own find gives, in the same order, after writes as before them."""
+    import datetime
+
+    import bson
+    from bson.raw_bson import RawBSONDocument
+
+    _fill(db)
+    db.c.update_many({"b": 1}, {"$set": {"n": {"x": Int64(3), "y": [1, {"x": 2}]}, "l": [{"k": 1}, {"k": 2}]}})
+    db.c.update_many({"b": 2}, {"$set": {"at": datetime.datetime(2024, 5, 6, 7, 8, 9, 123000)}})
+    deleted = db.c.delete_many({"b": 3}).deleted_count
+    db.c.insert_one({"_id": "last", "a": [1, 2]})
+    raw = db.with_options(codec_options=bson.CodecOptions(document_class=RawBSONDocument))
+
+    def read(options: dict) -> list[bytes]:
+        options = dict(options)
+        cursor = raw.c.find(options.pop("filter", None), options.pop("projection", None), **options)
+        return [document.raw for document in cursor]
+
+    stored: list[bool] = []
+    original = offline_reads.ReadLayer._stored
+
+    async def spy(self, *args):  # type: ignore[no-untyped-def]
+        reply = await original(self, *args)
+        stored.append(reply is not None)
+        return reply
+
+    monkeypatch.setattr(offline_reads.ReadLayer, "_stored", spy)
+    answers = [read(options) for options in WHOLE_COLLECTION_READS]
+    assert stored == [True] * len(WHOLE_COLLECTION_READS)
+    monkeypatch.setattr(offline_reads, "reads_stored", lambda body: False)  # the engine's own find
+    for options, answer in zip(WHOLE_COLLECTION_READS, answers, strict=True):
+        assert answer == read(options), options
+    assert deleted > 0 and len(answers[0]) == 301 - deleted
+
+
+@pytest.mark.parametrize("engine", ["offline"], indirect=True)
+def test_a_whole_collection_find_leaves_the_rest_to_the_engine(db: Database) -> None:
+    """A view, a missing collection, a transaction's own writes and malformed commands keep the
+    engine's answers and errors."""
+    from pymongo.errors import OperationFailure
+
+    db.c.insert_many([{"_id": i, "a": i} for i in range(5)])
+    db.create_collection("v", viewOn="c", pipeline=[{"$match": {"a": {"$gte": 3}}}])
+    assert [d["_id"] for d in db.v.find()] == [3, 4]
+    assert list(db.missing.find()) == []
+    with db.client.start_session() as session, session.start_transaction():
+        db.c.insert_one({"_id": 9, "a": 9}, session=session)
+        assert [d["_id"] for d in db.c.find({}, session=session)] == [0, 1, 2, 3, 4, 9]
+        assert len(list(db.c.find())) == 5  # outside: the committed version
+    with pytest.raises(OperationFailure):
+        db.command({"find": "c", "skip": -1})
+    with pytest.raises(OperationFailure):
+        db.command({"find": "c", "filter": []})
+    assert offline_reads.reads_stored({"find": "c", "filter": {}, "limit": 3})
+    assert not offline_reads.reads_stored({"find": "c", "skip": -1})
+    assert not offline_reads.reads_stored({"find": "c", "projection": {"s": {"$meta": "textScore"}}})
+    assert not offline_reads.reads_stored({"find": "c", "tailable": True})
+    assert not offline_reads.reads_stored({"find": "system.profile"})

@@ -544,6 +544,22 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     ),
     PrivateName("mongoeco.wire.protocol", "decode_wire_value", "the protocol's own binding of the same function"),
     PrivateName(
+        "mongoeco.wire.bson_bridge",
+        "encode_wire_value",
+        "the engine's values as pymongo's (to_pymongo), and the fallback of the one-walk reply encoding",
+        ("value",),
+    ),
+    PrivateName(
+        "mongoeco.wire.protocol",
+        "encode_wire_value",
+        "its binding, replaced by the one-walk reply encoding (workbook.offline_codec.install_fast_wire_encode)",
+    ),
+    PrivateName(
+        "mongoeco.api._async.raw_batch_cursor",
+        "encode_wire_value",
+        "the raw batch cursor's binding of the same function",
+    ),
+    PrivateName(
         "mongoeco.engines.adapter",
         "EngineSpiAdapter._deliver_committed_change",
         "deliver a change without building the hub's state (install_cheap_change_delivery)",
@@ -1306,6 +1322,14 @@ def wire_decoders() -> tuple[Any, Any]:
     from mongoeco.wire import bson_bridge, protocol
 
     return bson_bridge, protocol
+
+
+def wire_encoders() -> tuple[Any, ...]:
+    """mongoeco's wire BSON bridge, protocol and raw batch cursor modules (each holds ``encode_wire_value``)."""
+    from mongoeco.api._async import raw_batch_cursor
+    from mongoeco.wire import bson_bridge, protocol
+
+    return bson_bridge, protocol, raw_batch_cursor
 
 
 def internal_bson() -> tuple[type, type, Any]:

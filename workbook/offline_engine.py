@@ -49,6 +49,8 @@ engine_compat.install_bson_value_sizes()
 engine_compat.install_object_id_types()  # id_contains_numeric_value answers ObjectIds itself
 engine_compat.install_cheap_change_delivery()  # no hub state per committed change
 offline_codec.install_fast_wire_decode()  # pymongo's values to the engine's in one walk
+offline_codec.install_fast_wire_encode()  # and back, plain values and containers uncopied
+offline_codec.install_fast_to_public()  # the internal form to the public one, the same way
 offline_codec.install_fast_codec()  # one walk per document, not one per level (workbook.offline_codec)
 engine_compat.install_always_operators()
 install_aggregation_semantics()  # workbook.engine_aggregation: issue 19's aggregation fixes

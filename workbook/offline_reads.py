@@ -26,7 +26,7 @@ from typing import Any
 
 import bson
 
-from workbook import engine_compat, offline_aggregation, planner
+from workbook import engine_compat, engine_reads, offline_aggregation, planner
 from workbook.errors import ExplainError, InvalidQueryError, UnknownHintError
 from workbook.facts import MAX_BLOCKING_SORT_BYTES, QUERY_EXCEEDED_MEMORY_LIMIT, bson_size
 from workbook.offline_explain import NOT_MODELLED_CODE
@@ -59,10 +59,34 @@ def model_answers(body: Mapping[str, Any]) -> bool:
 
 
 def _whole_collection(filter_: Any, sort: Any, hint: Any) -> bool:
-    """Whether a find reads every document in natural order: any plan's answer is the engine's (a
-    collection scan), so the engine's find answers it without building a model (``find()``, a first
-    page). Not used for aggregates: mongoeco's own pipeline source narrows a small Int64 to int32."""
+    """Whether a find reads every document in natural order: any plan's answer is a collection scan,
+    so it is answered without building a model (``find()``, a first page), from the stored documents
+    (:func:`reads_stored`) or by the engine. Not used for aggregates: mongoeco's own pipeline source
+    narrows a small Int64 to int32."""
     return not filter_ and not sort and not hint
+
+
+def reads_stored(body: Mapping[str, Any]) -> bool:
+    """Whether a ``find`` is a plain read of a whole collection in natural order that the stored
+    documents answer as they are (:func:`workbook.engine_reads.public_records`, the documents the
+    engine's find replies with): no filter, sort or hint (absent, or an empty document), a skip and
+    a limit that are plain integers (a negative skip is the engine's error), no ``$meta``
+    projection, no option only the engine executes, not in a transaction, not a system collection.
+    Everything else keeps its path, so malformed commands get the engine's own errors."""
+    if not isinstance(body.get("find"), str) or body["find"].startswith("system."):
+        return False
+    if any(body.get(name) is not None for name in TRANSACTION_FIELDS):
+        return False
+    for name in ("filter", "sort", "hint"):
+        if body.get(name) is not None and not (isinstance(body[name], Mapping) and not body[name]):
+            return False
+    for name in ("skip", "limit"):
+        if body.get(name) is not None and (type(body[name]) is not int or (name == "skip" and body[name] < 0)):
+            return False
+    projection = body.get("projection")
+    if projection is not None and (not isinstance(projection, Mapping) or "$meta" in repr(projection)):
+        return False
+    return not any(body.get(name) not in (None, False) for name in ENGINE_OPTIONS)
 
 
 def _in_transaction(session: Any) -> bool:
@@ -170,7 +194,11 @@ class ReadLayer:
         """The reply to a ``find`` command, or None when the engine should answer it."""
         body = dict(context.command_document)
         raw = context.raw_body if isinstance(context.raw_body, Mapping) else {}
-        if not model_answers({**raw, **body}) or _in_transaction(getattr(context, "session", None)):
+        if _in_transaction(getattr(context, "session", None)):
+            return None
+        if reads_stored({**raw, **body}):
+            return await self._stored(body, raw, context, cursors)
+        if not model_answers({**raw, **body}):
             return None
         database, name = str(context.db_name), str(body["find"])
         namespace = f"{database}.{name}"
@@ -202,6 +230,31 @@ class ReadLayer:
         else:
             documents = [model.documents[rid] for rid in rids]  # the engine's public forms, as its find returns
         return self._reply(body, raw, namespace, documents, context, cursors)
+
+    async def _stored(
+        self, body: dict[str, Any], raw: Mapping[str, Any], context: Any, cursors: Any
+    ) -> dict[str, Any] | None:
+        """The reply to a whole-collection find (:func:`reads_stored`) from the stored documents, in
+        natural order, skipped, limited and projected as the engine's find does; None for a name the
+        engine keeps no documents under (a view, a collection that does not exist), which it answers.
+
+        The engine's own scan copies every document three times and converts each value on the way
+        (40,000 parts/hybrid products: 1.7 s); the stored documents are already in the form its find
+        replies with, and the reply encoding sends them uncopied."""
+        database, name = str(context.db_name), str(body["find"])
+        if self._engine._storage.get(database, {}).get(name) is None:
+            return None
+        started = time.perf_counter_ns()
+        loop = asyncio.get_running_loop()
+        documents, _ = await loop.run_in_executor(None, engine_reads.public_records, self._engine, database, name)
+        skip, limit = body.get("skip") or 0, abs(body.get("limit") or 0)
+        documents = documents[skip : skip + limit] if limit else documents[skip:]
+        if body.get("projection"):
+            projection = engine_compat.to_pymongo(body["projection"])
+            project = engine_compat.projection_executor(projection, None)
+            documents = [project(document) for document in documents]
+        self._profile(database, name, body, time.perf_counter_ns() - started)
+        return self._reply(body, raw, f"{database}.{name}", list(documents), context, cursors)
 
     def _reply(
         self,
