@@ -101,6 +101,9 @@ def test_projection_forms_are_the_engine_s(db: Database) -> None:
     assert db.c.find_one({}, {"a": {"$slice": 1}, "e": 1}) == {"_id": 1, "a": [{"k": 1, "v": "x"}], "e": 5}
     assert db.c.find_one({}, {"a": {"$elemMatch": {"k": 2}}}) == {"_id": 1, "a": [{"k": 2, "v": "y"}]}
     assert db.c.find_one({"a.k": 2}, {"a.$": 1}) == {"_id": 1, "a": [{"k": 2, "v": "y"}]}
+    by_pattern = {"a": {"$elemMatch": {"v": re.compile("^y")}}}  # a regex inside: the engine's own form of it
+    assert db.c.find_one({"e": 5}, by_pattern) == {"_id": 1, "a": [{"k": 2, "v": "y"}]}
+    assert db.c.find_one({"a.v": re.compile("^y")}, {"a.$": 1}) == {"_id": 1, "a": [{"k": 2, "v": "y"}]}
 
 
 def test_a_transaction_reads_its_own_writes(db: Database) -> None:

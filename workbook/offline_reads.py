@@ -225,7 +225,8 @@ class ReadLayer:
             self._check_sort_memory(model, rids)
         self._profile(database, name, body, time.perf_counter_ns() - started)
         if body.get("projection"):  # projected from the decoded document, as the engine's find does
-            project = engine_compat.projection_executor(body["projection"], body.get("filter"))
+            sent = context.command_document  # the engine's own forms (a regex is its Regex), as its find reads them
+            project = engine_compat.projection_executor(sent["projection"], sent.get("filter"))
             documents = [project(model.documents[rid]) for rid in rids]
         else:
             documents = [model.documents[rid] for rid in rids]  # the engine's public forms, as its find returns
@@ -250,8 +251,7 @@ class ReadLayer:
         skip, limit = body.get("skip") or 0, abs(body.get("limit") or 0)
         documents = documents[skip : skip + limit] if limit else documents[skip:]
         if body.get("projection"):
-            projection = engine_compat.to_pymongo(body["projection"])
-            project = engine_compat.projection_executor(projection, None)
+            project = engine_compat.projection_executor(body["projection"], None)  # the engine's forms, as sent
             documents = [project(document) for document in documents]
         self._profile(database, name, body, time.perf_counter_ns() - started)
         return self._reply(body, raw, f"{database}.{name}", list(documents), context, cursors)
