@@ -731,6 +731,18 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName(_PROXY, "AsyncMongoEcoProxyServer._decode_wire_context", "use the body decoded off the loop"),
     PrivateName(_STORAGE, "MemoryCollection.__setitem__", "keep a collection's numeric _id count current"),
     PrivateName(_STORAGE, "MemoryCollection.__delitem__", "keep a collection's numeric _id count current"),
+    PrivateName(_STORAGE, "MemoryCollection.copy", "a transaction's copy carries its unique keys (offline_unique)"),
+    PrivateName(
+        "mongoeco.engines.virtual_indexes",
+        "document_in_virtual_index",
+        "which documents a partial or sparse unique index holds (offline_unique)",
+        ("document", "index"),
+    ),
+    PrivateName(
+        "mongoeco._types.documents",
+        "EngineIndexRecord",
+        "an index record marked non-unique for a check done by key (offline_unique)",
+    ),
 )
 
 
@@ -842,6 +854,11 @@ def engine_object_id() -> type:
 
 _object_id_types: tuple[type, type] = (ObjectId, ObjectId)
 """pymongo's ObjectId and mongoeco's (set on first use of the engine: :func:`install_object_id_types`)."""
+
+
+def object_id_types() -> tuple[type, type]:
+    """pymongo's ObjectId and mongoeco's (both pymongo's before the engine first starts)."""
+    return _object_id_types
 
 
 def install_object_id_types() -> None:
@@ -1523,6 +1540,13 @@ def index_keys(engine: Any, document: Any, fields: list[str]) -> Any:
 def unique_index_keys(engine: Any, document: Any, fields: list[str]) -> Any:
     """The keys a unique index over ``fields`` compares for ``document``."""
     return engine._unique_index_keys(document, fields)
+
+
+def in_index(document: Any, record: Any) -> bool:
+    """Whether the index of ``record`` holds ``document`` (its partial filter and sparseness), as the engine decides."""
+    from mongoeco.engines.virtual_indexes import document_in_virtual_index
+
+    return bool(document_in_virtual_index(document, record))
 
 
 def check_compound_shape(engine: Any, document: Any, record: Any) -> None:

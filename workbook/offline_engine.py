@@ -24,7 +24,7 @@ defer_iri_grammar()  # mongoeco imports jsonschema, which would build a 1.4 s gr
 from mongoeco.core.collation import normalize_collation, string_equality_key  # noqa: E402
 from mongoeco.errors import OperationFailure, WriteError  # noqa: E402
 
-from workbook import engine_compat, offline_codec, offline_ids, offline_transactions, offline_writes  # noqa: E402
+from workbook import engine_compat, offline_codec, offline_ids, offline_transactions, offline_unique, offline_writes  # noqa: E402
 from workbook.engine_aggregation import install_aggregation_semantics  # noqa: E402
 from workbook.facts import MAX_BSON_SIZE, TOO_LARGE_AFTER_UPDATE, TOO_LARGE_ON_INSERT  # noqa: E402
 from workbook.offline_indexes import IndexDefinitions  # noqa: E402  (same-key twins, compound hashed indexes)
@@ -55,12 +55,14 @@ offline_codec.install_fast_codec()  # one walk per document, not one per level (
 engine_compat.install_always_operators()
 install_aggregation_semantics()  # workbook.engine_aggregation: issue 19's aggregation fixes
 offline_ids.install_tracking()  # numeric _id checks from a per-collection count (no scan per write)
+offline_unique.install_key_tracking()  # compound and partial unique indexes checked by key (no scan per write)
 _record_type, _default_index_name, _normalize_index_keys, _duplicate_error = engine_compat.index_helpers()
 
 _memory_engine: Any = offline_transactions.engine_class(engine_compat.memory_engine_class())  # per-document txns
 _change_log: Any = offline_writes.change_log_mixin(engine_compat.committed_change_class())
 
 _fast_writes = (
+    offline_unique.UniqueKeysByIndex,
     offline_writes.YieldingWrites,
     offline_writes.CountedCandidates,
     offline_writes.MissingIdIsEmpty,

@@ -36,8 +36,8 @@ from workbook.facts import (
 )
 from workbook.facts import bson_size as _plain_bson_size
 
-WORK_COUNTERS: dict[str, int] = {"insert_calls": 0, "id_documents_examined": 0}
-"""Work done by the engine for inserts: a guard test tells linear from quadratic inserts with it."""
+WORK_COUNTERS: dict[str, int] = {"insert_calls": 0, "id_documents_examined": 0, "unique_documents_examined": 0}
+"""Work done by the engine for writes: guard tests tell linear from quadratic writes with it."""
 
 
 def engine_bson_size(document: Mapping[str, Any]) -> int:

@@ -652,6 +652,11 @@ def _one_write(collection: Any, kind: str, make_id: Callable[[int], Any], size: 
         collection.delete_one({"_id": make_id(200 + step)})
 
 
+INDEX_SETS: dict[str, list[tuple[str, int]] | None] = {"": None, ", compound unique index": [("n", 1), ("_id", 1)]}
+"""The collections each write kind is measured on: without a secondary index, and with a compound unique
+one (as the follows' ``{followerId, followedId}``: mongoeco checked those by reading every document)."""
+
+
 def bench_write_costs(full: bool, writes: int = 21, sizes: tuple[int, int] = (1_000, 100_000)) -> list[Figure]:
     """Per-write cost of each single-document write kind and ``_id`` type at 1,000 and 100,000 documents.
 
@@ -659,7 +664,8 @@ def bench_write_costs(full: bool, writes: int = 21, sizes: tuple[int, int] = (1_
     the large); each figure is the median of ``writes`` writes, in CPU time of this process (client,
     wire and engine threads together: other processes' load on a shared machine does not count). The
     goal is on the ratio, large / small, at most 2 (issue 23). ``full`` measures every kind with every
-    ``_id`` type; quick, the int and ObjectId types (str takes ObjectId's paths: exact keys).
+    ``_id`` type; quick, the int and ObjectId types (str takes ObjectId's paths: exact keys). Each is
+    measured without a secondary index; the int ``_id`` also with a compound unique one (:data:`INDEX_SETS`).
     """
     import workbook
     from workbook.offline import offline_server
@@ -668,13 +674,17 @@ def bench_write_costs(full: bool, writes: int = 21, sizes: tuple[int, int] = (1_
     server = offline_server()
     small, large = sizes
     types = list(ID_TYPES) if full else ["int", "ObjectId"]
+    runs = [(id_type, "") for id_type in types] + [("int", ", compound unique index")]
     costs: dict[tuple[str, str, int], float] = {}
-    for id_type in types:
+    for id_type, indexed in runs:
         make_id = ID_TYPES[id_type]
         db.client.drop_database(db.name)
         for size in (small, large):
             documents = ({"_id": make_id(i), "n": i, "pad": "x" * 40} for i in range(size))
             server.bulk_insert(db.name, f"c{size}", documents)
+            index = INDEX_SETS[indexed]
+            if index is not None:
+                db[f"c{size}"].create_index(index, unique=True)
             db[f"c{size}"].insert_one({"_id": make_id(size + 5)})  # the first write after a load pays once
         for kind in WRITE_KINDS:
             times: dict[int, list[float]] = {small: [], large: []}
@@ -684,16 +694,20 @@ def bench_write_costs(full: bool, writes: int = 21, sizes: tuple[int, int] = (1_
                     _one_write(db[f"c{size}"], kind, make_id, size, step)
                     times[size].append(time.process_time() - started)
             for size in (small, large):
-                costs[(kind, id_type, size)] = statistics.median(times[size]) * 1000
+                costs[(kind, id_type + " _id" + indexed, size)] = statistics.median(times[size]) * 1000
     db.client.drop_database(db.name)
     figures: list[Figure] = []
     for kind in WRITE_KINDS:
-        for id_type in types:
-            at_small, at_large = costs[(kind, id_type, small)], costs[(kind, id_type, large)]
+        for id_type, indexed in runs:
+            label = f"{kind}, {id_type} _id{indexed}"
+            at_small, at_large = (
+                costs[(kind, id_type + " _id" + indexed, small)],
+                costs[(kind, id_type + " _id" + indexed, large)],
+            )
             figures += [
-                Figure("writes", f"{kind}, {id_type} _id, at {small:,} documents (CPU)", at_small, "ms"),
-                Figure("writes", f"{kind}, {id_type} _id, at {large:,} documents (CPU)", at_large, "ms"),
-                Figure("writes", f"{kind}, {id_type} _id: at {large:,} / at {small:,}", at_large / at_small, "x", 2.0),
+                Figure("writes", f"{label}, at {small:,} documents (CPU)", at_small, "ms"),
+                Figure("writes", f"{label}, at {large:,} documents (CPU)", at_large, "ms"),
+                Figure("writes", f"{label}: at {large:,} / at {small:,}", at_large / at_small, "x", 2.0),
             ]
     return figures
 
