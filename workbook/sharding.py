@@ -323,14 +323,19 @@ def compare_keys(
     shards: int = 2,
     burst: Sequence[Mapping[str, Any]] = (),
     grown_by: Sequence[Mapping[str, Any]] = (),
+    progress: bool = True,
 ) -> pd.DataFrame:
     """One row per candidate key: document spread, the largest unsplittable group, shards each query visits.
 
     With ``burst`` (new documents), also the share of them the busiest shard would receive; with
-    ``grown_by``, the placement of the collection grown by those documents (see :func:`place`).
+    ``grown_by``, the placement of the collection grown by those documents (see :func:`place`). Each
+    key reads the whole collection (over two seconds for the follows at ``small``): a bar shows the keys
+    placed so far, always (one that showed only past a delay would come and go between two runs).
     """
+    from workbook.waiting import wait_bar
+
     rows = []
-    for key in keys:
+    for key in wait_bar(list(keys), desc="place the documents under each key", unit="key", progress=progress, delay=0):
         placement = place(collection, key, shards=shards, grown_by=grown_by)
         row: dict[str, Any] = {
             "shard key": placement.key.label,
