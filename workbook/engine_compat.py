@@ -18,6 +18,7 @@ import functools
 import importlib
 import inspect
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from bson import Int64, ObjectId
@@ -729,8 +730,8 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName("mongoeco.wire._framing", "op_msg_flags", "a large request decoded off the loop: its reply policy"),
     PrivateName(_PROXY, "AsyncMongoEcoProxyServer._dispatch_wire_request", "decode a large request off the loop"),
     PrivateName(_PROXY, "AsyncMongoEcoProxyServer._decode_wire_context", "use the body decoded off the loop"),
-    PrivateName(_STORAGE, "MemoryCollection.__setitem__", "keep a collection's numeric _id count current"),
-    PrivateName(_STORAGE, "MemoryCollection.__delitem__", "keep a collection's numeric _id count current"),
+    PrivateName(_STORAGE, "MemoryCollection.__setitem__", "keep numeric _id counts and unique keys current"),
+    PrivateName(_STORAGE, "MemoryCollection.__delitem__", "keep numeric _id counts and unique keys current"),
     PrivateName(_STORAGE, "MemoryCollection.copy", "a transaction's copy carries its unique keys (offline_unique)"),
     PrivateName(
         "mongoeco.engines.virtual_indexes",
@@ -1239,6 +1240,56 @@ def bound_delete_operation(collection: Any, filter_spec: Any, comment: Any, sess
         planning_mode=collection._planning_mode,
     )
     return _bind_execution_context(operation, collection, session=session, change_operation_type="delete")
+
+
+Follower = Callable[[Any, Any, Any, Any, Any, Any], None]
+"""``follower(state, before, after, key, old, new)``: one stored document's change, for state a collection carries."""
+
+_FOLLOWERS: dict[str, Follower] = {}
+
+
+def follow_collection_changes(attribute: str, follower: Follower) -> None:
+    """Call ``follower`` after every set and delete of a stored collection (mongoeco's ``MemoryCollection``)
+    that carries state under ``attribute``, with that state, the collection's roots (``_values``) before
+    and after, the storage key, its old value (None if new) and its new one (None for a delete).
+
+    The workbench's per-collection indexes (:mod:`workbook.offline_ids`, :mod:`workbook.offline_unique`)
+    keep themselves current this way; a collection carrying none pays one dict check per write.
+    """
+    if not _FOLLOWERS:
+        collection_class: Any = memory_collection_class()
+        original_set, original_delete = collection_class.__setitem__, collection_class.__delitem__
+        attributes = _FOLLOWERS.keys()
+
+        def notify(held: dict[str, Any], before: Any, after: Any, key: Any, old: Any, value: Any) -> None:
+            for name, follow in list(_FOLLOWERS.items()):
+                state = held.get(name)
+                if state is not None:
+                    follow(state, before, after, key, old, value)
+
+        def __setitem__(self: Any, key: Any, value: Any) -> None:
+            held = self.__dict__
+            if held.keys().isdisjoint(attributes):  # no state carried: the write alone
+                original_set(self, key, value)
+                return
+            before = self._values
+            old = before.get(key)
+            original_set(self, key, value)
+            notify(held, before, self._values, key, old, value)
+
+        def __delitem__(self: Any, key: Any) -> None:
+            held = self.__dict__
+            if held.keys().isdisjoint(attributes):
+                original_delete(self, key)
+                return
+            before = self._values
+            old = before.get(key)
+            original_delete(self, key)
+            notify(held, before, self._values, key, old, None)
+
+        collection_class.__setitem__ = __setitem__
+        collection_class.__delitem__ = __delitem__
+    _FOLLOWERS[attribute] = follower
 
 
 def wire_message_flags(payload: bytes) -> int:

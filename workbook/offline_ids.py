@@ -167,49 +167,20 @@ def _tag(stored: dict[str, Any]) -> Any:
     return tagged.get("type") if len(stored) == 1 and type(tagged) is dict else None
 
 
-_TRACKING_INSTALLED = False
+def _follow(ids: NumericIds, before: Any, after: Any, key: Any, old: Any, new: Any) -> None:
+    """Apply one stored document's change to ``ids`` if it was current before it (then it stays current)."""
+    if ids.root is before:
+        if old is not None:
+            ids.discard(old)
+        if new is not None:
+            ids.add(new)
+        ids.root = after
 
 
 def install_tracking() -> None:
     """Keep each collection's :class:`NumericIds` current through its own set and delete (idempotent)."""
-    global _TRACKING_INSTALLED
-    if _TRACKING_INSTALLED:
-        return
-    collection_class: Any = engine_compat.memory_collection_class()
-    original_set = collection_class.__setitem__
-    original_delete = collection_class.__delitem__
-
-    def __setitem__(self: Any, key: Any, value: Any) -> None:
-        ids = self.__dict__.get(ATTRIBUTE)
-        if ids is None:
-            original_set(self, key, value)
-            return
-        before = self._values
-        old = before.get(key)
-        original_set(self, key, value)
-        if ids.root is before:  # it was current: it stays current
-            if old is not None:
-                ids.discard(old)
-            ids.add(value)
-            ids.root = self._values
-
-    def __delitem__(self: Any, key: Any) -> None:
-        ids = self.__dict__.get(ATTRIBUTE)
-        if ids is None:
-            original_delete(self, key)
-            return
-        before = self._values
-        old = before.get(key)
-        original_delete(self, key)
-        if ids.root is before:
-            if old is not None:
-                ids.discard(old)
-            ids.root = self._values
-
-    collection_class.__setitem__ = __setitem__
-    collection_class.__delitem__ = __delitem__
+    engine_compat.follow_collection_changes(ATTRIBUTE, _follow)
     engine_compat.skip_numeric_id_scans_when(checked)
-    _TRACKING_INSTALLED = True
 
 
 class NumericIdsByCount:

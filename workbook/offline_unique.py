@@ -12,11 +12,11 @@ keys its documents hold (:class:`UniqueKeys`: key -> the storage keys holding it
 maps). It is kept the way :mod:`workbook.offline_ids` keeps its numeric ``_id`` counts:
 
 - built with one pass over the collection on first use;
-- kept current by the collection's own ``__setitem__`` / ``__delitem__`` (wrapped by
-  :func:`install_key_tracking`) only while the collection's root (``_values``, replaced by every
-  change) is the one it last saw; a change it did not see (a rollback restoring old roots, a
-  snapshot or bulk load installing new ones) leaves the roots different, and the next use rebuilds
-  it. Nothing can be stale, only rebuilt;
+- kept current by the collection's own ``__setitem__`` / ``__delitem__`` (followed through
+  :func:`workbook.engine_compat.follow_collection_changes`) only while the collection's root
+  (``_values``, replaced by every change) is the one it last saw; a change it did not see (a
+  rollback restoring old roots, a snapshot or bulk load installing new ones) leaves the roots
+  different, and the next use rebuilds it. Nothing can be stale, only rebuilt;
 - carried by the collection's copies (a transaction's snapshot), which share its persistent maps.
 
 :class:`UniqueKeysByIndex` (an engine mixin) uses it as a filter in front of mongoeco's check: an
@@ -175,36 +175,16 @@ def _keys_function(engine: Any, index: Any) -> Callable[[Any], frozenset[Any]]:
     return keys_of
 
 
-_TRACKING_INSTALLED = False
+_COPY_INSTALLED: list[bool] = []
 
 
 def install_key_tracking() -> None:
     """Keep each collection's :class:`UniqueKeys` current through its own set, delete and copy (idempotent)."""
-    global _TRACKING_INSTALLED
-    if _TRACKING_INSTALLED:
+    engine_compat.follow_collection_changes(KEYS_ATTRIBUTE, _follow)
+    if _COPY_INSTALLED:
         return
     collection_class: Any = engine_compat.memory_collection_class()
-    original_set = collection_class.__setitem__
-    original_delete = collection_class.__delitem__
     original_copy = collection_class.copy
-
-    def __setitem__(self: Any, key: Any, value: Any) -> None:
-        trackers = self.__dict__.get(KEYS_ATTRIBUTE)
-        if not trackers:
-            original_set(self, key, value)
-            return
-        before = self._values
-        original_set(self, key, value)
-        _follow(trackers, before, self._values, key, value)
-
-    def __delitem__(self: Any, key: Any) -> None:
-        trackers = self.__dict__.get(KEYS_ATTRIBUTE)
-        if not trackers:
-            original_delete(self, key)
-            return
-        before = self._values
-        original_delete(self, key)
-        _follow(trackers, before, self._values, key, None)
 
     def copy(self: Any) -> Any:
         twin = original_copy(self)
@@ -213,13 +193,11 @@ def install_key_tracking() -> None:
             twin.__dict__[KEYS_ATTRIBUTE] = {key: tracker.copy() for key, tracker in trackers.items()}
         return twin
 
-    collection_class.__setitem__ = __setitem__
-    collection_class.__delitem__ = __delitem__
     collection_class.copy = copy
-    _TRACKING_INSTALLED = True
+    _COPY_INSTALLED.append(True)
 
 
-def _follow(trackers: dict[Signature, UniqueKeys], before: Any, after: Any, member: Any, value: Any) -> None:
+def _follow(trackers: dict[Signature, UniqueKeys], before: Any, after: Any, member: Any, old: Any, value: Any) -> None:
     """Apply one stored document's change to the trackers that were current before it."""
     for tracker in trackers.values():
         if tracker.root is not before:
