@@ -857,9 +857,10 @@ _object_id_types: tuple[type, type] = (ObjectId, ObjectId)
 """pymongo's ObjectId and mongoeco's (set on first use of the engine: :func:`install_object_id_types`)."""
 
 
-def object_id_types() -> tuple[type, type]:
-    """pymongo's ObjectId and mongoeco's (both pymongo's before the engine first starts)."""
-    return _object_id_types
+def wire_scalars() -> frozenset[type]:
+    """The value types pymongo's ``bson`` encodes as the wire sends them, as they are (:func:`sent_as_is`'s
+    scalars: str, int, float, bool, None, datetime, Int64 and ObjectIds of both kinds)."""
+    return _WIRE_SCALARS | frozenset(_object_id_types)
 
 
 def install_object_id_types() -> None:

@@ -180,7 +180,7 @@ WIRE_ENCODE_ORIGINAL: list[Any] = []
 """mongoeco's own ``encode_wire_value``, once replaced."""
 
 
-def fast_wire_encode(original: Any, object_id_types: tuple[type, ...]) -> Any:
+def fast_wire_encode(original: Any, plain: frozenset[type]) -> Any:
     """A one-walk equivalent of mongoeco's ``encode_wire_value`` (the engine's values -> what pymongo's
     ``bson`` encodes into a reply), giving the same bytes.
 
@@ -191,11 +191,9 @@ def fast_wire_encode(original: Any, object_id_types: tuple[type, ...]) -> Any:
     either kind: pymongo's ``bson`` encodes mongoeco's, a subclass, as its own) is returned as it
     is, and a dict or list whose values all are is returned itself, uncopied; any other value (SON,
     mongoeco's Int64, Decimal128, Binary, Regex, Code, DBRef...) goes to ``original``.
-    tests/test_offline_codec.py compares the bytes with mongoeco's on every BSON type.
+    ``plain``: those types (:func:`workbook.engine_compat.wire_scalars`). tests/test_offline_codec.py
+    compares the bytes with mongoeco's on every BSON type.
     """
-    from bson import Int64
-
-    plain = frozenset({str, int, float, bool, type(None), datetime.datetime, Int64, *object_id_types})
 
     def encode(value: Any) -> Any:
         kind = type(value)
@@ -234,7 +232,7 @@ def install_fast_wire_encode() -> None:
         return
     bridge, *senders = engine_compat.wire_encoders()
     WIRE_ENCODE_ORIGINAL.append(bridge.encode_wire_value)
-    encode = fast_wire_encode(bridge.encode_wire_value, (engine_compat.engine_object_id(), ObjectId))
+    encode = fast_wire_encode(bridge.encode_wire_value, engine_compat.wire_scalars())
     for module in senders:
         module.encode_wire_value = encode
 
@@ -243,7 +241,7 @@ PUBLIC_ORIGINAL: list[Any] = []
 """mongoeco's own ``DocumentCodec.to_public``, once replaced."""
 
 
-def fast_to_public(original: Any, object_id_types: tuple[type, ...]) -> Any:
+def fast_to_public(original: Any, scalars: frozenset[type]) -> Any:
     """An equivalent of mongoeco's ``DocumentCodec.to_public`` (the engine's internal form -> the public
     one every find and aggregate replies with) that answers a plain document in one walk.
 
@@ -253,11 +251,8 @@ def fast_to_public(original: Any, object_id_types: tuple[type, ...]) -> Any:
     and ObjectIds is one it returns as itself, uncopied: so does this, after one walk of type checks.
     Anything else goes to ``original`` whole (its rules for internal documents, numeric wrappers,
     Binary, DBRef, Code and SON depend on where they sit). tests/test_offline_codec.py compares the
-    two on every value type.
+    two on every value type. ``scalars``: the plain value types (the wire's, and bytes).
     """
-    from bson import Int64
-
-    scalars = frozenset({str, int, float, bool, type(None), datetime.datetime, bytes, Int64, *object_id_types})
 
     def plain(value: Any) -> bool:
         kind = type(value)
@@ -285,4 +280,5 @@ def install_fast_to_public() -> None:
         return
     codec = engine_compat.document_codec()
     PUBLIC_ORIGINAL.append(codec.to_public)
-    codec.to_public = staticmethod(fast_to_public(codec.to_public, (engine_compat.engine_object_id(), ObjectId)))
+    scalars = engine_compat.wire_scalars() | {bytes}
+    codec.to_public = staticmethod(fast_to_public(codec.to_public, scalars))

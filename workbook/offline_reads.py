@@ -47,15 +47,19 @@ TRANSACTION_FIELDS = ("txnNumber", "autocommit", "startTransaction")
 _FIND_ONLY = ("filter", "projection", "sort", "limit", "skip", "hint", "collation")
 
 
-def model_answers(body: Mapping[str, Any]) -> bool:
-    """Whether a ``find`` command is one the model may execute (it may still refuse its filter)."""
+def _plain_find(body: Mapping[str, Any]) -> bool:
+    """Whether a ``find`` names a collection (not a system one), outside a transaction, with no option
+    only the engine executes: the finds the model or the stored documents may answer."""
     if not isinstance(body.get("find"), str) or body["find"].startswith("system."):
         return False  # system.profile and friends are the engine's virtual collections
     if any(body.get(name) is not None for name in TRANSACTION_FIELDS):
         return False
-    if _whole_collection(body.get("filter"), body.get("sort"), body.get("hint")):
-        return False
     return not any(body.get(name) not in (None, False) for name in ENGINE_OPTIONS)
+
+
+def model_answers(body: Mapping[str, Any]) -> bool:
+    """Whether a ``find`` command is one the model may execute (it may still refuse its filter)."""
+    return _plain_find(body) and not _whole_collection(body.get("filter"), body.get("sort"), body.get("hint"))
 
 
 def _whole_collection(filter_: Any, sort: Any, hint: Any) -> bool:
@@ -73,9 +77,7 @@ def reads_stored(body: Mapping[str, Any]) -> bool:
     a limit that are plain integers (a negative skip is the engine's error), no ``$meta``
     projection, no option only the engine executes, not in a transaction, not a system collection.
     Everything else keeps its path, so malformed commands get the engine's own errors."""
-    if not isinstance(body.get("find"), str) or body["find"].startswith("system."):
-        return False
-    if any(body.get(name) is not None for name in TRANSACTION_FIELDS):
+    if not _plain_find(body):
         return False
     for name in ("filter", "sort", "hint"):
         if body.get(name) is not None and not (isinstance(body[name], Mapping) and not body[name]):
@@ -84,9 +86,7 @@ def reads_stored(body: Mapping[str, Any]) -> bool:
         if body.get(name) is not None and (type(body[name]) is not int or (name == "skip" and body[name] < 0)):
             return False
     projection = body.get("projection")
-    if projection is not None and (not isinstance(projection, Mapping) or "$meta" in repr(projection)):
-        return False
-    return not any(body.get(name) not in (None, False) for name in ENGINE_OPTIONS)
+    return projection is None or (isinstance(projection, Mapping) and "$meta" not in repr(projection))
 
 
 def _in_transaction(session: Any) -> bool:
@@ -196,9 +196,10 @@ class ReadLayer:
         raw = context.raw_body if isinstance(context.raw_body, Mapping) else {}
         if _in_transaction(getattr(context, "session", None)):
             return None
-        if reads_stored({**raw, **body}):
+        sent = {**raw, **body}
+        if reads_stored(sent):
             return await self._stored(body, raw, context, cursors)
-        if not model_answers({**raw, **body}):
+        if not model_answers(sent):
             return None
         database, name = str(context.db_name), str(body["find"])
         namespace = f"{database}.{name}"
@@ -254,7 +255,7 @@ class ReadLayer:
             project = engine_compat.projection_executor(body["projection"], None)  # the engine's forms, as sent
             documents = [project(document) for document in documents]
         self._profile(database, name, body, time.perf_counter_ns() - started)
-        return self._reply(body, raw, f"{database}.{name}", list(documents), context, cursors)
+        return self._reply(body, raw, f"{database}.{name}", documents, context, cursors)
 
     def _reply(
         self,

@@ -152,7 +152,7 @@ def _keys_function(engine: Any, index: Any) -> Callable[[Any], frozenset[Any]]:
     equality = engine_compat.bson_equality_key
     whole = not index.get("sparse") and index.get("partial_filter_expression") is None
     direct = whole and not any("." in field for field in fields)
-    scalars = frozenset({str, int, float, bool, type(None), *engine_compat.object_id_types()})
+    scalars = engine_compat.wire_scalars()
     missing = equality(None)
 
     def keys_of(data: Any) -> frozenset[Any]:

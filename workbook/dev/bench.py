@@ -694,16 +694,14 @@ def bench_write_costs(full: bool, writes: int = 21, sizes: tuple[int, int] = (1_
                     _one_write(db[f"c{size}"], kind, make_id, size, step)
                     times[size].append(time.process_time() - started)
             for size in (small, large):
-                costs[(kind, id_type + " _id" + indexed, size)] = statistics.median(times[size]) * 1000
+                costs[(kind, f"{id_type} _id{indexed}", size)] = statistics.median(times[size]) * 1000
     db.client.drop_database(db.name)
     figures: list[Figure] = []
     for kind in WRITE_KINDS:
         for id_type, indexed in runs:
-            label = f"{kind}, {id_type} _id{indexed}"
-            at_small, at_large = (
-                costs[(kind, id_type + " _id" + indexed, small)],
-                costs[(kind, id_type + " _id" + indexed, large)],
-            )
+            run = f"{id_type} _id{indexed}"
+            label = f"{kind}, {run}"
+            at_small, at_large = costs[(kind, run, small)], costs[(kind, run, large)]
             figures += [
                 Figure("writes", f"{label}, at {small:,} documents (CPU)", at_small, "ms"),
                 Figure("writes", f"{label}, at {large:,} documents (CPU)", at_large, "ms"),
