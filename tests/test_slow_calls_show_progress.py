@@ -83,3 +83,17 @@ def test_the_doctor_shows_its_checks_when_slow_and_nothing_when_quick(shown, mon
         assert [f.kind for f in slow.findings] == [f.kind for f in quick.findings]  # the same report
     finally:
         loaded.db.client.drop_database(loaded.db.name)
+
+
+def test_adding_a_normalised_field_shows_a_bar_when_slow_and_nothing_when_quick(shown, monkeypatch, db) -> None:
+    from workbook.lessons import search
+
+    names = ["Ann Lee", "Bob Stone", "Cleo Park", "Dan Ray", "Eve Moss", "Finn Gray", "Gus Hale", "Hal Roe"]
+    db.people.insert_many([{"_id": i, "name": name} for i, name in enumerate(names)])
+    quick = search.add_normalised_field(db.people, "name")
+    assert shown.getvalue() == ""
+    monkeypatch.setattr(search, "bson_size", slowed(search.bson_size, 0.15))  # each document measured slowly
+    slow = search.add_normalised_field(db.people, "name")  # the copy is there already: nothing added
+    assert "add nameLower to every document: 00:0" in shown.getvalue()
+    assert quick > 0 and slow == 0
+    assert db.people.count_documents({"nameLower": "ann lee"}) == 1

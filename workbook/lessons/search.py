@@ -16,6 +16,7 @@ from pymongo.collection import Collection
 
 from workbook.errors import ArgumentTypeError, WorkbookError
 from workbook.facts import bson_size
+from workbook.waiting import busy
 
 CASE_INSENSITIVE = {"locale": "en", "strength": 2}
 """A collation that compares letters without their case (strength 2: base letters and accents)."""
@@ -41,17 +42,19 @@ def normalised_name(field: str) -> str:
     return f"{field}Lower"
 
 
-def add_normalised_field(collection: Collection, field: str) -> int:
+def add_normalised_field(collection: Collection, field: str, *, progress: bool = True) -> int:
     """Store a lower-case copy of ``field`` in every document and index it; returns the bytes added.
 
     The application must write the copy on every insert and on every change of ``field`` too
-    (here, one pipeline update sets it for the documents already there).
+    (here, one pipeline update sets it for the documents already there). It rewrites every document
+    (about 2 s for the 5,000 customers at ``small`` on the offline default), so a bar shows the wait.
     """
     lower = normalised_name(field)
-    before = sum(bson_size(d) for d in collection.find())
-    collection.update_many({field: {"$type": "string"}}, [{"$set": {lower: {"$toLower": f"${field}"}}}])
-    collection.create_index([(lower, 1)], name=lower)
-    return sum(bson_size(d) for d in collection.find()) - before
+    with busy(f"add {lower} to every document", progress=progress):
+        before = sum(bson_size(d) for d in collection.find())
+        collection.update_many({field: {"$type": "string"}}, [{"$set": {lower: {"$toLower": f"${field}"}}}])
+        collection.create_index([(lower, 1)], name=lower)
+        return sum(bson_size(d) for d in collection.find()) - before
 
 
 def add_collation_index(collection: Collection, field: str, collation: Mapping[str, Any] = CASE_INSENSITIVE) -> str:
