@@ -20,6 +20,53 @@ def test_depth_error_only_past_one_hundred_levels():
     assert code == 15 and message == "cannot insert document because it exceeds 100 levels of nesting"
 
 
+def smallest_nested(levels: int) -> dict:
+    document: dict = {}
+    for _ in range(levels - 1):
+        document = {"": document}
+    return document
+
+
+def test_the_smallest_document_too_deep_has_the_bytes_below_which_no_depth_is_walked(monkeypatch):
+    import bson
+
+    too_deep = smallest_nested(101)
+    assert len(bson.encode(too_deep)) == offline_limits.SHALLOW_BELOW_BYTES == 705
+    assert offline_limits.depth_error(too_deep, 705)[0] == 15  # at the bound: walked, and refused
+    assert offline_limits.depth_error(smallest_nested(100), 698) is None
+
+    def no_walk(document):
+        raise AssertionError("walked a document too small to be too deep")
+
+    monkeypatch.setattr(offline_limits, "document_depth", no_walk)
+    assert offline_limits.depth_error({"a": [{"b": 1}]}, 704) is None
+
+
+def test_an_insert_walks_the_depth_of_big_documents_only_and_refuses_the_smallest_too_deep(db, monkeypatch):
+    from pymongo.errors import OperationFailure
+
+    from workbook import offline_engine
+    from workbook.engine_reads import is_offline
+
+    if not is_offline(db):
+        pytest.skip("the offline default's own check")
+    walked = []
+    depth = offline_limits.document_depth
+    monkeypatch.setattr(offline_limits, "document_depth", lambda document: walked.append(1) or depth(document))
+    db.deep.insert_one({"_id": 1, "a": {"b": [1, 2]}})
+    assert walked == []  # 39 bytes: no walk
+    db.deep.insert_one({"_id": 2, "pad": "x" * 800})
+    assert walked == [1]  # over 705 bytes: walked, and shallow
+    with pytest.raises(OperationFailure) as refused:
+        db.deep.insert_one({"_id": 3, **smallest_nested(101)})  # 714 bytes, 101 levels
+    assert refused.value.code == 15
+    monkeypatch.setattr(offline_engine, "engine_bson_size", lambda document: (_ for _ in ()).throw(RecursionError()))
+    with pytest.raises(OperationFailure) as unsized:  # too deep for the encoder: the depth error still answers
+        db.deep.insert_one({"_id": 4, **smallest_nested(101)})
+    assert unsized.value.code == 15
+    assert sorted(d["_id"] for d in db.deep.find()) == [1, 2]
+
+
 def test_new_index_error_counts_id_and_ignores_an_existing_index():
     existing = [[("_id", 1)]] + [[(f"f{n}", 1)] for n in range(62)]
     assert offline_limits.new_index_error("d.c", [("g", 1)], existing) is None  # the 64th index fits

@@ -193,9 +193,12 @@ class WorkbenchEngine(IndexDefinitions, *_fast_writes, _change_log, _memory_engi
         return None
 
     def _encode_storage_document(self, document: Any) -> Any:
-        _check_depth(document)  # workbook.offline_limits: nesting depth 100
-        size = engine_bson_size(document)
-        if size > MAX_BSON_SIZE:
+        try:
+            size = engine_bson_size(document)
+        except RecursionError:  # nested far deeper than 100 levels: the depth error below says so
+            size = None
+        _check_depth(document, size)  # workbook.offline_limits: nesting depth 100
+        if size is not None and size > MAX_BSON_SIZE:
             # Raised inside the engine's rollback scope: the stored document and its index
             # entries stay as they were, as on MongoDB.
             if _write_kind.get() == "update":
@@ -212,9 +215,9 @@ class WorkbenchEngine(IndexDefinitions, *_fast_writes, _change_log, _memory_engi
         return super()._encode_storage_document(document)
 
 
-def _check_depth(document: Any) -> None:
+def _check_depth(document: Any, size: int | None = None) -> None:
     """Raise MongoDB's error for a document nested deeper than 100 levels (mongoeco accepts it)."""
-    error = depth_error(document)
+    error = depth_error(document, size)
     if error is not None:
         raise WriteError(error[1], code=error[0])
 

@@ -74,8 +74,22 @@ _LEAVES = frozenset({str, int, float, bool, type(None), bytes})
 """Types that are never a level of nesting: most values of a document, skipped without an ABC check."""
 
 
-def depth_error(document: Mapping[str, Any]) -> tuple[int, str] | None:
-    """MongoDB's (code, message) for a document nested deeper than 100 levels, else None."""
+SHALLOW_BELOW_BYTES = 5 + 7 * MAX_NESTING_DEPTH
+"""The fewest BSON bytes of a document nested deeper than 100 levels (705): 5 for the document itself
+(its length and terminator) and 7 for each level below it (the element's type byte, an empty name's
+NUL, the inner document's length and terminator). A smaller document cannot be too deep, so its
+depth is not walked: every document of the course's datasets at ``small`` is under it (the largest,
+an order, is 666 bytes)."""
+
+
+def depth_error(document: Mapping[str, Any], size: int | None = None) -> tuple[int, str] | None:
+    """MongoDB's (code, message) for a document nested deeper than 100 levels, else None.
+
+    ``size``, the document's BSON bytes when known: under :data:`SHALLOW_BELOW_BYTES`, the answer is None
+    without a walk.
+    """
+    if size is not None and size < SHALLOW_BELOW_BYTES:
+        return None
     if document_depth(document) > MAX_NESTING_DEPTH:
         return OVERFLOW, f"cannot insert document because it exceeds {MAX_NESTING_DEPTH} levels of nesting"
     return None
