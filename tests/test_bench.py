@@ -212,3 +212,25 @@ def test_the_engine_start_is_timed_to_serving_not_to_the_childs_exit(monkeypatch
     assert figure.name.endswith("(python start to serving)") and figure.at_most == 1.5
     assert 0 < figure.value < 3  # the exit's 3 s are not in it
     assert figure.note == "RFC 3987 grammar not imported"
+
+
+def test_the_update_many_rows_time_real_updates_and_hold_linearity_to_two_x():
+    import workbook
+
+    db = workbook.connect(database="bench_update_rows", quiet=True)
+    fills = []
+
+    def fill(size: int) -> None:
+        fills.append(size)
+        db.client.drop_database(db.name)
+        db.big.insert_many([{"_id": i} for i in range(size)])
+
+    try:
+        throughput, ratio = bench._update_many(db, fill, 300)
+        assert fills == [30, 300]
+        assert db.big.count_documents({"touched": True}) == 300  # the last fill, every document updated
+        assert throughput.name == "update_many({}) of 300 over the wire" and throughput.unit == "doc/s"
+        assert throughput.value > 0 and throughput.goal == ""
+        assert ratio.name == "  its cost per document: of 300 / of 30" and ratio.value > 0 and ratio.goal == "<= 2 x"
+    finally:
+        db.client.drop_database(db.name)
