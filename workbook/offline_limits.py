@@ -78,8 +78,8 @@ SHALLOW_BELOW_BYTES = 5 + 7 * MAX_NESTING_DEPTH
 """The fewest BSON bytes of a document nested deeper than 100 levels (705): 5 for the document itself
 (its length and terminator) and 7 for each level below it (the element's type byte, an empty name's
 NUL, the inner document's length and terminator). A smaller document cannot be too deep, so its
-depth is not walked: every document of the course's datasets at ``small`` is under it (the largest,
-an order, is 666 bytes)."""
+depth is not walked: every document the generators make at ``small`` is under it (the largest, an
+order, is 666 bytes); a bigger one (an embedded shape's product with its reviews) is walked."""
 
 
 def depth_error(document: Mapping[str, Any], size: int | None = None) -> tuple[int, str] | None:
