@@ -556,6 +556,46 @@ def test_a_restored_load_holds_each_distinct_string_once(cache: Path) -> None:
         db.client.drop_database(db.name)
 
 
+def test_a_restored_embedded_shape_holds_each_field_name_and_nested_string_once(cache: Path) -> None:
+    """The sharing reaches every depth: an embedded product's parts repeat field names and values (a part's
+    name in every product that uses it); after a restore each is one object, the documents unchanged."""
+    from workbook.engine_reads import public_records
+
+    db = _db("e")
+    try:
+        loaded = workbook.load("parts", "embedded", db, scale="tiny", progress=False)
+        snapshot.flush()
+        before = {each.collection: list(db[each.collection].find()) for each in loaded.report.collections}
+        snapshot.forget()
+        db.client.drop_database(db.name)
+        workbook.load("parts", "embedded", db, scale="tiny", progress=False)  # from the file
+        assert {name: list(db[name].find()) for name in before} == before
+        engine = offline_server().engine
+        objects: dict[str, set[int]] = {}
+        nested = 0
+
+        def walk(value: object, depth: int) -> None:
+            nonlocal nested
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    objects.setdefault(key, set()).add(id(key))
+                    walk(item, depth + 1)
+            elif isinstance(value, list):
+                for item in value:
+                    walk(item, depth)
+            elif isinstance(value, str):
+                objects.setdefault(value, set()).add(id(value))
+                nested += depth > 1
+
+        for name in before:
+            for document in public_records(engine, db.name, name)[0]:
+                walk(document, 0)
+        assert nested > 0, "the shape has strings inside embedded documents"
+        assert all(len(ids) == 1 for ids in objects.values()), [k for k, ids in objects.items() if len(ids) > 1][:5]
+    finally:
+        db.client.drop_database(db.name)
+
+
 def test_a_restore_encodes_a_payload_only_when_the_engine_reads_it(cache: Path) -> None:
     """A restored document's stored form is made from the document on the engine's first read of it
     (engine_compat.lazy_stored_class), not for every document at restore time; the engine's own

@@ -30,7 +30,7 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -655,12 +655,15 @@ _STRING_COLUMNS = ("t", "i", "f", "ids")
 
 
 def _share_strings(rows: list[dict[str, Any]]) -> None:
-    """One object per distinct string across a file's columns and its documents' top-level values.
+    """One object per distinct string across a file's columns and its documents' field names and values.
 
     BSON decodes every occurrence as a new string: the type tag of each index key part, an ``_id``
-    once in the storage keys, once per index and once in the documents, a user id once per follow.
-    Held, they were a third of a restored followers/referenced (50,000 documents); equal strings
-    are interchangeable, so each is kept once (in place: the columns' lists, the documents' values).
+    once in the storage keys, once per index and once in the documents, a user id once per follow,
+    every field name of every document, an embedded part's name in every product that uses it.
+    Held, they were a third of a restored followers/referenced (50,000 documents) and over half of
+    the decoded parts/embedded (178 MiB decoded, 79 MiB shared); equal strings are interchangeable,
+    so each is kept once (the columns' lists in place; the documents rebuilt, in the same order, at
+    every depth). The walk costs about 0.3 s for parts/embedded at ``small`` (1.4 million field names).
     """
     shared: dict[str, str] = {}
     share = shared.setdefault
@@ -669,11 +672,38 @@ def _share_strings(rows: list[dict[str, Any]]) -> None:
             values = row.get(column)
             if type(values) is list:
                 row[column] = [share(value, value) if type(value) is str else value for value in values]
-        for document in row.get("p", ()):
-            if type(document) is dict:
-                for key, value in document.items():
-                    if type(value) is str:
-                        document[key] = share(value, value)
+        documents = row.get("p")
+        if type(documents) is list:
+            row["p"] = _shared_list(documents, share)
+
+
+def _shared_document(document: dict[str, Any], share: Callable[[str, str], str]) -> dict[str, Any]:
+    """``document`` rebuilt (same order) with its keys and string values, at every depth, taken from ``share``."""
+    out = {}
+    for key, value in document.items():
+        kind = type(value)
+        if kind is str:
+            value = share(value, value)
+        elif kind is dict:
+            value = _shared_document(value, share)
+        elif kind is list:
+            value = _shared_list(value, share)
+        out[share(key, key)] = value
+    return out
+
+
+def _shared_list(values: list[Any], share: Callable[[str, str], str]) -> list[Any]:
+    out = []
+    for value in values:
+        kind = type(value)
+        if kind is str:
+            value = share(value, value)
+        elif kind is dict:
+            value = _shared_document(value, share)
+        elif kind is list:
+            value = _shared_list(value, share)
+        out.append(value)
+    return out
 
 
 def _buckets(
