@@ -368,7 +368,9 @@ class PendingIndex:
         with self.lock:
             if self.tables is None:
                 assert self.buckets is not None
-                self.tables, self.buckets = _index_tables(_made(self.buckets)), None  # not needed again
+                # half a million acyclic nodes and maps that all stay: no collections meanwhile (gc_pause)
+                with gc_pause.paused():
+                    self.tables, self.buckets = _index_tables(_made(self.buckets)), None  # not needed again
             return self.tables
 
     def untouched(self, index: Any) -> bool:
