@@ -679,33 +679,30 @@ def _share_strings(rows: list[dict[str, Any]]) -> None:
             row["p"] = _shared_list(documents, share)
 
 
+_CONTAINERS = (dict, list)
+
+
 def _shared_document(document: dict[str, Any], share: Callable[[str, str], str]) -> dict[str, Any]:
     """``document`` rebuilt (same order) with its keys and string values, at every depth, taken from ``share``."""
-    out = {}
-    for key, value in document.items():
-        kind = type(value)
-        if kind is str:
-            value = share(value, value)
-        elif kind is dict:
-            value = _shared_document(value, share)
-        elif kind is list:
-            value = _shared_list(value, share)
-        out[share(key, key)] = value
-    return out
+    return {
+        share(key, key): share(value, value)
+        if type(value) is str
+        else (_shared_container(value, share) if type(value) in _CONTAINERS else value)
+        for key, value in document.items()
+    }
 
 
 def _shared_list(values: list[Any], share: Callable[[str, str], str]) -> list[Any]:
-    out = []
-    for value in values:
-        kind = type(value)
-        if kind is str:
-            value = share(value, value)
-        elif kind is dict:
-            value = _shared_document(value, share)
-        elif kind is list:
-            value = _shared_list(value, share)
-        out.append(value)
-    return out
+    return [
+        share(value, value)
+        if type(value) is str
+        else (_shared_container(value, share) if type(value) in _CONTAINERS else value)
+        for value in values
+    ]
+
+
+def _shared_container(value: Any, share: Callable[[str, str], str]) -> Any:
+    return _shared_document(value, share) if type(value) is dict else _shared_list(value, share)
 
 
 def _buckets(
