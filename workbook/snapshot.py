@@ -680,6 +680,8 @@ def _share_strings(rows: list[dict[str, Any]]) -> None:
 
 
 _CONTAINERS = (dict, list)
+"""What the sharing walks into. Both comprehensions below test a value inline (a string, a container, or kept)
+rather than calling one helper per value: a call per value made the parts/embedded walk about 30% slower."""
 
 
 def _shared_document(document: dict[str, Any], share: Callable[[str, str], str]) -> dict[str, Any]:
