@@ -207,7 +207,7 @@ def install_collections(db_name: str, collections: dict[str, dict[str, Any]]) ->
     for name, state in collections.items():
         hook_for(engine).writes.bump(db_name, name)  # straight into the engine: no command for the model caches
         if state.get("sizes") is not None:  # these contents have the sizes measured when they were loaded
-            seed_offline_sizes(db_name, name, installed[name], state["sizes"])
+            seed_offline_sizes(db_name, name, installed[name], state["sizes"], state.get("public"))
 
 
 # --- files: plain lists and dicts, rebuilt into the engine's persistent maps on read ---------------
@@ -503,8 +503,9 @@ def _path(key: str) -> Path:
 HEADER = b"workbook-snapshot bson"
 """A snapshot file's first line: this, the :data:`FORMAT`, and the SHA-256 of the rest."""
 
-_CHUNK = 20_000
-"""Documents, index buckets or ids per BSON document of a snapshot file (columns, so few objects to decode)."""
+_CHUNK = 5_000
+"""Documents, index buckets or ids per BSON document of a snapshot file: columns, so few objects to decode, and
+rows small enough that one row's unshared strings (:func:`_decode`) add little to a restore's peak."""
 
 _SCALARS = frozenset({str, int, float, bool, bytes, datetime, ObjectId, type(None)})
 """Types an engine key holds as a plain value (no nested tuples): stored flat, rebuilt without recursion."""
@@ -656,8 +657,10 @@ _STRING_COLUMNS = ("t", "i", "f", "ids")
 """A file's columns of type tags, storage key values, flat index key parts and measured ids."""
 
 
-def _share_strings(rows: list[dict[str, Any]]) -> None:
-    """One object per distinct string across a file's columns and its documents' field names and values.
+def _share_strings(row: dict[str, Any], share: Callable[[str, str], str]) -> dict[str, Any]:
+    """``row`` (one BSON document of a file) with one object per distinct string, taken from ``share``
+    (``dict.setdefault`` of a table kept across the file's rows), in its columns and its documents' field
+    names and values.
 
     BSON decodes every occurrence as a new string: the type tag of each index key part, an ``_id``
     once in the storage keys, once per index and once in the documents, a user id once per follow,
@@ -667,16 +670,14 @@ def _share_strings(rows: list[dict[str, Any]]) -> None:
     so each is kept once (the columns' lists in place; the documents rebuilt, in the same order, at
     every depth). The walk costs about 0.3 s for parts/embedded at ``small`` (1.4 million field names).
     """
-    shared: dict[str, str] = {}
-    share = shared.setdefault
-    for row in rows:
-        for column in _STRING_COLUMNS:
-            values = row.get(column)
-            if type(values) is list:
-                row[column] = [share(value, value) if type(value) is str else value for value in values]
-        documents = row.get("p")
-        if type(documents) is list:
-            row["p"] = _shared_list(documents, share)
+    for column in _STRING_COLUMNS:
+        values = row.get(column)
+        if type(values) is list:
+            row[column] = [share(value, value) if type(value) is str else value for value in values]
+    documents = row.get("p")
+    if type(documents) is list:
+        row["p"] = _shared_list(documents, share)
+    return row
 
 
 _CONTAINERS = (dict, list)
@@ -739,7 +740,6 @@ def _made(buckets: Any) -> list[tuple[Any, list[tuple[int, Any]]]]:
 def _from_sections(contents: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The plain form back from a table of contents and its documents (the inverse of :func:`_sections`)."""
     plain: dict[str, dict[str, Any]] = {}
-    _share_strings(rows)
     at = 0
     for entry in contents["collections"]:
         storage: list[tuple[Any, Any]] = []
@@ -823,12 +823,18 @@ def _encode(snapshot: Snapshot, plain: dict[str, dict[str, Any]]) -> bytes:
 
 
 def _decode(body: bytes) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """(metadata, plain form) from a file's body: data only, nothing in it is run."""
-    documents = bson.decode_all(body)
-    if not documents:
+    """(metadata, plain form) from a file's body: data only, nothing in it is run.
+
+    The rows are decoded one at a time and each has its strings shared (:func:`_share_strings`) before
+    the next is decoded: decoded all at once, every row's unshared strings were alive together beside
+    their shared copies, the peak of a restore (parts/embedded at ``small``: 178 MiB of decoded rows).
+    """
+    documents = bson.decode_iter(body)
+    meta = next(documents, None)
+    if meta is None:
         raise ValueError("empty snapshot file")
-    meta = documents[0]
-    return meta, _from_sections(meta, documents[1:])
+    shared: dict[str, str] = {}
+    return meta, _from_sections(meta, [_share_strings(row, shared.setdefault) for row in documents])
 
 
 def check_cache_folder(folder: Path) -> None:
