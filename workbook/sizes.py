@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -42,9 +42,16 @@ class _StoredSizes:
     ids: list[Any]
     bytes: np.ndarray
     index_bytes: dict[tuple[str, ...], int]
+    documents: Sequence[Any] | None = None
+    """The documents measured, in natural order (read, never changed): the next version's sizes re-measure only
+    the documents that are not these very objects (:func:`_remeasured`). None: measure the next version whole."""
 
 
 _SIZE_CACHE: dict[tuple[str, str], _StoredSizes] = {}
+
+REMEASURE_SHARE = 8
+"""A new version is measured from the previous one when at most one document in this many changed (or 64,
+whichever is more); more (a middle delete shifts every later document), and it is measured whole."""
 
 
 def _offline_sizes(db: Database, collection: str, indexes: Iterable[Iterable[str]] = ()) -> _StoredSizes | None:
@@ -52,7 +59,8 @@ def _offline_sizes(db: Database, collection: str, indexes: Iterable[Iterable[str
 
     mongoeco keeps a collection as a persistent map: any write replaces its root object, so the
     root identifies a version of the contents exactly and a cached result is reused until then.
-    One pass over the documents measures them and the requested indexes' entries together.
+    One pass over the documents measures them and the requested indexes' entries together; after a
+    few writes, only the documents they replaced are measured again (:func:`_remeasured`).
     """
     found = local_storage(db, collection)
     if found is None:
@@ -64,24 +72,70 @@ def _offline_sizes(db: Database, collection: str, indexes: Iterable[Iterable[str
     cached = _SIZE_CACHE.get((db.name, collection))
     if cached is not None and cached.version is frozen._values and all(k in cached.index_bytes for k in wanted):
         return cached
-    known = cached.index_bytes if cached is not None and cached.version is frozen._values else {}
-    wanted = sorted(set(wanted) | set(known))
-    ids: list[Any] = []
-    measured: list[int] = []
-    entries = dict.fromkeys(wanted, 0)
     # the documents as a find replies with them (same BSON bytes), kept per storage chunk from read to read
     public, records = public_records(engine, db.name, collection)
     documents: list[Any] = public
     if len(records) != len(frozen) or not all(map(operator.is_, records, frozen.values())):
         documents = [engine._borrow_storage_document(stored) for stored in frozen.values()]  # written meanwhile
+    sizes = None
+    if cached is not None and cached.documents is not None and all(k in cached.index_bytes for k in wanted):
+        sizes = _remeasured(cached, frozen._values, documents)
+    if sizes is None:
+        known = cached.index_bytes if cached is not None and cached.version is frozen._values else {}
+        sizes = _measured(frozen._values, documents, sorted(set(wanted) | set(known)))
+    _SIZE_CACHE[(db.name, collection)] = sizes
+    return sizes
+
+
+def _measured(version: object, documents: Sequence[Any], indexes: list[tuple[str, ...]]) -> _StoredSizes:
+    """Every document's BSON size and the entry bytes of ``indexes``, in one pass."""
+    ids: list[Any] = []
+    measured: list[int] = []
+    entries = dict.fromkeys(indexes, 0)
     for document in documents:
         ids.append(document["_id"])
         measured.append(bson_size(document))
-        for fields in wanted:
+        for fields in indexes:
             entries[fields] += _entry_bytes(document, fields)
-    sizes = _StoredSizes(frozen._values, ids, np.asarray(measured, dtype="int64"), entries)
-    _SIZE_CACHE[(db.name, collection)] = sizes
-    return sizes
+    return _StoredSizes(version, ids, np.asarray(measured, dtype="int64"), entries, documents)
+
+
+def _remeasured(previous: _StoredSizes, version: object, documents: Sequence[Any]) -> _StoredSizes | None:
+    """``previous`` brought to ``documents`` (a later version), measuring only the documents that are not the
+    very objects measured at the same place before, and those past either end; None when too many changed.
+
+    The engine never changes a stored document in place (a write stores a new one), and ``previous`` holds
+    the documents it measured, so none of them can be freed and its address reused: an unchanged place is
+    the same object. Index entry bytes are kept as sums: a replaced document's entries are subtracted.
+    """
+    before = previous.documents
+    assert before is not None
+    common = min(len(before), len(documents))
+    same = np.fromiter(map(operator.is_, documents[:common], before[:common]), dtype=bool, count=common)
+    changed = np.flatnonzero(~same).tolist()
+    added, removed = range(common, len(documents)), range(common, len(before))
+    if len(changed) + len(added) + len(removed) > max(64, len(documents) // REMEASURE_SHARE):
+        return None
+    ids = previous.ids[:common]
+    measured = np.empty(len(documents), dtype="int64")
+    measured[:common] = previous.bytes[:common]
+    entries = dict(previous.index_bytes)
+    for position in changed:
+        old, new = before[position], documents[position]
+        ids[position] = new["_id"]
+        measured[position] = bson_size(new)
+        for fields in entries:
+            entries[fields] += _entry_bytes(new, fields) - _entry_bytes(old, fields)
+    for position in removed:
+        for fields in entries:
+            entries[fields] -= _entry_bytes(before[position], fields)
+    for position in added:
+        new = documents[position]
+        ids.append(new["_id"])
+        measured[position] = bson_size(new)
+        for fields in entries:
+            entries[fields] += _entry_bytes(new, fields)
+    return _StoredSizes(version, ids, measured, entries, documents)
 
 
 def offline_size_state(db: Database, collection: str) -> tuple[object, list[Any], np.ndarray, dict[Any, int]] | None:
@@ -105,10 +159,15 @@ def _forget_offline_sizes(engine: Any, db_name: str, collection: str | None) -> 
 DROP_LISTENERS.append(_forget_offline_sizes)
 
 
-def seed_offline_sizes(db_name: str, collection: str, version: object, state: tuple[Any, ...]) -> None:
-    """Remember sizes measured at load time (ids, bytes, index entry bytes) for contents ``version``."""
+def seed_offline_sizes(
+    db_name: str, collection: str, version: object, state: tuple[Any, ...], documents: Sequence[Any] | None = None
+) -> None:
+    """Remember sizes measured at load time (ids, bytes, index entry bytes) for contents ``version``, and the
+    ``documents`` they measure (the reads' own, in natural order) when known: later versions re-measure only
+    what a write replaced."""
     ids, measured, index_bytes = state
-    _SIZE_CACHE[(db_name, collection)] = _StoredSizes(version, ids, measured, dict(index_bytes))
+    kept = documents if documents is not None and len(documents) == len(ids) else None
+    _SIZE_CACHE[(db_name, collection)] = _StoredSizes(version, ids, measured, dict(index_bytes), kept)
 
 
 def seed_sizes_from_documents(
@@ -126,7 +185,8 @@ def seed_sizes_from_documents(
     """
     entries = {fields: sum(_entry_bytes_fast(document, fields) for document in documents) for fields in indexes}
     ids = [document["_id"] for document in documents]
-    _SIZE_CACHE[(db_name, collection)] = _StoredSizes(version, ids, np.asarray(sizes, dtype="int64"), entries)
+    measured = np.asarray(sizes, dtype="int64")
+    _SIZE_CACHE[(db_name, collection)] = _StoredSizes(version, ids, measured, entries, documents)
 
 
 def _scalar_bytes(value: Any) -> int | None:
