@@ -16,6 +16,7 @@ import datetime
 import importlib
 import operator
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any
 
@@ -27,6 +28,7 @@ from workbook.engine_compat import (
     _EXPRESSION_USERS,
     _PATH_USERS,
     _PROJECT_USERS,
+    _UNION_USERS,
     _UNWIND_USERS,
     to_pymongo,
 )
@@ -847,6 +849,71 @@ def _install_unwind_copies() -> None:
     _rebind(_UNWIND_USERS, "_apply_unwind", original, apply_unwind)
 
 
+_union_outputs: dict[int, tuple[Any, list[Any], int]] = {}
+"""Per running pipeline (the id of its variables, one environment per ``apply_pipeline``): a weak
+reference to those variables, the list the last ``$unionWith`` returned and its length. Taken at the
+next ``$unionWith``; dropped with the pipeline's variables (when a stage's closure holds them in a cycle,
+when the collector frees them), so its documents do not outlive the pipeline."""
+
+
+def _install_union_with_copies() -> None:
+    """``$unionWith`` copies each document once per pipeline, not once per ``$unionWith`` after it.
+
+    mongoeco returns a deep copy of every document the pipeline has gathered, then the foreign
+    documents (themselves copies), so a pipeline of k ``$unionWith`` stages copies O(k²) documents
+    (notebook 11's merge of 2,000 daily collections, 50 an aggregation: 36% of its profiled time in
+    ``deepcopy``). The documents reaching a stage may be stored ones, borrowed, so the copy stays for
+    those; here it is skipped only for the list this function itself returned last in the same
+    pipeline, passed on unchanged (same list, same length), whose documents are all copies already:
+    the earlier ones copied by the earlier ``$unionWith``, the foreign ones as mongoeco makes them.
+    The foreign part is mongoeco's own function called with no documents (validation, ``$documents``,
+    the foreign pipeline, deadlines and errors are its own); a source its resolver does not hold
+    (mongoeco then unions the documents with copies of themselves), a resolver other than the
+    cursor's loaded collections, and every other list take mongoeco's whole function.
+    """
+    from mongoeco.core.aggregation import join_stages, resources, runtime
+
+    original = join_stages._apply_union_with
+
+    def reads_its_source(spec: object, collection_resolver: Any) -> bool:
+        union = runtime._require_union_with_spec(spec)  # raises what mongoeco's function would raise first
+        if union["pipeline"] and "$documents" in union["pipeline"][0]:
+            return True
+        key = union["coll"] if union["coll"] is not None else runtime._CURRENT_COLLECTION_RESOLVER_KEY
+        return isinstance(collection_resolver, resources.AggregationResources) and collection_resolver(key) is not None
+
+    def apply_union_with(
+        documents: list[Any], spec: object, collection_resolver: Any, variables: Any = None, **options: Any
+    ) -> list[Any]:
+        scope = id(variables)
+        last = _union_outputs.pop(scope, None)
+        ours = (
+            last is not None
+            and last[0]() is variables
+            and last[1] is documents
+            and len(documents) == last[2]
+            and reads_its_source(spec, collection_resolver)
+        )
+        if ours:
+            result = documents + original([], spec, collection_resolver, variables, **options)
+        else:
+            result = original(documents, spec, collection_resolver, variables, **options)
+
+        def forget(_: Any) -> None:  # the pipeline is over: its last union's documents go with it
+            _union_outputs.pop(scope, None)
+
+        try:
+            owner = weakref.ref(variables, forget)
+        except TypeError:  # no pipeline environment (a direct call): nothing to hand on
+            return result
+        _union_outputs[scope] = (owner, result, len(result))
+        return result
+
+    apply_union_with.__wrapped__ = original  # type: ignore[attr-defined]  # tests/test_union_with.py compares the two
+    join_stages._apply_union_with = apply_union_with
+    _rebind(_UNION_USERS, "_apply_union_with", original, apply_union_with)
+
+
 def _install_bucket_auto_buckets() -> None:
     """``$bucketAuto``'s ``buckets`` may be any number that is a positive 32-bit integer (a long, an
     integral double), as MongoDB takes it; mongoeco takes an int only (granularity_near_zero.js:
@@ -1192,6 +1259,7 @@ def install_aggregation_semantics() -> None:
     _install_any_element_true()
     _install_bucket_auto_buckets()
     _install_unwind_copies()
+    _install_union_with_copies()
     _install_plain_accumulators()
     _install_foreign_documents_cache()
     _AGGREGATION_INSTALLED = True

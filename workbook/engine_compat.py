@@ -74,6 +74,9 @@ _BUCKET_USERS = ("mongoeco.core.aggregation.stages", "mongoeco.core.aggregation.
 _UNWIND_USERS = ("mongoeco.core.aggregation.stages", "mongoeco.core.aggregation.runtime_state")
 """The modules that import ``_apply_unwind`` by name (rebound to the one that copies each document once per element)."""
 
+_UNION_USERS = ("mongoeco.core.aggregation.stages",)
+"""The modules that import ``_apply_union_with`` by name (rebound to the one that copies once per pipeline)."""
+
 _ACCUMULATOR_USERS = ("mongoeco.core.aggregation.grouping_stages", "mongoeco.core.aggregation")
 """The modules that import ``_apply_accumulators`` by name (rebound to the plain-scalar fast path)."""
 
@@ -462,6 +465,32 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName("mongoeco.core.aggregation.runtime", "_require_unwind_spec", "$unwind's path and options", ("spec",)),
     PrivateName("mongoeco.core.aggregation.runtime", "DeadlineCheckpoint", "$unwind keeps maxTimeMS", ("deadline",)),
     PrivateName("mongoeco.core.aggregation.runtime", "BsonInt64", "$unwind's includeArrayIndex is a NumberLong"),
+    PrivateName(
+        "mongoeco.core.aggregation.join_stages",
+        "_apply_union_with",
+        "$unionWith not copying again the documents an earlier $unionWith of the pipeline returned",
+        ("documents", "spec", "collection_resolver", "variables"),
+    ),
+    *(
+        PrivateName(module, "_apply_union_with", "rebound to the $unionWith copies (imported by name)")
+        for module in _UNION_USERS
+    ),
+    PrivateName(
+        "mongoeco.core.aggregation.runtime",
+        "_require_union_with_spec",
+        "$unionWith's coll and pipeline, to tell whether it reads a collection or $documents",
+        ("spec",),
+    ),
+    PrivateName(
+        "mongoeco.core.aggregation.runtime",
+        "_CURRENT_COLLECTION_RESOLVER_KEY",
+        "$unionWith without coll reads the aggregated collection under this key",
+    ),
+    PrivateName(
+        "mongoeco.core.aggregation.resources",
+        "AggregationResources",
+        "$unionWith asks its resolver (a lookup in the loaded collections) whether its source is loaded",
+    ),
     PrivateName(
         "mongoeco.api._async.aggregation_cursor",
         "AsyncAggregationCursor._load_collection_documents",

@@ -1,0 +1,226 @@
+"""``$unionWith``: the gathered documents, then the foreign ones, each independent of what is stored.
+
+The offline default copies each document once per pipeline, not once per ``$unionWith`` after it, as
+mongoeco does (workbook/engine_aggregation.py ``_install_union_with_copies``). The comparison with
+mongoeco's own ``$unionWith`` runs on random documents and pipelines; the stored documents are read
+back over the wire after pipelines that change what the union returned; the copies are counted.
+"""
+
+from __future__ import annotations
+
+import copy
+import gc
+import random
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from pymongo.database import Database
+
+COLLECTIONS = ("a", "b", "c")
+
+
+@pytest.fixture(scope="module")
+def installed() -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """(the installed ``_apply_union_with``, mongoeco's own)."""
+    from mongoeco.core.aggregation import join_stages, stages
+
+    from workbook.offline import offline_server
+
+    offline_server()  # the engine's fixes installed
+    faster = join_stages._apply_union_with
+    assert stages._apply_union_with is faster  # the stage table's module calls the installed one
+    return faster, faster.__wrapped__
+
+
+@pytest.fixture
+def wire_db() -> Iterator[Database]:
+    import workbook
+
+    database = workbook.connect(database="unionwith_test", quiet=True)
+    database.client.drop_database(database.name)
+    yield database
+    database.client.drop_database(database.name)
+
+
+def _random_value(rng: random.Random, depth: int) -> Any:
+    roll = rng.random()
+    if depth > 2 or roll < 0.4:
+        return rng.choice([1, 2.5, "s", None, True, [], {}])
+    if roll < 0.7:
+        return [_random_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    return {f"f{i}": _random_value(rng, depth + 1) for i in range(rng.randrange(4))}
+
+
+def _random_document(rng: random.Random, number: int) -> dict[str, Any]:
+    return {"_id": number, "n": rng.randrange(10), "o": {"f0": _random_value(rng, 1), "k": number}, "v": [number]}
+
+
+def _changing_stage(rng: random.Random) -> dict[str, Any]:
+    """A stage that changes (or drops) documents, their subdocuments and arrays included."""
+    return rng.choice(
+        [
+            {"$set": {"o.k": "changed", "o.seen": True}},
+            {"$addFields": {"n": {"$add": [{"$ifNull": ["$n", 0]}, 1]}, "v": {"$concatArrays": [[0], "$v"]}}},
+            {"$unset": ["o.f0", "v"]},
+            {"$project": {"n": 1, "o": 1}},
+            {"$match": {"n": {"$gte": rng.randrange(10)}}},
+            {"$replaceWith": {"$mergeObjects": ["$$ROOT", {"r": "$o"}]}},
+        ]
+    )
+
+
+def _random_union(rng: random.Random, missing_left: list[int]) -> dict[str, Any]:
+    sub = [_changing_stage(rng) for _ in range(rng.randrange(3))]
+    coll = rng.choice(COLLECTIONS)
+    roll = rng.random()
+    if roll < 0.03 and missing_left[0]:  # not loaded: mongoeco unions the gathered documents with themselves
+        missing_left[0] -= 1
+        return {"$unionWith": "missing"}
+    if roll < 0.3:
+        return {"$unionWith": coll}
+    if roll < 0.5:
+        return {"$unionWith": {"coll": coll}}
+    if roll < 0.75:
+        return {"$unionWith": {"coll": coll, "pipeline": sub}}
+    if roll < 0.9:
+        literal = [_random_document(rng, 100 + i) for i in range(rng.randrange(3))]
+        return {"$unionWith": {"pipeline": [{"$documents": literal}, *sub]}}
+    return {"$unionWith": {"pipeline": sub}}  # the aggregated collection itself
+
+
+def _random_pipeline(rng: random.Random) -> list[dict[str, Any]]:
+    pipeline: list[dict[str, Any]] = []
+    missing_left = [2]
+    for _ in range(rng.randint(1, 60)):
+        if rng.random() < 0.1:
+            pipeline.append(_changing_stage(rng))
+        pipeline.append(_random_union(rng, missing_left))
+    return pipeline + [_changing_stage(rng) for _ in range(rng.randrange(1, 4))]
+
+
+def _form(value: Any) -> Any:
+    """A value with its types and its keys' order made comparable by ``==``."""
+    if isinstance(value, dict):
+        return [(key, _form(item)) for key, item in value.items()]
+    if isinstance(value, list):
+        return ["list", [_form(item) for item in value]]
+    return (type(value).__name__, value)
+
+
+def _run(stored: dict[str, list[dict[str, Any]]], pipeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """mongoeco's pipeline over ``stored`` (the aggregated collection is ``main``), as the cursor runs it."""
+    from mongoeco.core.aggregation.resources import AggregationResources
+    from mongoeco.core.aggregation.stages import apply_pipeline
+
+    resources = AggregationResources(documents=stored, collection="main")
+    return apply_pipeline(list(stored["main"]), pipeline, collection_resolver=resources)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_union_gives_what_mongoeco_gives(
+    seed: int, installed: tuple[Callable[..., Any], Callable[..., Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mongoeco.core.aggregation import stages
+
+    from workbook import engine_aggregation
+
+    _faster, original = installed
+    rng = random.Random(seed)
+    stored = {
+        name: [_random_document(rng, 10 * index + i) for i in range(rng.randrange(1, 5))]
+        for index, name in enumerate(("main", *COLLECTIONS))
+    }
+    before = copy.deepcopy(stored)
+    pipeline = _random_pipeline(rng)
+    ours = _run(stored, pipeline)
+    gc.collect()  # a stage's closure may hold the pipeline's variables in a cycle
+    assert not engine_aggregation._union_outputs  # nothing kept once the pipeline is over
+    assert [_form(d) for d in stored.values()] == [_form(d) for d in before.values()]  # the stored ones untouched
+    monkeypatch.setattr(stages, "_apply_union_with", original)
+    theirs = _run(stored, pipeline)
+    assert [_form(d) for d in ours] == [_form(d) for d in theirs], pipeline
+
+
+def test_only_the_list_the_union_returned_goes_on_uncopied(
+    installed: tuple[Callable[..., Any], Callable[..., Any]],
+) -> None:
+    from mongoeco.core.aggregation.evaluation_environment import aggregation_environment
+    from mongoeco.core.aggregation.resources import AggregationResources
+
+    faster, _original = installed
+    stored = {"main": [{"_id": 1, "o": {"k": 1}}], "a": [{"_id": 2, "o": {"k": 2}}]}
+    resources = AggregationResources(documents=stored, collection="main")
+    variables = aggregation_environment(None)  # one per pipeline, as apply_pipeline makes it
+
+    def shared(left: list[Any], right: list[Any]) -> int:
+        return sum(x is y or x["o"] is y["o"] for x, y in zip(left, right, strict=False))
+
+    borrowed = list(stored["main"])
+    first = faster(borrowed, "a", resources, variables)
+    assert shared(first, borrowed) == 0 and shared(first[1:], stored["a"]) == 0  # borrowed: copied as mongoeco does
+    second = faster(first, "a", resources, variables)
+    assert shared(second, first) == 2 and shared(second[2:], stored["a"]) == 0  # its own list: not again
+    assert shared(faster(first, "a", resources, variables), first) == 0  # handed on once: copied the second time
+    third = faster(list(second), "a", resources, variables)  # an equal list, not the one returned
+    assert shared(third, second) == 0
+    assert shared(faster(third, "a", resources, aggregation_environment(None)), third) == 0  # another pipeline
+    assert shared(faster(third, "a", resources, None), third) == 0  # no pipeline (a direct call)
+    assert [d["_id"] for d in third] == [1, 2, 2, 2]
+
+
+def test_stored_documents_are_unchanged_by_what_follows_the_union(wire_db: Database) -> None:
+    stored = {
+        name: [{"_id": i, "o": {"k": name, "list": [{"x": i}]}, "v": [i, i + 1]} for i in range(3)]
+        for name in ("main", *COLLECTIONS)
+    }
+    for name, documents in stored.items():
+        wire_db[name].insert_many(copy.deepcopy(documents))
+    unions: list[dict[str, Any]] = [
+        {"$unionWith": "a"},
+        {"$unionWith": {"coll": "b", "pipeline": [{"$match": {"_id": {"$gte": 1}}}]}},
+        {"$unionWith": {"pipeline": [{"$documents": [{"_id": 9, "o": {"k": "literal"}, "v": [9]}]}]}},
+        {"$unionWith": {"pipeline": []}},  # main again
+        {"$unionWith": "c"},
+        {"$unionWith": "a"},
+    ]
+    changes: list[dict[str, Any]] = [
+        {"$set": {"o.k": "changed", "o.list.x": -1, "o.added": True}},
+        {"$addFields": {"v": {"$concatArrays": ["$v", [99]]}, "o.more": 1}},
+        {"$unset": ["o.list", "_id"]},
+    ]
+    for _ in range(2):  # a second time over the foreign documents the engine kept from the first
+        rows = list(wire_db.main.aggregate([*unions, *changes]))
+        assert len(rows) == 3 + 3 + 2 + 1 + 3 + 3 + 3
+        assert all(row["o"]["k"] == "changed" and "list" not in row["o"] and row["v"][-1] == 99 for row in rows)
+        unwound = list(wire_db.main.aggregate([*unions, {"$unwind": "$o.list"}, {"$set": {"o.list.x": -5}}]))
+        assert len(unwound) == 17 and {row["o"]["list"]["x"] for row in unwound} == {-5}
+    for name, documents in stored.items():
+        assert list(wire_db[name].find({}, sort=[("_id", 1)])) == documents, name
+
+
+def _count_copies(db: Database, monkeypatch: pytest.MonkeyPatch, stages: int) -> tuple[int, int]:
+    """(``deepcopy`` calls of mongoeco's join stages, documents returned) for ``stages`` ``$unionWith`` stages
+    over one-document collections, as notebook 11 merges its daily collections."""
+    from mongoeco.core.aggregation import join_stages
+
+    for number in range(stages + 1):
+        db[f"day{number}"].insert_one({"_id": number, "at": {"hour": number}})
+    calls = [0]
+    real = join_stages.deepcopy
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(join_stages, "deepcopy", counted)
+    pipeline = [{"$unionWith": {"coll": f"day{n}", "pipeline": [{"$set": {"day": n}}]}} for n in range(1, stages + 1)]
+    rows = list(db.day0.aggregate(pipeline))
+    monkeypatch.undo()
+    return calls[0], len(rows)
+
+
+def test_each_document_is_copied_once_per_pipeline(wire_db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    copies, returned = _count_copies(wire_db, monkeypatch, 50)
+    assert returned == 51
+    assert copies == 51  # linear: mongoeco's own copies all gathered so far at each stage, 1,325 here
