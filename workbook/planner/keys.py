@@ -282,6 +282,8 @@ def build_index(
     earlier = earlier or {}
     memo: KeyMemo = {}
     scalars = _ScalarKeys(spec) if spec.partial is None and not spec.sparse and not spec.hashed else None
+    no_arrays = scalars.no_arrays if scalars is not None else None
+    append = entries.append
     for rid, document in enumerate(documents):
         known = earlier.get(id(document))
         if known is not None and known[0] is document:
@@ -291,9 +293,14 @@ def build_index(
         else:
             keys_of_document, arrays_per_path = _document_keys(spec, document, collate)
         memo[id(document)] = (document, keys_of_document, arrays_per_path)
-        for path, arrays in zip(spec.paths, arrays_per_path, strict=True):
-            multikey[path] |= arrays
-        entries.extend(Entry(keys, values, rid) for keys, values in keys_of_document)
+        if arrays_per_path is not no_arrays:  # the shared "no array on any path" adds nothing
+            for path, arrays in zip(spec.paths, arrays_per_path, strict=True):
+                multikey[path] |= arrays
+        if len(keys_of_document) == 1:  # most documents: one key, no generator
+            keys, values = keys_of_document[0]
+            append(Entry(keys, values, rid))
+        else:
+            entries.extend(Entry(keys, values, rid) for keys, values in keys_of_document)
     # Stable multi-pass sort: equal keys stay in record-id order, as in a WiredTiger index.
     for position in reversed(range(len(spec.fields))):
         entries.sort(key=functools.partial(_field_key, position), reverse=spec.fields[position][1] < 0)
@@ -316,10 +323,14 @@ class _ScalarKeys:
     tests/test_planner_keys_fast.py holds the two equal.
     """
 
-    __slots__ = ("collate", "made", "multikey", "no_arrays", "paths")
+    __slots__ = ("collate", "made", "multikey", "no_arrays", "paths", "top", "tops")
 
     def __init__(self, spec: IndexDefinition) -> None:
         self.paths = [tuple(path.split(".")) for path in spec.paths]
+        self.tops = tuple(path[0] for path in self.paths) if all(len(path) == 1 for path in self.paths) else None
+        """The fields of an index on top-level fields only (``_id``, ``{followedId, followerId}``): documents whose
+        values there are all plain scalars take a shorter path."""
+        self.top = self.tops[0] if self.tops is not None and len(self.tops) == 1 else None
         self.collate = spec.collate
         self.no_arrays = _no_arrays(len(self.paths))
         self.made: dict[type, dict[Any, tuple]] = {kind: {} for kind in _SCALAR_TYPES}
@@ -333,10 +344,23 @@ class _ScalarKeys:
         """The document's (sort keys, values) pairs and array prefixes per path, or None (the general walk)."""
         if type(document) is not dict:
             return None
-        values: list[Any] = []
+        value: Any
+        values: list[Any]
+        if self.top is not None:
+            value = document.get(self.top)  # a missing field's key is null, as below
+            if type(value) in _SCALAR_TYPES:
+                return [((self._key(value),), (value,))], self.no_arrays
+        elif self.tops is not None:
+            values = [document.get(top) for top in self.tops]
+            for value in values:
+                if type(value) not in _SCALAR_TYPES:
+                    break
+            else:
+                return [(tuple(map(self._key, values)), tuple(values))], self.no_arrays
+        values = []
         array_at, prefix = -1, ""
         for n, parts in enumerate(self.paths):
-            value: Any = document
+            value = document
             for i, part in enumerate(parts):
                 kind = type(value)
                 if kind is dict:
@@ -362,14 +386,18 @@ class _ScalarKeys:
             values.append(value)
         if array_at < 0:
             return [(tuple(map(self._key, values)), tuple(values))], self.no_arrays
-        fixed: list[tuple] = [() if n == array_at else self._key(value) for n, value in enumerate(values)]
         seen: dict[tuple, Any] = {}
         for element in values[array_at]:
             seen.setdefault(self._key(element), element)  # an element equal to an earlier one adds no key
-        pairs = []
-        for key, element in seen.items():
-            fixed[array_at], values[array_at] = key, element
-            pairs.append((tuple(fixed), tuple(values)))
+        pairs: list[tuple[tuple[tuple, ...], tuple[Any, ...]]]
+        if len(values) == 1:  # the index's one path ends in the array (tags, parts.partId)
+            pairs = [((key,), (element,)) for key, element in seen.items()]
+        else:
+            fixed: list[tuple] = [() if n == array_at else self._key(value) for n, value in enumerate(values)]
+            pairs = []
+            for key, element in seen.items():
+                fixed[array_at], values[array_at] = key, element
+                pairs.append((tuple(fixed), tuple(values)))
         arrays = self.multikey.get((array_at, prefix))
         if arrays is None:
             arrays = self.multikey[(array_at, prefix)] = [
