@@ -77,3 +77,18 @@ def test_a_duration_check_still_works_and_loads_isoduration_on_first_use():
         "print(json.dumps({'before': before, 'good': good, 'bad': bad, 'real': real}))"
     )
     assert seen == {"before": False, "good": True, "bad": False, "real": True}
+
+
+def test_a_pytest_run_of_a_notebook_imports_no_grammar_module():
+    """nbval imports nbformat, which imports jsonschema: the project's pytest options load
+    workbook.dev.early_imports first, so collecting a notebook builds no grammar (0.95 s of every pytest run)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("MONGODB_URI", None)
+    command = [sys.executable, "-X", "importtime", "-m", "pytest", "--co", "-q", "-p", "no:cacheprovider"]
+    done = subprocess.run(
+        [*command, "notebooks/00_start_here.ipynb"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
+    assert "nbval.kernel" in imported, "the notebook plugin was loaded (else this proves nothing)"
+    assert [name for name in imported if name.split(".")[0] in GRAMMAR] == []
