@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 from pymongo.database import Database
 
+from tests.random_documents import comparable, random_value
+
 COLLECTIONS = ("a", "b", "c")
 
 
@@ -43,17 +45,8 @@ def wire_db() -> Iterator[Database]:
     database.client.drop_database(database.name)
 
 
-def _random_value(rng: random.Random, depth: int) -> Any:
-    roll = rng.random()
-    if depth > 2 or roll < 0.4:
-        return rng.choice([1, 2.5, "s", None, True, [], {}])
-    if roll < 0.7:
-        return [_random_value(rng, depth + 1) for _ in range(rng.randrange(4))]
-    return {f"f{i}": _random_value(rng, depth + 1) for i in range(rng.randrange(4))}
-
-
 def _random_document(rng: random.Random, number: int) -> dict[str, Any]:
-    return {"_id": number, "n": rng.randrange(10), "o": {"f0": _random_value(rng, 1), "k": number}, "v": [number]}
+    return {"_id": number, "n": rng.randrange(10), "o": {"f0": random_value(rng, 1), "k": number}, "v": [number]}
 
 
 def _changing_stage(rng: random.Random) -> dict[str, Any]:
@@ -99,15 +92,6 @@ def _random_pipeline(rng: random.Random) -> list[dict[str, Any]]:
     return pipeline + [_changing_stage(rng) for _ in range(rng.randrange(1, 4))]
 
 
-def _form(value: Any) -> Any:
-    """A value with its types and its keys' order made comparable by ``==``."""
-    if isinstance(value, dict):
-        return [(key, _form(item)) for key, item in value.items()]
-    if isinstance(value, list):
-        return ["list", [_form(item) for item in value]]
-    return (type(value).__name__, value)
-
-
 def _run(stored: dict[str, list[dict[str, Any]]], pipeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """mongoeco's pipeline over ``stored`` (the aggregated collection is ``main``), as the cursor runs it."""
     from mongoeco.core.aggregation.resources import AggregationResources
@@ -136,10 +120,12 @@ def test_the_union_gives_what_mongoeco_gives(
     ours = _run(stored, pipeline)
     gc.collect()  # a stage's closure may hold the pipeline's variables in a cycle
     assert not engine_aggregation._union_outputs  # nothing kept once the pipeline is over
-    assert [_form(d) for d in stored.values()] == [_form(d) for d in before.values()]  # the stored ones untouched
+    assert [comparable(d) for d in stored.values()] == [
+        comparable(d) for d in before.values()
+    ]  # the stored ones untouched
     monkeypatch.setattr(stages, "_apply_union_with", original)
     theirs = _run(stored, pipeline)
-    assert [_form(d) for d in ours] == [_form(d) for d in theirs], pipeline
+    assert [comparable(d) for d in ours] == [comparable(d) for d in theirs], pipeline
 
 
 def test_only_the_list_the_union_returned_goes_on_uncopied(

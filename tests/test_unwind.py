@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from pymongo.database import Database
 
+from tests.random_documents import comparable, random_value
+
 
 def _unwound(db: Database, documents: list[dict[str, Any]], *stages: dict[str, Any]) -> list[dict[str, Any]]:
     db.u.delete_many({})
@@ -58,24 +60,6 @@ def test_a_change_to_one_unwound_document_leaves_the_others_alone(db: Database) 
     assert [(row["tags"], row["meta"]["n"]) for row in rows] == [("a", 0), ("b", 99), ("c", 0)]
 
 
-def _random_value(rng: random.Random, depth: int) -> Any:
-    roll = rng.random()
-    if depth > 2 or roll < 0.4:
-        return rng.choice([1, 2.5, "s", None, True, [], {}])
-    if roll < 0.7:
-        return [_random_value(rng, depth + 1) for _ in range(rng.randrange(4))]
-    return {f"f{i}": _random_value(rng, depth + 1) for i in range(rng.randrange(4))}
-
-
-def _form(value: Any) -> Any:
-    """A value with its types and its keys' order made comparable by ``==``."""
-    if isinstance(value, dict):
-        return [(key, _form(item)) for key, item in value.items()]
-    if isinstance(value, list):
-        return ["list", [_form(item) for item in value]]
-    return (type(value).__name__, value)
-
-
 @pytest.mark.parametrize("seed", range(25))
 def test_the_faster_unwind_gives_what_mongoeco_gives(seed: int) -> None:
     from mongoeco.core.aggregation import runtime
@@ -87,8 +71,8 @@ def test_the_faster_unwind_gives_what_mongoeco_gives(seed: int) -> None:
     original = faster.__wrapped__
     rng = random.Random(seed)
     documents = [
-        {"_id": n, "a": _random_value(rng, 0), "b": {"c": _random_value(rng, 1), "d": n}, "e": n} for n in range(20)
+        {"_id": n, "a": random_value(rng, 0), "b": {"c": random_value(rng, 1), "d": n}, "e": n} for n in range(20)
     ]
     for spec in ("$a", "$b.c", {"path": "$b.c", "includeArrayIndex": "i", "preserveNullAndEmptyArrays": True}):
         ours, theirs = faster(documents, spec), original(documents, spec)
-        assert [_form(d) for d in ours] == [_form(d) for d in theirs], spec
+        assert [comparable(d) for d in ours] == [comparable(d) for d in theirs], spec
