@@ -216,12 +216,22 @@ def log_in_run_and_answer(page: Page, hub: Hub, learner: str) -> None:
     expect(panel.locator(".jp-Notebook-ExecutionIndicator")).to_have_attribute(
         "data-status", "idle", timeout=run_timeout_ms()
     )
-    page.locator("#jp-MainMenu").get_by_role("menuitem", name="Run", exact=True).click()
-    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
     question = notebook.locator(".jp-Cell").filter(has_text='workbook.quiz.show("nb00-2")')
-    expect(question.locator(".widget-html").first).to_have_text(
-        "Which engine, when nothing is set?", timeout=run_timeout_ms()
-    )
+    for attempt in (1, 2):
+        page.locator("#jp-MainMenu").get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        try:
+            expect(question.locator(".widget-html").first).to_have_text(
+                "Which engine, when nothing is set?", timeout=run_timeout_ms()
+            )
+            break
+        except AssertionError:
+            # Once in a full CI run (2026-12-06, learner 2 of 3), Run All ended with the kernel idle and no widget in
+            # the question's cell, and the same test then passed alone twice: a learner runs the cells again, so does
+            # this, once; a question that never shows still fails here.
+            if attempt == 2:
+                raise
+            print(f"learner {learner!r}: the question's widget did not show after Run All; running all cells again")
     feedback = question.locator(".widget-vbox > .widget-html").last
     check = question.get_by_role("button", name="Check")
     question.get_by_text("To a MongoDB server on localhost:27017").click()
