@@ -98,6 +98,7 @@ def test_the_readme_table_is_rewritten_from_the_recorded_run(tmp_path):
     assert "| load at small | parts/hybrid, first on this machine | 2 s | <= 3 s | yes | 1.0 |" in text
     assert "04_unbounded_arrays.ipynb | 31 s | <= 20 s | **no**" in text
     assert "`full` mode" in text and f"{run.machine['cores']} cores" in text
+    assert f"calibration {run.machine['calibration_s']:g} s" in text  # runs on two machines compare as ratios
     readme.write_text("# no markers\n")
     with pytest.raises(WorkbookError, match="markers"):
         bench.update_readme(str(recorded), str(readme))

@@ -1216,8 +1216,8 @@ def readme_table(data: dict[str, Any]) -> str:
     lines = [
         f"Last recorded run: {info['when']}, `{data['mode']}` mode, {info['cores']} cores, load average "
         f"{load[0]} at the start, Python {info['python']}, {info['engine']}, scale `{info['scale']}` "
-        f"({data['seconds']:.0f} s in all). Above a load average of {info['cores']} the machine was shared and "
-        "wall times are inflated; each row has the load average when it was measured.",
+        f"({data['seconds']:.0f} s in all){_calibration_text(info)}. Above a load average of {info['cores']} the "
+        "machine was shared and wall times are inflated; each row has the load average when it was measured.",
         "",
         "| group | figure | measured | goal | holds | load |",
         "|---|---|---:|---|---|---:|",
@@ -1231,6 +1231,17 @@ def readme_table(data: dict[str, Any]) -> str:
             f"{figure.get('load_average') if figure.get('load_average') is not None else ''} |"
         )
     return "\n".join(lines)
+
+
+def _calibration_text(info: dict[str, Any]) -> str:
+    """The run's calibration for the README's machine line ('' for a run recorded before it was measured)."""
+    seconds = info.get("calibration_s")
+    if seconds is None:
+        return ""
+    return (
+        f", calibration {seconds:g} s (a fixed {CALIBRATION_LOOP:,}-step Python loop: divide a figure by it to "
+        "compare runs on two machines)"
+    )
 
 
 LOAD_NOUNS = {"store": "the store", "parts": "the parts dataset", "followers": "the followers dataset"}
