@@ -116,25 +116,23 @@ def _remeasured(previous: _StoredSizes, version: object, documents: Sequence[Any
     added, removed = range(common, len(documents)), range(common, len(before))
     if len(changed) + len(added) + len(removed) > max(64, len(documents) // REMEASURE_SHARE):
         return None
-    ids = previous.ids[:common]
+    ids = previous.ids[:common] + [None] * len(added)
     measured = np.empty(len(documents), dtype="int64")
     measured[:common] = previous.bytes[:common]
     entries = dict(previous.index_bytes)
-    for position in changed:
-        old, new = before[position], documents[position]
-        ids[position] = new["_id"]
-        measured[position] = bson_size(new)
+
+    def count(document: Any, sign: int) -> None:
         for fields in entries:
-            entries[fields] += _entry_bytes(new, fields) - _entry_bytes(old, fields)
+            entries[fields] += sign * _entry_bytes(document, fields)
+
     for position in removed:
-        for fields in entries:
-            entries[fields] -= _entry_bytes(before[position], fields)
-    for position in added:
-        new = documents[position]
-        ids.append(new["_id"])
-        measured[position] = bson_size(new)
-        for fields in entries:
-            entries[fields] += _entry_bytes(new, fields)
+        count(before[position], -1)
+    for position in changed:
+        count(before[position], -1)
+    for position in [*changed, *added]:
+        document = documents[position]
+        ids[position], measured[position] = document["_id"], bson_size(document)
+        count(document, 1)
     return _StoredSizes(version, ids, measured, entries, documents)
 
 
