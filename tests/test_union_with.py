@@ -4,6 +4,9 @@ The offline default copies each document once per pipeline, not once per ``$unio
 mongoeco does (workbook/engine_aggregation.py ``_install_union_with_copies``). The comparison with
 mongoeco's own ``$unionWith`` runs on random documents and pipelines; the stored documents are read
 back over the wire after pipelines that change what the union returned; the copies are counted.
+MongoDB's own answers come from jstests/aggregation/sources/unionWith/unionWith_basic.js (all 4 assertions)
+and unionWith.js (the unions, sub-pipelines, $group, $sort/$limit, getMore and missing/empty collection
+assertions; its memory-limit and spilling parameters have no offline counterpart and are left out).
 """
 
 from __future__ import annotations
@@ -210,3 +213,154 @@ def test_each_document_is_copied_once_per_pipeline(wire_db: Database, monkeypatc
     copies, returned = _count_copies(wire_db, monkeypatch, 50)
     assert returned == 51
     assert copies == 51  # linear: mongoeco's own copies all gathered so far at each stage, 1,325 here
+
+
+# --- MongoDB's own answers: jstests/aggregation/sources/unionWith/unionWith_basic.js and unionWith.js ---------
+# The same collections and pipelines as the jstests, with their expected results; a multiset comparison where the
+# jstest uses anyEq (no order promised), an exact one where it sorts; field order is compared too (an inner
+# sub-pipeline's $addFields runs first, so its field comes first). Run on every engine (``db`` fixture).
+
+
+def _four(db: Database) -> dict[str, list[dict[str, Any]]]:
+    """unionWith.js's collections A-D, five documents each, and what a plain find returns from each."""
+    fields = {
+        "A": ("a", lambda i: i),
+        "B": ("b", lambda i: i * 2),
+        "C": ("c", lambda i: 10 - i),
+        "D": ("d", lambda i: i * 3),
+    }
+    for name, (field, value) in fields.items():
+        db[name].insert_many([{field: i, "val": value(i), "groupKey": i} for i in range(5)])
+    return {name: list(db[name].find()) for name in fields}
+
+
+def _multiset(documents: list[dict[str, Any]]) -> list[Any]:
+    return sorted(repr(comparable(document)) for document in documents)
+
+
+def _with(documents: list[dict[str, Any]], **added: Any) -> list[dict[str, Any]]:
+    return [{**document, **added} for document in documents]
+
+
+def test_unionwith_basic_empty_sources_sorted_results_and_nesting(db: Database) -> None:
+    assert list(db.A.aggregate([{"$unionWith": {"coll": "B", "pipeline": []}}])) == []
+    db.A.insert_many([{"_id": "A_1"}, {"_id": "A_2"}])
+    db.B.insert_many([{"_id": "B_1"}, {"_id": "B_2"}])
+    everything = [{"_id": "A_1"}, {"_id": "A_2"}, {"_id": "B_1"}, {"_id": "B_2"}]
+    assert list(db.A.aggregate([{"$unionWith": {"coll": "B", "pipeline": []}}, {"$sort": {"_id": 1}}])) == everything
+    matched = [{"$unionWith": {"coll": "B", "pipeline": [{"$match": {"_id": "B_2"}}]}}, {"$sort": {"_id": 1}}]
+    assert list(db.A.aggregate(matched)) == [{"_id": "A_1"}, {"_id": "A_2"}, {"_id": "B_2"}]
+    assert list(db.A.aggregate([{"$unionWith": {"coll": "B", "pipeline": [{"$unionWith": "C"}]}}])) == everything
+
+
+def test_unionwith_sequential_and_nested_unions_of_four_collections(db: Database) -> None:
+    found = _four(db)
+    assert _multiset(list(db.A.aggregate([{"$unionWith": "B"}]))) == _multiset(found["A"] + found["B"])
+    every = _multiset(found["A"] + found["B"] + found["C"] + found["D"])
+    sequential = [{"$unionWith": "B"}, {"$unionWith": "C"}, {"$unionWith": "D"}]
+    assert _multiset(list(db.A.aggregate(sequential))) == every
+    nested = [
+        {"$unionWith": {"coll": "B", "pipeline": [{"$unionWith": {"coll": "C", "pipeline": [{"$unionWith": "D"}]}}]}}
+    ]
+    assert _multiset(list(db.A.aggregate(nested))) == every
+
+
+def test_unionwith_sub_pipelines_change_only_their_own_documents(db: Database) -> None:
+    found = _four(db)
+    once = [{"$unionWith": {"coll": "B", "pipeline": [{"$addFields": {"x": 3}}]}}]
+    assert _multiset(list(db.A.aggregate(once))) == _multiset(found["A"] + _with(found["B"], x=3))
+    nested = [
+        {
+            "$unionWith": {
+                "coll": "B",
+                "pipeline": [
+                    {
+                        "$unionWith": {
+                            "coll": "C",
+                            "pipeline": [
+                                {"$unionWith": {"coll": "D", "pipeline": [{"$addFields": {"z": 5}}]}},
+                                {"$addFields": {"y": 4}},
+                            ],
+                        }
+                    },
+                    {"$addFields": {"x": 3}},
+                ],
+            }
+        }
+    ]
+    expected = found["A"] + _with(found["B"], x=3) + _with(found["C"], y=4, x=3) + _with(found["D"], z=5, y=4, x=3)
+    assert _multiset(list(db.A.aggregate(nested))) == _multiset(expected)
+    side_by_side = [
+        {
+            "$unionWith": {
+                "coll": "B",
+                "pipeline": [
+                    {"$unionWith": {"coll": "C", "pipeline": [{"$addFields": {"y": 4}}]}},
+                    {"$unionWith": {"coll": "D", "pipeline": [{"$addFields": {"z": 5}}]}},
+                    {"$addFields": {"x": 3}},
+                ],
+            }
+        }
+    ]
+    expected = found["A"] + _with(found["B"], x=3) + _with(found["C"], y=4, x=3) + _with(found["D"], z=5, x=3)
+    assert _multiset(list(db.A.aggregate(side_by_side))) == _multiset(expected)
+
+
+def test_unionwith_groups_over_the_union_and_inside_the_sub_pipeline(db: Database) -> None:
+    found = _four(db)
+    outer = [{"$unionWith": "B"}, {"$group": {"_id": "$groupKey", "sum": {"$sum": "$val"}}}]
+    sums = [
+        {"_id": 0, "sum": 0},
+        {"_id": 1, "sum": 3},
+        {"_id": 2, "sum": 6},
+        {"_id": 3, "sum": 9},
+        {"_id": 4, "sum": 12},
+    ]
+    assert _multiset(list(db.A.aggregate(outer))) == _multiset(sums)
+    both = [
+        {
+            "$unionWith": {
+                "coll": "B",
+                "pipeline": [
+                    {"$group": {"_id": "$groupKey", "val": {"$sum": "$val"}}},
+                    {"$addFields": {"groupKey": 1}},
+                ],
+            }
+        },
+        {"$group": {"_id": "$groupKey", "sum": {"$sum": "$val"}}},
+    ]
+    sums = [
+        {"_id": 0, "sum": 0},
+        {"_id": 1, "sum": 21},
+        {"_id": 2, "sum": 2},
+        {"_id": 3, "sum": 3},
+        {"_id": 4, "sum": 4},
+    ]
+    assert _multiset(list(db.A.aggregate(both))) == _multiset(sums)
+    inner = [{"$unionWith": {"coll": "B", "pipeline": [{"$group": {"_id": "$groupKey", "sum": {"$sum": "$val"}}}]}}]
+    grouped = [{"_id": i, "sum": i * 2} for i in range(5)]
+    assert _multiset(list(db.A.aggregate(inner))) == _multiset(found["A"] + grouped)
+
+
+def test_unionwith_sort_and_limit_in_the_sub_pipeline_and_results_across_get_mores(db: Database) -> None:
+    found = _four(db)
+    limited = [{"$unionWith": {"coll": "B", "pipeline": [{"$sort": {"b": 1}}, {"$limit": 2}]}}]
+    first_two = list(db.B.find().sort("b", 1).limit(2))
+    assert _multiset(list(db.A.aggregate(limited))) == _multiset(found["A"] + first_two)
+    assert len(list(db.A.aggregate([{"$unionWith": "D"}], batchSize=2))) == 10
+    added = [{"$unionWith": {"coll": "D", "pipeline": [{"$addFields": {"x": 3}}]}}]
+    assert len(list(db.A.aggregate(added, batchSize=2))) == 10  # a getMore before A is exhausted
+    assert len(list(db.A.aggregate(added, batchSize=6))) == 10  # and after
+
+
+def test_unionwith_missing_and_empty_collections(db: Database) -> None:
+    found = _four(db)
+    a = _multiset(found["A"])
+    assert _multiset(list(db.A.aggregate([{"$unionWith": "nonExistentCollectionAlpha"}]))) == a
+    beta = [{"$unionWith": {"coll": "nonExistentCollectionBeta", "pipeline": [{"$addFields": {"ted": 5}}]}}]
+    assert _multiset(list(db.A.aggregate(beta))) == a
+    assert _multiset(list(db.nonExistentCollectionCharlie.aggregate([{"$unionWith": "A"}]))) == a
+    db.create_collection("emptyCollection")
+    assert _multiset(list(db.emptyCollection.aggregate([{"$unionWith": "A"}]))) == a
+    empty = [{"$unionWith": {"coll": "emptyCollection", "pipeline": [{"$addFields": {"ted": 5}}]}}]
+    assert _multiset(list(db.A.aggregate(empty))) == a
