@@ -138,3 +138,29 @@ def test_a_time_series_measurement_over_4_mb_is_refused_by_mongodb_and_the_offli
     else:
         assert checked.listed_type == "timeseries" and checked.enforced
     assert "readings" not in db.list_collection_names(), "the scratch collection is dropped"
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_documents_refused_at_storage_are_their_own_write_errors_in_any_piece_of_an_insert(db, ordered):
+    """A document over 16 MiB or over 100 levels is its own write error wherever it is in an insert_many
+    (the offline default stores a command in pieces and sizes each document once, as it stores it); an
+    ordered insert stops there, an unordered one stores all the others."""
+    from pymongo.errors import BulkWriteError
+
+    from workbook.facts import MAX_BSON_SIZE
+    from workbook.offline_writes import BULK_INSERT_CHUNK
+
+    batch: list[dict] = [{"_id": n} for n in range(2 * BULK_INSERT_CHUNK + 50)]
+    batch[BULK_INSERT_CHUNK + 7] = {"_id": "big", "big": "x" * MAX_BSON_SIZE}
+    batch[BULK_INSERT_CHUNK + 9] = {"_id": "deep", **smallest_nested(101)}
+    with pytest.raises(BulkWriteError) as caught:
+        db.refused.insert_many(batch, ordered=ordered)
+    errors = [(e["index"], e["code"]) for e in caught.value.details["writeErrors"]]
+    stored = sorted(d["_id"] for d in db.refused.find({}, {"_id": 1}))
+    if ordered:
+        assert errors == [(BULK_INSERT_CHUNK + 7, 10334)]
+        assert stored == list(range(BULK_INSERT_CHUNK + 7))
+    else:
+        assert errors == [(BULK_INSERT_CHUNK + 7, 10334), (BULK_INSERT_CHUNK + 9, 15)]
+        assert stored == [n for n in range(len(batch)) if n not in (BULK_INSERT_CHUNK + 7, BULK_INSERT_CHUNK + 9)]
+    assert caught.value.details["nInserted"] == len(stored)

@@ -207,12 +207,29 @@ class WorkbenchEngine(IndexDefinitions, *_fast_writes, _change_log, _memory_engi
                     f"(document is {size} bytes; 16 MiB, enforced by the workbench on the offline default)",
                     code=TOO_LARGE_AFTER_UPDATE,
                 )
-            raise WriteError(
-                f"BSONObjectTooLarge: document is {size} bytes, larger than the maximum "
-                f"{MAX_BSON_SIZE} bytes (16 MiB), enforced by the workbench on the offline default",
-                code=TOO_LARGE_ON_INSERT,
-            )
+            raise WriteError(too_large_to_insert(size), code=TOO_LARGE_ON_INSERT)
         return super()._encode_storage_document(document)
+
+
+def too_large_to_insert(size: int) -> str:
+    """MongoDB's message for an inserted document of ``size`` bytes, over :data:`MAX_BSON_SIZE`."""
+    return (
+        f"BSONObjectTooLarge: document is {size} bytes, larger than the maximum "
+        f"{MAX_BSON_SIZE} bytes (16 MiB), enforced by the workbench on the offline default"
+    )
+
+
+def refused_before_storage(document: Any) -> tuple[int, str] | None:
+    """MongoDB's (code, message) when ``document`` (the engine's form) cannot be stored at all: over 16 MiB
+    or nested deeper than 100 levels, as :meth:`WorkbenchEngine._encode_storage_document` checks it."""
+    try:
+        size: int | None = engine_bson_size(document)
+    except RecursionError:
+        size = None
+    error = depth_error(document, size)
+    if error is None and size is not None and size > MAX_BSON_SIZE:
+        error = TOO_LARGE_ON_INSERT, too_large_to_insert(size)
+    return error
 
 
 def _check_depth(document: Any, size: int | None = None) -> None:

@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mongoeco.errors import BulkWriteError, OperationFailure
+from mongoeco.errors import BulkWriteError, OperationFailure, WriteError
 
 from workbook import engine_compat, gc_pause, offline_transactions, offline_validators, offline_views, offline_writes
 from workbook.facts import (
@@ -27,6 +27,7 @@ from workbook.facts import (
     NAMESPACE_EXISTS,
     NAMESPACE_NOT_FOUND,
     NO_SUCH_TRANSACTION,
+    OVERFLOW,
     TOO_LARGE_ON_INSERT,
     TRANSIENT_TRANSACTION_ERROR,
     TYPE_MISMATCH,
@@ -55,6 +56,7 @@ from workbook.offline_commands import (
     transaction_key,
     writes_out,
 )
+from workbook.offline_engine import refused_before_storage
 from workbook.offline_explain import hook_for
 from workbook.offline_limits import engine_bson_size
 from workbook.offline_reads import ReadLayer
@@ -294,39 +296,45 @@ class WorkbenchExecutor(_ExecutorBase):
         rebuilding a set of every numeric _id per document (O(n^2) for numeric ids)."""
         body = context.command_document
         documents = list(body.get("documents") or [])
-        too_large = await _any_too_large(documents)
-        if not documents or not isinstance(body.get("insert"), str) or too_large:
-            # mongoeco's own one-by-one path reports a too-large document as that document's
-            # write error (code 10334), as MongoDB does; the batch path would fail the command.
+        if not documents or not isinstance(body.get("insert"), str):
             return dict(await super().execute_prepared(context))
         collection = self._client.get_database(context.db_name).get_collection(body["insert"])
-        ordered = bool(body.get("ordered", True))
-        inserted, start = 0, 0
-        errors: list[dict[str, Any]] = []
         # Documents MongoDB refuses before storage (a $-prefixed field in _id) split the batch.
-        for index in [*(i for i, d in enumerate(documents) if dollar_in_id(d)), len(documents)]:
-            if (errors and ordered) or start > len(documents):
-                break
-            run_inserted, run_errors = await self._insert_run(collection, documents[start:index], start, context)
-            inserted, errors = inserted + run_inserted, errors + run_errors
-            if index < len(documents) and not (run_errors and ordered):
-                errors.append(
-                    {
-                        "index": index,
-                        "code": DOLLAR_PREFIXED_FIELD,
-                        "errmsg": (f"_id fields may not contain '$'-prefixed fields: {documents[index]['_id']!r}"),
-                    }
-                )
-            start = index + 1
+        refused = {
+            index: (DOLLAR_PREFIXED_FIELD, f"_id fields may not contain '$'-prefixed fields: {document['_id']!r}")
+            for index, document in enumerate(documents)
+            if dollar_in_id(document)
+        }
+        inserted, errors = await self._insert_around(collection, documents, refused, 0, context)
         reply: dict[str, Any] = {"n": inserted, "ok": 1.0}
         if errors:
             reply["writeErrors"] = errors
         return reply
 
+    async def _insert_around(
+        self, collection: Any, documents: list[Any], refused: dict[int, tuple[int, str]], offset: int, context: Any
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """Insert ``documents`` but the ``refused`` ones (position: (code, message)), each of which is its own
+        write error, as MongoDB reports it; an ordered insert stops at the first error."""
+        ordered = bool(context.command_document.get("ordered", True))
+        inserted, start = 0, 0
+        errors: list[dict[str, Any]] = []
+        for index in [*sorted(refused), len(documents)]:
+            run = await self._insert_run(collection, documents[start:index], offset + start, context)
+            inserted, errors = inserted + run[0], errors + run[1]
+            if index == len(documents) or (errors and ordered):
+                break
+            code, message = refused[index]
+            errors.append({"index": offset + index, "code": code, "errmsg": message})
+            if ordered:
+                break
+            start = index + 1
+        return inserted, errors
+
     async def _insert_run(
         self, collection: Any, documents: list[Any], offset: int, context: Any
     ) -> tuple[int, list[dict[str, Any]]]:
-        """Insert consecutive documents of one command with one engine call: (inserted, write errors)."""
+        """Insert consecutive documents of one command with one engine call per piece: (inserted, write errors)."""
         if not documents:
             return 0, []
         body = context.command_document
@@ -361,6 +369,21 @@ class WorkbenchExecutor(_ExecutorBase):
                 ]
                 inserted += int(details.get("nInserted", 0))
                 if ordered:
+                    break
+                continue
+            except WriteError as error:  # (a BulkWriteError is one: caught above)
+                if error.code not in (TOO_LARGE_ON_INSERT, OVERFLOW):
+                    raise
+                # The engine sizes each document as it stores it (no second encoding up front) and refused
+                # this piece whole (its rollback scope): its documents go again, the refused ones as errors.
+                refused = {i: e for i, d in enumerate(piece) if (e := refused_before_storage(d)) is not None}
+                if not refused:
+                    raise
+                piece_inserted, piece_errors = await self._insert_around(
+                    collection, piece, refused, offset + start, context
+                )
+                inserted, errors = inserted + piece_inserted, errors + piece_errors
+                if piece_errors and ordered:
                     break
                 continue
             inserted += len(piece)
@@ -479,17 +502,6 @@ def _internal_form() -> Any:
     without ``_id`` stays as it is: mongoeco adds the ``_id``)."""
     to_internal = engine_compat.document_codec().to_internal
     return lambda document: to_internal(document) if isinstance(document, dict) and "_id" in document else document
-
-
-async def _any_too_large(documents: list[Any]) -> bool:
-    """Whether a document is over 16 MiB, sized a piece at a time with a turn of the loop between pieces."""
-    piece = offline_writes.BULK_INSERT_CHUNK * 5
-    for start in range(0, len(documents), piece):
-        if start:
-            await asyncio.sleep(0)
-        if any(engine_bson_size(document) > MAX_BSON_SIZE for document in documents[start : start + piece]):
-            return True
-    return False
 
 
 def check_write_concern(body: Mapping[str, Any]) -> None:
