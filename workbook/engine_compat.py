@@ -1690,6 +1690,18 @@ def datetime_payload() -> Any:
     return lambda value: tagged("datetime", normalize_utc_bson_datetime(value).isoformat())
 
 
+def internal_datetime() -> Any:
+    """A function from a datetime to the engine's internal form (naive UTC, milliseconds, fold 0: its codec
+    goes through the ISO text, which has no fold), as its codec gives."""
+    from mongoeco.core.bson_scalars import normalize_utc_bson_datetime
+
+    def internal(value: Any) -> Any:
+        value = normalize_utc_bson_datetime(value)
+        return value.replace(fold=0) if value.fold else value
+
+    return internal
+
+
 def projection_executor(projection: Any, selector: Any, *, public: bool = True) -> Any:
     """A function applying ``projection`` (any form: ``$slice``, ``$elemMatch``, positional with ``selector``,
     the find's filter) to a decoded stored document, as the engine's find does (in the public form a find
