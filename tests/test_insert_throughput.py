@@ -99,3 +99,36 @@ def test_a_wire_insert_without_ids_and_with_odd_values_stores_what_mongoeco_woul
         assert stored[2]["no_id"] is True and len(stored) == 3
     finally:
         db.client.drop_database(db.name)
+
+
+def test_an_unwatched_insert_many_is_one_gap_range_to_a_change_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inserts while no change stream is open reach the hub as one gap per engine call (it was one per
+    document), and the hub records the same range: a stream opened after them sees the next event with
+    the sequence number that follows them. (Resuming across a gap is refused, as before: mongoeco's.)"""
+    from mongoeco.api import AsyncMongoClient
+    from mongoeco.change_streams import ChangeStreamHub
+
+    from workbook.offline_engine import WorkbenchEngine
+
+    offline_server()
+    client = AsyncMongoClient(WorkbenchEngine(aggregation_materialization_limit=None))
+    marked: list[int] = []
+    mark_gap = ChangeStreamHub.mark_gap
+    monkeypatch.setattr(ChangeStreamHub, "mark_gap", lambda hub: marked.append(1) or mark_gap(hub))
+
+    async def watch_around_inserts() -> tuple[Any, Any]:
+        collection = client.get_database("test_gap_ranges").get_collection("c")
+        stream = collection.watch()
+        await collection.insert_one({"_id": "before"})
+        first = await asyncio.wait_for(stream.try_next(), 10)
+        stream.close()
+        await collection.insert_many([{"_id": i} for i in range(500)])  # nobody watches: gaps
+        resumed = collection.watch()
+        await collection.insert_one({"_id": "after"})
+        return first, await asyncio.wait_for(resumed.try_next(), 10)
+
+    first, after = asyncio.run(watch_around_inserts())
+    assert len(marked) == 1
+    assert client._change_hub._gaps == [(2, 501)]  # the 500 inserts' sequence numbers, as one range
+    assert (first["clusterTime"], after["clusterTime"]) == (1, 502)
+    assert after["documentKey"] == {"_id": "after"}

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-from copy import deepcopy
 from datetime import UTC
 from typing import Any
 
@@ -73,9 +72,15 @@ def change_log_mixin(committed_change: type) -> type:
                 return self._commit_sequence, self._committed_changes, self._change_pruned_through
             WRITE_WORK["writes"] += 1
             sequence = self._commit_sequence + len(payloads)
+            # A gap (a change nobody watches) followed by another change of the same write is not kept:
+            # delivering the next one aligns a hub past it, recording the same gap range (an insert_many
+            # into an unwatched collection keeps one entry per piece, not one per document). The change
+            # copies its own payload (CommittedChange.__post_init__).
+            last = len(payloads)
             new = [
-                committed_change(sequence=self._commit_sequence + ordinal, payload=deepcopy(payload))
+                committed_change(sequence=self._commit_sequence + ordinal, payload=payload)
                 for ordinal, payload in enumerate(payloads, start=1)
+                if payload is not None or ordinal == last
             ]
             floor = max(
                 self._change_pruned_through,
@@ -100,7 +105,7 @@ def change_log_mixin(committed_change: type) -> type:
                 WRITE_WORK["change_log_entries_walked"] += len(changes)
                 try:
                     for change in changes:
-                        consumer(change.for_delivery())
+                        consumer(change if change.is_gap else change.for_delivery())  # a gap holds nothing to copy
                         with self._meta_lock:
                             self._change_checkpoints[consumer_id] = max(
                                 self._change_checkpoints[consumer_id], change.sequence
