@@ -372,7 +372,7 @@ class WorkbenchExecutor(_ExecutorBase):
                     break
                 continue
             except WriteError as error:  # (a BulkWriteError is one: caught above)
-                if error.code not in (TOO_LARGE_ON_INSERT, OVERFLOW):
+                if getattr(error, "code", None) not in (TOO_LARGE_ON_INSERT, OVERFLOW):
                     raise
                 # The engine sizes each document as it stores it (no second encoding up front) and refused
                 # this piece whole (its rollback scope): its documents go again, the refused ones as errors.
