@@ -132,3 +132,48 @@ def test_an_unwatched_insert_many_is_one_gap_range_to_a_change_stream(monkeypatc
     assert client._change_hub._gaps == [(2, 501)]  # the 500 inserts' sequence numbers, as one range
     assert (first["clusterTime"], after["clusterTime"]) == (1, 502)
     assert after["documentKey"] == {"_id": "after"}
+
+
+def test_a_new_document_with_only_the_id_index_is_checked_by_its_storage_key_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With no index but ``_id``'s and an ``_id`` that equals only its own storage key (a string, an
+    ObjectId), an insert's unique check is one lookup: the layers below are not asked. A numeric ``_id``
+    and a collection with another index still go through every layer; duplicates are still refused."""
+    from pymongo.errors import BulkWriteError, DuplicateKeyError
+
+    from workbook import offline_unique
+
+    asked: list[Any] = []
+    below = offline_unique.UniqueKeysByIndex._ensure_unique_indexes
+
+    def counted(self: Any, db_name: str, coll_name: str, candidate: Any, **kw: Any) -> None:
+        asked.append(candidate.get("_id"))
+        below(self, db_name, coll_name, candidate, **kw)
+
+    monkeypatch.setattr(offline_unique.UniqueKeysByIndex, "_ensure_unique_indexes", counted)
+    db = workbook.connect(database="test_id_only_checks", quiet=True)
+    db.client.drop_database(db.name)
+    try:
+        db.c.insert_many([{"_id": "a"}, {"_id": ObjectId()}, {"_id": "b"}])
+        db.c.insert_one({"_id": "c"})
+        assert asked == []
+        with pytest.raises(DuplicateKeyError) as duplicate:
+            db.c.insert_one({"_id": "a"})
+        assert 'dup key: { _id: "a" }' in str(duplicate.value)  # (the engine's loop finds it first)
+        with pytest.raises(BulkWriteError) as in_batch:
+            db.c.insert_many([{"_id": "d"}, {"_id": "d"}])
+        assert [e["index"] for e in in_batch.value.details["writeErrors"]] == [1]
+        db.c.insert_one({"_id": 7})
+        assert 7 in asked
+        db.c.create_index("x")
+        db.c.insert_one({"_id": "e", "x": 1})
+        assert "e" in asked
+        assert sorted(d["_id"] for d in db.c.find({"_id": {"$type": "string"}})) == ["a", "b", "c", "d", "e"]
+        db.u.create_index("x", unique=True)
+        db.u.insert_one({"_id": "f", "x": 1})
+        with pytest.raises(DuplicateKeyError):
+            db.u.insert_one({"_id": "g", "x": 1})
+        assert "g" in asked and db.u.count_documents({}) == 1
+    finally:
+        db.client.drop_database(db.name)

@@ -79,6 +79,14 @@ class WorkbenchEngine(IndexDefinitions, *_fast_writes, _change_log, _memory_engi
         # The full-collection _id scan only matters for numeric ids (1 == 1.0 == Decimal128("1"),
         # different storage keys); for every other id the storage-key lookup is exact.
         numeric = engine_compat.id_contains_numeric_value(candidate.get("_id"))
+        if not numeric and kw.get("exclude_storage_key") is None and _only_id_index(self, kw, db_name, coll_name):
+            # A new document, an _id equal only to its own storage key, no index but _id's: the storage-key
+            # lookup is the whole check, answered here (each layer below asks the same, a tenth of an insert).
+            if not kw.get("check_id_storage") or "_id" not in candidate:
+                return
+            storage = self._storage if kw.get("storage_view") is None else kw["storage_view"]
+            if self._storage_key(candidate["_id"]) not in storage.get(db_name, {}).get(coll_name, {}):
+                return  # (a duplicate goes below: mongoeco's own check words the error)
         if kw.get("scan_payload_id") and not numeric:
             kw["scan_payload_id"] = False
         if kw.get("check_id_storage") and (kw.get("scan_payload_id") or numeric) and not offline_ids.checked():
@@ -230,6 +238,12 @@ def refused_before_storage(document: Any) -> tuple[int, str] | None:
     if error is None and size is not None and size > MAX_BSON_SIZE:
         error = TOO_LARGE_ON_INSERT, too_large_to_insert(size)
     return error
+
+
+def _only_id_index(engine: Any, kw: Mapping[str, Any], db_name: str, coll_name: str) -> bool:
+    """Whether the collection has no index record: only the implicit ``_id`` index (mongoeco lists no record for it)."""
+    view = kw.get("indexes_view")
+    return not (engine._indexes if view is None else view).get(db_name, {}).get(coll_name)
 
 
 def _check_depth(document: Any, size: int | None = None) -> None:
