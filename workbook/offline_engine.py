@@ -201,56 +201,42 @@ class WorkbenchEngine(IndexDefinitions, *_fast_writes, _change_log, _memory_engi
         return None
 
     def _encode_storage_document(self, document: Any) -> Any:
-        try:
-            size = engine_bson_size(document)
-        except RecursionError:  # nested far deeper than 100 levels: the depth error below says so
-            size = None
-        _check_depth(document, size)  # workbook.offline_limits: nesting depth 100
-        if size is not None and size > MAX_BSON_SIZE:
-            # Raised inside the engine's rollback scope: the stored document and its index
-            # entries stay as they were, as on MongoDB.
-            if _write_kind.get() == "update":
-                raise WriteError(
-                    f"Resulting document after update is larger than {MAX_BSON_SIZE} "
-                    f"(document is {size} bytes; 16 MiB, enforced by the workbench on the offline default)",
-                    code=TOO_LARGE_AFTER_UPDATE,
-                )
-            raise WriteError(too_large_to_insert(size), code=TOO_LARGE_ON_INSERT)
+        # Raised inside the engine's rollback scope: the stored document and its index entries stay as
+        # they were, as on MongoDB.
+        error = refused_before_storage(document, updating=_write_kind.get() == "update")
+        if error is not None:
+            raise WriteError(error[1], code=error[0])
         return super()._encode_storage_document(document)
 
 
-def too_large_to_insert(size: int) -> str:
-    """MongoDB's message for an inserted document of ``size`` bytes, over :data:`MAX_BSON_SIZE`."""
-    return (
+def refused_before_storage(document: Any, *, updating: bool = False) -> tuple[int, str] | None:
+    """MongoDB's (code, message) when ``document`` (the engine's form) cannot be stored: nested deeper than
+    100 levels, or over 16 MiB (worded for an insert, or for the result of an update); else None.
+
+    The storage guard (:meth:`WorkbenchEngine._encode_storage_document`) raises it; the executor asks it
+    which documents of a piece the engine refused."""
+    try:
+        size: int | None = engine_bson_size(document)
+    except RecursionError:  # nested far deeper than 100 levels: the depth error says so
+        size = None
+    error = depth_error(document, size)  # workbook.offline_limits: nesting depth 100
+    if error is not None or size is None or size <= MAX_BSON_SIZE:
+        return error
+    if updating:
+        return TOO_LARGE_AFTER_UPDATE, (
+            f"Resulting document after update is larger than {MAX_BSON_SIZE} "
+            f"(document is {size} bytes; 16 MiB, enforced by the workbench on the offline default)"
+        )
+    return TOO_LARGE_ON_INSERT, (
         f"BSONObjectTooLarge: document is {size} bytes, larger than the maximum "
         f"{MAX_BSON_SIZE} bytes (16 MiB), enforced by the workbench on the offline default"
     )
-
-
-def refused_before_storage(document: Any) -> tuple[int, str] | None:
-    """MongoDB's (code, message) when ``document`` (the engine's form) cannot be stored at all: over 16 MiB
-    or nested deeper than 100 levels, as :meth:`WorkbenchEngine._encode_storage_document` checks it."""
-    try:
-        size: int | None = engine_bson_size(document)
-    except RecursionError:
-        size = None
-    error = depth_error(document, size)
-    if error is None and size is not None and size > MAX_BSON_SIZE:
-        error = TOO_LARGE_ON_INSERT, too_large_to_insert(size)
-    return error
 
 
 def _only_id_index(engine: Any, kw: Mapping[str, Any], db_name: str, coll_name: str) -> bool:
     """Whether the collection has no index record: only the implicit ``_id`` index (mongoeco lists no record for it)."""
     view = kw.get("indexes_view")
     return not (engine._indexes if view is None else view).get(db_name, {}).get(coll_name)
-
-
-def _check_depth(document: Any, size: int | None = None) -> None:
-    """Raise MongoDB's error for a document nested deeper than 100 levels (mongoeco accepts it)."""
-    error = depth_error(document, size)
-    if error is not None:
-        raise WriteError(error[1], code=error[0])
 
 
 def _check_index_limits(engine: Any, db_name: str, coll_name: str, keys: Any, context: Any) -> None:
