@@ -306,17 +306,15 @@ def test_unionwith_sub_pipelines_change_only_their_own_documents(db: Database) -
     assert _multiset(list(db.A.aggregate(side_by_side))) == _multiset(expected)
 
 
+def _sums(*values: int) -> list[dict[str, int]]:
+    """``{_id: k, sum: values[k]}`` per group key k, as the jstest writes its expected groups."""
+    return [{"_id": key, "sum": value} for key, value in enumerate(values)]
+
+
 def test_unionwith_groups_over_the_union_and_inside_the_sub_pipeline(db: Database) -> None:
     found = _four(db)
     outer = [{"$unionWith": "B"}, {"$group": {"_id": "$groupKey", "sum": {"$sum": "$val"}}}]
-    sums = [
-        {"_id": 0, "sum": 0},
-        {"_id": 1, "sum": 3},
-        {"_id": 2, "sum": 6},
-        {"_id": 3, "sum": 9},
-        {"_id": 4, "sum": 12},
-    ]
-    assert _multiset(list(db.A.aggregate(outer))) == _multiset(sums)
+    assert _multiset(list(db.A.aggregate(outer))) == _multiset(_sums(0, 3, 6, 9, 12))
     both = [
         {
             "$unionWith": {
@@ -329,17 +327,9 @@ def test_unionwith_groups_over_the_union_and_inside_the_sub_pipeline(db: Databas
         },
         {"$group": {"_id": "$groupKey", "sum": {"$sum": "$val"}}},
     ]
-    sums = [
-        {"_id": 0, "sum": 0},
-        {"_id": 1, "sum": 21},
-        {"_id": 2, "sum": 2},
-        {"_id": 3, "sum": 3},
-        {"_id": 4, "sum": 4},
-    ]
-    assert _multiset(list(db.A.aggregate(both))) == _multiset(sums)
+    assert _multiset(list(db.A.aggregate(both))) == _multiset(_sums(0, 21, 2, 3, 4))
     inner = [{"$unionWith": {"coll": "B", "pipeline": [{"$group": {"_id": "$groupKey", "sum": {"$sum": "$val"}}}]}}]
-    grouped = [{"_id": i, "sum": i * 2} for i in range(5)]
-    assert _multiset(list(db.A.aggregate(inner))) == _multiset(found["A"] + grouped)
+    assert _multiset(list(db.A.aggregate(inner))) == _multiset(found["A"] + _sums(0, 2, 4, 6, 8))
 
 
 def test_unionwith_sort_and_limit_in_the_sub_pipeline_and_results_across_get_mores(db: Database) -> None:
