@@ -84,14 +84,19 @@ NO_SUCH_TRANSACTION = 251
 """A transaction number the server does not know, or one already aborted (``NoSuchTransaction``)."""
 QUERY_EXCEEDED_MEMORY_LIMIT = 292
 """A blocking sort over :data:`MAX_BLOCKING_SORT_BYTES` without ``allowDiskUse``."""
-TOO_LARGE_ON_INSERT = 10334
-"""Inserting a document over :data:`MAX_BSON_SIZE` (``BSONObjectTooLarge``)."""
+TOO_LARGE_ON_INSERT = BAD_VALUE
+"""Inserting a document over :data:`MAX_BSON_SIZE`: ``BadValue``, "object to insert too large" (jstests
+core/max_doc_size.js)."""
+BSON_OBJECT_TOO_LARGE = 10334
+"""A document the server makes over its limit, an aggregation result among them (``BSONObjectTooLarge``)."""
 DUPLICATE_KEY = 11000
 """A second document with the same key in a unique index (``DuplicateKey``)."""
 TOO_MANY_COMPOUND_KEYS = 13103
 """A compound index of more than :data:`MAX_COMPOUND_INDEX_FIELDS` fields ("too many compound keys")."""
 TOO_LARGE_AFTER_UPDATE = 17419
 """An update whose resulting document is over :data:`MAX_BSON_SIZE`."""
+TOO_LARGE_TO_UPSERT = 17420
+"""An upsert whose inserted document is over :data:`MAX_BSON_SIZE` (jstests core/max_doc_size.js)."""
 
 
 def bson_size(document: Mapping[str, Any]) -> int:

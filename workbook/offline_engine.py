@@ -26,7 +26,12 @@ from mongoeco.errors import OperationFailure, WriteError  # noqa: E402
 
 from workbook import engine_compat, offline_codec, offline_ids, offline_transactions, offline_unique, offline_writes  # noqa: E402
 from workbook.engine_aggregation import install_aggregation_semantics  # noqa: E402
-from workbook.facts import MAX_BSON_SIZE, TOO_LARGE_AFTER_UPDATE, TOO_LARGE_ON_INSERT  # noqa: E402
+from workbook.facts import (  # noqa: E402
+    MAX_BSON_SIZE,
+    TOO_LARGE_AFTER_UPDATE,
+    TOO_LARGE_ON_INSERT,
+    TOO_LARGE_TO_UPSERT,
+)
 from workbook.offline_indexes import IndexDefinitions  # noqa: E402  (same-key twins, compound hashed indexes)
 from workbook.offline_limits import (  # noqa: E402
     WORK_COUNTERS,
@@ -37,6 +42,8 @@ from workbook.offline_limits import (  # noqa: E402
 )
 
 _write_kind: contextvars.ContextVar[str] = contextvars.ContextVar("workbook_write_kind", default="insert")
+"""What the engine is storing: "insert", or within an update (or a $merge) "update" for a changed document
+and "upsert" for a new one (told by its unique check, which excludes the document's own key only then)."""
 
 
 def _count_id_scan(storage: Mapping[str, Any], db_name: str, coll_name: str) -> None:
@@ -79,6 +86,8 @@ class WorkbenchEngine(IndexDefinitions, *_fast_writes, _change_log, _memory_engi
         # The full-collection _id scan only matters for numeric ids (1 == 1.0 == Decimal128("1"),
         # different storage keys); for every other id the storage-key lookup is exact.
         numeric = engine_compat.id_contains_numeric_value(candidate.get("_id"))
+        if _write_kind.get() != "insert":  # the document about to be stored replaces one, or is new (an upsert)
+            _write_kind.set("update" if kw.get("exclude_storage_key") is not None else "upsert")
         if not numeric and kw.get("exclude_storage_key") is None and _only_id_index(self, kw, db_name, coll_name):
             # A new document, an _id equal only to its own storage key, no index but _id's: the storage-key
             # lookup is the whole check, answered here (each layer below asks the same, a tenth of an insert).
@@ -203,15 +212,16 @@ class WorkbenchEngine(IndexDefinitions, *_fast_writes, _change_log, _memory_engi
     def _encode_storage_document(self, document: Any) -> Any:
         # Raised inside the engine's rollback scope: the stored document and its index entries stay as
         # they were, as on MongoDB.
-        error = refused_before_storage(document, updating=_write_kind.get() == "update")
+        error = refused_before_storage(document, _write_kind.get())
         if error is not None:
             raise WriteError(error[1], code=error[0])
         return super()._encode_storage_document(document)
 
 
-def refused_before_storage(document: Any, *, updating: bool = False) -> tuple[int, str] | None:
+def refused_before_storage(document: Any, write: str = "insert") -> tuple[int, str] | None:
     """MongoDB's (code, message) when ``document`` (the engine's form) cannot be stored: nested deeper than
-    100 levels, or over 16 MiB (worded for an insert, or for the result of an update); else None.
+    100 levels, or over 16 MiB, worded as MongoDB words it for an ``insert``, an ``update``'s result or an
+    ``upsert``'s new document (jstests core/max_doc_size.js); else None.
 
     The storage guard (:meth:`WorkbenchEngine._encode_storage_document`) raises it; the executor asks it
     which documents of a piece the engine refused."""
@@ -222,14 +232,17 @@ def refused_before_storage(document: Any, *, updating: bool = False) -> tuple[in
     error = depth_error(document, size)  # workbook.offline_limits: nesting depth 100
     if error is not None or size is None or size <= MAX_BSON_SIZE:
         return error
-    if updating:
+    enforced = "16 MiB, enforced by the workbench on the offline default"
+    if write == "update":
         return TOO_LARGE_AFTER_UPDATE, (
-            f"Resulting document after update is larger than {MAX_BSON_SIZE} "
-            f"(document is {size} bytes; 16 MiB, enforced by the workbench on the offline default)"
+            f"Resulting document after update is larger than {MAX_BSON_SIZE} (document is {size} bytes; {enforced})"
+        )
+    if write == "upsert":
+        return TOO_LARGE_TO_UPSERT, (
+            f"Document to upsert is larger than {MAX_BSON_SIZE} (document is {size} bytes; {enforced})"
         )
     return TOO_LARGE_ON_INSERT, (
-        f"BSONObjectTooLarge: document is {size} bytes, larger than the maximum "
-        f"{MAX_BSON_SIZE} bytes (16 MiB), enforced by the workbench on the offline default"
+        f"object to insert too large. size in bytes: {size}, max size: {MAX_BSON_SIZE} ({enforced})"
     )
 
 

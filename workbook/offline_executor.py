@@ -21,6 +21,7 @@ from mongoeco.errors import BulkWriteError, OperationFailure, WriteError
 from workbook import engine_compat, gc_pause, offline_transactions, offline_validators, offline_views, offline_writes
 from workbook.facts import (
     BAD_VALUE,
+    BSON_OBJECT_TOO_LARGE,
     DOLLAR_PREFIXED_FIELD,
     INVALID_OPTIONS,
     MAX_BSON_SIZE,
@@ -573,7 +574,7 @@ def check_result_sizes(reply: Mapping[str, Any]) -> None:
                 f"BSONObjectTooLarge: an aggregation result document is {size} bytes; "
                 f"the limit is {MAX_RESULT_SIZE} (16 MiB + 16 KiB). Group into smaller documents "
                 "(e.g. $group on a finer key, or $project fewer fields before it)",
-                code=TOO_LARGE_ON_INSERT,
+                code=BSON_OBJECT_TOO_LARGE,
             )
 
 
