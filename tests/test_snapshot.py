@@ -391,6 +391,50 @@ def test_leftover_temp_files_are_removed_on_the_next_use(cache: Path) -> None:
     assert fresh.exists(), "a write in progress elsewhere is left alone"
 
 
+def _planted(folder: Path, version: str, age_s: float, shapes: tuple[str, ...] = ("embedded", "hybrid")) -> list[Path]:
+    """Snapshot files as another code ``version`` would have left them, written ``age_s`` seconds ago."""
+    import os
+    import time
+
+    made = []
+    for shape in shapes:
+        path = folder / f"snapshot-store-small-7-{shape}-{version}.bson"
+        path.write_bytes(b"not read here")
+        os.utime(path, (time.time() - age_s, time.time() - age_s))
+        made.append(path)
+    return made
+
+
+def test_files_of_older_code_versions_are_removed_but_the_latest_other_one_stays(cache: Path) -> None:
+    current = snapshot.code_version()
+    oldest = _planted(cache, "0123456789abcdef", age_s=86_400 * 30)
+    older = _planted(cache, "fedcba9876543210", age_s=86_400 * 2)
+    latest_other = _planted(cache, "00000000aaaaaaaa", age_s=3600)
+    mine = _planted(cache, current, age_s=86_400 * 60)  # the running code's: kept however old
+    others = [cache / "load-seconds.json", cache / "notes.txt", cache / ".tmp-another-kernel"]
+    for path in others:
+        path.write_text("{}")
+    assert snapshot.remove_outdated(cache) == len(oldest) + len(older)
+    assert not any(path.exists() for path in [*oldest, *older])
+    assert all(path.exists() for path in [*latest_other, *mine, *others])
+    assert snapshot.remove_outdated(cache) == 0, "nothing more to remove"
+
+
+def test_a_written_snapshot_removes_the_files_of_code_versions_before_it(cache: Path) -> None:
+    stale = _planted(cache, "0123456789abcdef", age_s=86_400 * 30)
+    previous = _planted(cache, "fedcba9876543210", age_s=86_400)
+    db = _db("v")
+    try:
+        workbook.load("followers", "embedded", db, scale="tiny", progress=False)
+        snapshot.flush()  # its writer has written the file and tidied the folder
+    finally:
+        db.client.drop_database(db.name)
+    assert not any(path.exists() for path in stale)
+    assert all(path.exists() for path in previous), "the version before this one is kept"
+    (written,) = cache.glob(f"snapshot-followers-*-{snapshot.code_version()}.bson")
+    assert snapshot.read(written.stem.removeprefix("snapshot-")) is not None
+
+
 def test_a_failed_write_leaves_no_temp_file(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 

@@ -12,7 +12,8 @@ load on the offline default this module keeps that state:
   engine's version and verified by a SHA-256 of its bytes, so a stale or damaged file is
   ignored and rebuilt by the next load. A folder another user could write to is refused
   (:class:`CacheFolderError`), and ``.tmp-*`` files left by a kill or a full disk are removed
-  the next time the folder is used.
+  the next time the folder is used. Writing a file removes those of older code versions
+  (:func:`remove_outdated`), so upgrades do not pile up sets nothing will read again.
 
 Set ``WORKBOOK_SNAPSHOTS=0`` to switch both off. Real MongoDB servers are never snapshotted.
 The engine's internals are read here, not patched: ``mongoeco`` is pinned exactly in
@@ -880,6 +881,43 @@ def remove_leftovers(folder: Path | None = None) -> int:
 _LEFTOVER_AGE = 60.0
 """Seconds after which a ``.tmp-*`` file is a leftover, not another kernel's write in progress."""
 
+OTHER_VERSIONS_KEPT = 1
+"""Besides the running code's own files, how many other code versions' snapshots stay in the folder:
+the most recently written one (a second checkout or the version before an upgrade), not every one."""
+
+
+def remove_outdated(folder: Path | None = None, current: str | None = None) -> int:
+    """Remove snapshot files of code versions other than ``current`` (this code's) and the
+    :data:`OTHER_VERSIONS_KEPT` most recently written others; how many were removed.
+
+    A file's key ends with the code version it was made by (:func:`snapshot_key`), and no other
+    code reads it: without this, every upgrade of the workbench or the engine left a whole set
+    (about 60 MB for the store's three shapes at ``small``) that nothing would open again. Only
+    ``snapshot-*.bson`` files go; anything else in the folder is left alone.
+    """
+    folder = cache_dir() if folder is None else folder
+    current = code_version() if current is None else current
+    newest: dict[str, float] = {}
+    files: dict[str, list[Path]] = {}
+    try:
+        for path in folder.glob("snapshot-*.bson"):
+            version = path.stem.rpartition("-")[2]
+            if version != current:
+                files.setdefault(version, []).append(path)
+                newest[version] = max(newest.get(version, 0.0), path.stat().st_mtime)
+    except OSError:
+        return 0
+    removed = 0
+    for version in sorted(newest, key=newest.__getitem__, reverse=True)[OTHER_VERSIONS_KEPT:]:
+        for path in files[version]:
+            try:
+                path.unlink()
+                removed += 1
+            except OSError:
+                continue
+    return removed
+
+
 _cleaned: set[Path] = set()
 
 
@@ -962,6 +1000,7 @@ def _write_plain(snapshot: Snapshot, plain: dict[str, dict[str, Any]], path: Pat
         if handle is not None:
             Path(handle.name).unlink(missing_ok=True)
         return None
+    remove_outdated(path.parent)  # on this writer's thread: the learner does not wait for it
     return path
 
 
