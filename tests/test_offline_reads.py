@@ -306,3 +306,61 @@ def test_a_whole_collection_find_leaves_the_rest_to_the_engine(db: Database) -> 
     assert not offline_reads.reads_stored({"find": "c", "projection": {"s": {"$meta": "textScore"}}})
     assert not offline_reads.reads_stored({"find": "c", "tailable": True})
     assert not offline_reads.reads_stored({"find": "system.profile"})
+
+
+MIN_MAX_CASES = [
+    # (index, cursor options, MongoDB's answer: the values of a in order), from jstests/core/query/minmax.js
+    ([("a", 1)], {"min": [("a", 4)]}, [4, 5]),
+    ([("a", 1)], {"max": [("a", 4)]}, [3]),
+    ([("a", -1)], {"min": [("a", 4)]}, [4, 3]),
+    ([("a", -1)], {"max": [("a", 4)]}, [5]),
+]
+
+
+@pytest.mark.parametrize(("index", "options", "expected"), MIN_MAX_CASES)
+def test_min_and_max_are_answered_as_mongodb_does_or_refused_by_name(
+    db: Database, engine: str | None, index: list[tuple[str, int]], options: dict, expected: list[int]
+) -> None:
+    """The offline engine accepted min()/max() and ignored them, returning every document: a wrong
+    answer a learner could not tell from a right one. MongoDB bounds the hinted index's scan."""
+    from pymongo.errors import OperationFailure
+
+    from workbook.offline_explain import NOT_MODELLED_CODE
+
+    db.c.create_index(index)
+    db.c.insert_many([{"a": 3}, {"a": 4}, {"a": 5}])
+    cursor = db.c.find({}, {"_id": 0}).hint(index)
+    for name, bound in options.items():
+        cursor = getattr(cursor, name)(bound)
+    if engine is not None:
+        assert [document["a"] for document in cursor] == expected
+        return
+    with pytest.raises(OperationFailure) as refused:
+        list(cursor)
+    assert refused.value.code == NOT_MODELLED_CODE
+    assert f"find option(s) {next(iter(options))}" in str(refused.value) and "docker compose up" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("option", "mongodb_answer"),
+    [("return_key", [{"a": 3}, {"a": 4}, {"a": 5}]), ("show_record_id", None)],
+    ids=["returnKey", "showRecordId"],
+)
+def test_return_key_and_show_record_id_are_answered_or_refused_by_name(
+    db: Database, engine: str | None, option: str, mongodb_answer: list[dict] | None
+) -> None:
+    from pymongo.errors import OperationFailure
+
+    db.c.create_index([("a", 1)])
+    db.c.insert_many([{"a": 3}, {"a": 4}, {"a": 5}])
+    cursor = db.c.find({"a": {"$gte": 0}}, **{option: True}).hint([("a", 1)])
+    if engine is not None:
+        documents = list(cursor)
+        if mongodb_answer is not None:
+            assert documents == mongodb_answer
+        else:
+            assert all("$recordId" in document for document in documents)
+        return
+    with pytest.raises(OperationFailure, match=r"find option\(s\) (returnKey|showRecordId)"):
+        list(cursor)
+    assert [d["a"] for d in db.c.find({}, return_key=False, show_record_id=False).sort("a", 1)] == [3, 4, 5]

@@ -10,7 +10,8 @@ What the model refuses (``UnsupportedByModelError``: ``$where``, ``$expr``, text
 operators, ...) or cannot read (a malformed command) goes to the engine unchanged, whose answer
 and error messages stand; so do reads inside a transaction (they must see the transaction's own
 writes, which the committed model does not hold), tailable cursors and the find options listed in
-:data:`ENGINE_OPTIONS`. Projection is applied by the engine's own projection code, which covers
+:data:`ENGINE_OPTIONS`, except those the engine would ignore (:data:`IGNORED_BY_THE_ENGINE`): a find
+with one of them is refused by name. Projection is applied by the engine's own projection code, which covers
 every projection form (``$slice``, ``$elemMatch``, positional) the same way for both paths.
 """
 
@@ -40,6 +41,11 @@ ENGINE_OPTIONS = frozenset(
     {"tailable", "awaitData", "min", "max", "returnKey", "showRecordId", "let", "readConcern", "oplogReplay"}
 )
 """find options the model does not execute: a find carrying one (with a value) is the engine's."""
+
+IGNORED_BY_THE_ENGINE = ("min", "max", "returnKey", "showRecordId")
+"""find options the offline engine accepts and then ignores (it returned every match, whole documents,
+for ``min``/``max`` index bounds, ``returnKey``'s index keys and ``showRecordId``'s ``$recordId``): a find
+carrying one is refused by name instead of answered wrongly (pymongo's test_cursor.py test_min, test_max)."""
 
 TRANSACTION_FIELDS = ("txnNumber", "autocommit", "startTransaction")
 """Fields that put a command inside a transaction, whose reads the committed model cannot answer."""
@@ -194,9 +200,10 @@ class ReadLayer:
         """The reply to a ``find`` command, or None when the engine should answer it."""
         body = dict(context.command_document)
         raw = context.raw_body if isinstance(context.raw_body, Mapping) else {}
+        sent = {**raw, **body}
+        _refuse_ignored_options(sent)
         if _in_transaction(getattr(context, "session", None)):
             return None
-        sent = {**raw, **body}
         if reads_stored(sent):
             return await self._stored(body, raw, context, cursors)
         if not model_answers(sent):
@@ -471,6 +478,18 @@ def _distinct_values(value: Any, parts: list[str]) -> Iterator[Any]:
         for element in value:
             if isinstance(element, Mapping):
                 yield from _distinct_values(element, parts)
+
+
+def _refuse_ignored_options(body: Mapping[str, Any]) -> None:
+    """Refuse, by name, a find with an option of :data:`IGNORED_BY_THE_ENGINE` set (a value other than
+    None or False, as pymongo leaves unset options out)."""
+    named = [name for name in IGNORED_BY_THE_ENGINE if body.get(name) not in (None, False)]
+    if named:
+        error = not_modelled(
+            f"the find option(s) {', '.join(named)} (the offline engine would ignore them and return every "
+            "matching document whole)"
+        )
+        raise engine_compat.bad_value(f"{error.message}\nFix: {error.fix}", NOT_MODELLED_CODE)
 
 
 def _refuse_incomplete_hint(model: Any, args: planner.FindArgs) -> None:
