@@ -252,6 +252,27 @@ def test_changed_documents_are_loaded_for_real(cache: Path) -> None:
         db.client.drop_database(db.name)
 
 
+def test_a_load_of_a_generated_dataset_hashes_its_documents_once(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hash walks every document: a first load took it twice (to look for a snapshot, then to store one)."""
+    data = workbook.generate("followers", "tiny", 7)
+    hashed: list[object] = []
+    real = snapshot.fingerprint
+    monkeypatch.setattr(snapshot, "fingerprint", lambda dataset: hashed.append(dataset) or real(dataset))
+    db = _db("h")
+    try:
+        workbook.load(data, "referenced", db, progress=False)  # a real load
+        assert hashed == [data]
+        workbook.load(data, "referenced", db, progress=False)  # restored
+        assert hashed == [data, data]
+        workbook.load("followers", "embedded", db, scale="tiny", progress=False)  # by name: hashed when stored
+        assert len(hashed) == 3 and hashed[2] is not data
+    finally:
+        db.client.drop_database(db.name)
+    assert snapshot.find(data, "referenced", scale="tiny", seed=7) is not None, "stored under the same hash"
+
+
 def test_a_damaged_file_is_ignored_and_removed(cache: Path) -> None:
     db = _db("d")
     try:

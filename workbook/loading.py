@@ -82,9 +82,11 @@ def load(
     started = time.perf_counter()
     # --- speed (workbook/snapshot.py, workbook/scales.py): the same load restored from a snapshot; ---
     # --- large refused on the offline default unless forced, medium estimated before it starts ---
+    hashed = None
     if info.kind == "offline":  # a restore can take seconds on a busy machine: a bar, gone when done
         with wait_bar(total=2, desc=f"restore {name}/{shape}", unit="step", progress=progress) as bar:
-            found = snapshot.find(dataset, shape, scale=scale, seed=seed)
+            hashed = snapshot.data_hash(dataset)  # taken once: find checks it, a real load stores it
+            found = snapshot.find(dataset, shape, scale=scale, seed=seed, hashed=hashed)
             bar.update()
             if found is not None:
                 restored = _restore(db, found, info.label, started)
@@ -96,7 +98,9 @@ def load(
         scales.check_offline_load(name, shape, scale if isinstance(dataset, str) else dataset.scale, force=force)
     # --- end speed ---
     with gc_pause.paused():  # millions of new acyclic objects: no collections over the learner's heap meanwhile
-        loaded = _load_for_real(db, dataset, shape, spec, info, started, scale=scale, seed=seed, progress=progress)
+        loaded = _load_for_real(
+            db, dataset, shape, spec, info, started, scale=scale, seed=seed, progress=progress, hashed=hashed
+        )
     if info.kind == "offline":
         warm_models(db, loaded.collection_names, progress=progress)
     return loaded
@@ -131,8 +135,10 @@ def _load_for_real(
     scale: str,
     seed: int,
     progress: bool,
+    hashed: str | None = None,
 ) -> LoadedShape:
-    """Generate, shape and store the documents (no snapshot to restore): the body of :func:`load`."""
+    """Generate, shape and store the documents (no snapshot to restore): the body of :func:`load`
+    (``hashed``: the given dataset's :func:`snapshot.data_hash`, None for one generated here)."""
     from workbook.datasets import generate
 
     if isinstance(dataset, str):
@@ -164,7 +170,7 @@ def _load_for_real(
         scales.record_load(dataset.name, shape, dataset.scale, report.seconds)  # the next estimate's source
 
         try:
-            snapshot.remember(dataset, shape, report)  # speed: the next identical load restores this state
+            snapshot.remember(dataset, shape, report, hashed)  # speed: the next identical load restores this state
         finally:
             snapshot.BUILT.clear()
     return LoadedShape(db, report)
