@@ -252,9 +252,7 @@ def test_changed_documents_are_loaded_for_real(cache: Path) -> None:
         db.client.drop_database(db.name)
 
 
-def test_a_load_of_a_generated_dataset_hashes_its_documents_once(
-    cache: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_load_of_a_generated_dataset_hashes_its_documents_once(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The hash walks every document: a first load took it twice (to look for a snapshot, then to store one)."""
     data = workbook.generate("followers", "tiny", 7)
     hashed: list[object] = []

@@ -59,6 +59,7 @@ from workbook.offline_commands import (
 )
 from workbook.offline_engine import refused_before_storage
 from workbook.offline_explain import hook_for
+from workbook.offline_indexes import ListedIndexes
 from workbook.offline_limits import engine_bson_size
 from workbook.offline_reads import ReadLayer
 
@@ -134,6 +135,7 @@ class WorkbenchExecutor(_ExecutorBase):
     _aborted: set[tuple[str, Any]]
     _explain: Any  # workbook.offline_explain.ExplainHook, installed by _WorkbenchProxy
     _reads: Any  # workbook.offline_reads.ReadLayer, installed by _WorkbenchProxy
+    _listed_indexes: Any  # workbook.offline_indexes.ListedIndexes, installed by _WorkbenchProxy
 
     async def execute_prepared(self, context: Any) -> dict[str, Any]:
         command, db_name = context.command_name, context.db_name
@@ -268,6 +270,7 @@ class WorkbenchExecutor(_ExecutorBase):
         """Adjust a successful reply to MongoDB's shape and tell the write listeners."""
         if command == "listCollections":
             reply = offline_views.mark_views(reply)
+        reply = self._listed_indexes.reply(command, context.command_document, reply)
         reply = self._reads.after(command, db_name, context.command_document, reply)
         if command in ("aggregate", "getMore"):
             check_result_sizes(reply)
@@ -637,3 +640,4 @@ class WorkbenchProxy(_ProxyBase):
 
         self._executor._explain = hook_for(server.engine)
         self._executor._reads = ReadLayer(server.engine, self._executor._explain)
+        self._executor._listed_indexes = ListedIndexes()

@@ -119,3 +119,44 @@ class IndexDefinitions:
             if "multiple indexes found with key pattern" in str(error) and getattr(error, "code", None) != 181:
                 raise OperationFailure(str(error).split(", full error")[0], code=181) from error
             raise
+
+
+def as_listed_by_mongodb(index: Any) -> Any:
+    """One ``listIndexes`` entry as MongoDB 7.0 lists it: ``v: 2``, the key and the name first, no ``ns``
+    (MongoDB stopped listing it in 4.4) and ``unique`` only where it is true. mongoeco 4.11.0 writes
+    ``unique: false`` on every index, ``unique: true`` on ``_id_`` (which MongoDB lists bare) and the
+    namespace, so ``index_information()`` differed from MongoDB's on every index. Anything else is kept."""
+    if not isinstance(index, dict) or "key" not in index or "name" not in index:
+        return index
+    listed = {"v": index.get("v", 2), "key": index["key"], "name": index["name"]}
+    for field, value in index.items():
+        bare = field == "unique" and (value is not True or index["name"] == "_id_")
+        if not bare and field not in ("v", "key", "name", "ns"):
+            listed[field] = value
+    return listed
+
+
+class ListedIndexes:
+    """The ``listIndexes`` replies of one server in MongoDB's shape, its later batches (``getMore``) too."""
+
+    def __init__(self) -> None:
+        self._cursors: set[Any] = set()
+        """Ids of ``listIndexes`` cursors still open (a small ``batchSize`` leaves one)."""
+
+    def reply(self, command: str, body: Any, reply: dict[str, Any]) -> dict[str, Any]:
+        """``reply`` to ``command`` with each listed index reshaped, if it lists indexes."""
+        cursor = reply.get("cursor")
+        if not isinstance(cursor, dict):
+            return reply
+        if command == "listIndexes":
+            batch = "firstBatch"
+        elif command == "getMore" and body.get("getMore") in self._cursors:
+            batch = "nextBatch"
+        else:
+            return reply
+        if cursor.get("id"):
+            self._cursors.add(cursor["id"])
+        else:
+            self._cursors.discard(body.get("getMore"))
+        listed = [as_listed_by_mongodb(index) for index in cursor.get(batch) or []]
+        return {**reply, "cursor": {**cursor, batch: listed}}
