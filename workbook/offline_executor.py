@@ -97,9 +97,12 @@ class WorkbenchExecutor(_ExecutorBase):
 
     def _hinted_order(self, command: str, body: dict[str, Any], kw: Mapping[str, Any]) -> dict[str, Any]:
         """A hinted ``find`` without a sort returns documents in the index's order, as MongoDB's index
-        scan does (mongoeco answers in insertion order)."""
+        scan does (mongoeco answers in insertion order). Not one with ``min``/``max``: the model reads
+        those in index order itself (:mod:`workbook.planner.minmax`), where a sort would order a multikey
+        document by its smallest element instead."""
         hint = body.get("hint")
-        if command != "find" or not hint or body.get("sort") or self.server is None:
+        bounded = any(body.get(name) not in (None, False) for name in ("min", "max"))
+        if command != "find" or not hint or body.get("sort") or bounded or self.server is None:
             return body
         db_name = str(kw.get("db_name") or body.get("$db"))
         records = self.server.engine._indexes.get(db_name, {}).get(str(body.get("find")), [])

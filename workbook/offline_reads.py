@@ -23,6 +23,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import bson
@@ -44,8 +45,11 @@ ENGINE_OPTIONS = frozenset(
 
 IGNORED_BY_THE_ENGINE = ("min", "max", "returnKey", "showRecordId")
 """find options the offline engine accepts and then ignores (it returned every match, whole documents,
-for ``min``/``max`` index bounds, ``returnKey``'s index keys and ``showRecordId``'s ``$recordId``): a find
-carrying one is refused by name instead of answered wrongly (pymongo's test_cursor.py test_min, test_max)."""
+for ``min``/``max`` index bounds, ``returnKey``'s index keys and ``showRecordId``'s ``$recordId``): the
+model answers ``min``/``max`` (:mod:`workbook.planner.minmax`); a find it cannot answer with one of
+them (``returnKey``, ``showRecordId``, or bounds inside a transaction) is refused by name instead."""
+
+KEY_BOUNDS = ("min", "max")
 
 TRANSACTION_FIELDS = ("txnNumber", "autocommit", "startTransaction")
 """Fields that put a command inside a transaction, whose reads the committed model cannot answer."""
@@ -201,12 +205,17 @@ class ReadLayer:
         body = dict(context.command_document)
         raw = context.raw_body if isinstance(context.raw_body, Mapping) else {}
         sent = {**raw, **body}
-        _refuse_ignored_options(sent)
+        _refuse_ignored(sent, ("returnKey", "showRecordId"))
+        bounded = any(sent.get(name) not in (None, False) for name in KEY_BOUNDS)
         if _in_transaction(getattr(context, "session", None)):
+            _refuse_ignored(sent, KEY_BOUNDS)  # the engine, which answers in a transaction, would ignore them
             return None
-        if reads_stored(sent):
+        if bounded:
+            if not _plain_find({k: v for k, v in sent.items() if k not in KEY_BOUNDS}):
+                _refuse_ignored(sent, KEY_BOUNDS)  # with a tailable cursor, on a system collection...
+        elif reads_stored(sent):
             return await self._stored(body, raw, context, cursors)
-        if not model_answers(sent):
+        elif not model_answers(sent):
             return None
         database, name = str(context.db_name), str(body["find"])
         namespace = f"{database}.{name}"
@@ -217,6 +226,12 @@ class ReadLayer:
             return None  # malformed: the engine's own validation answers, with MongoDB's message
         started = time.perf_counter_ns()
         model = await self._explain.model(database, name)
+        if bounded:
+            if _sort_key_meta(body.get("projection")):
+                _refuse_ignored(sent, KEY_BOUNDS)
+            in_bounds = await self._bounded(model, database, name, args, sent)
+            self._profile(database, name, body, time.perf_counter_ns() - started)
+            return self._reply(body, raw, namespace, self._projected(context, model, in_bounds), context, cursors)
         if _sort_key_meta(body.get("projection")):  # the engine's projection has no sortKey: the model's
             projected = await self._run(model, database, name, args, projected=True)
             if projected is None:
@@ -232,13 +247,36 @@ class ReadLayer:
         if sorted_in_memory and body.get("allowDiskUse") is False:
             self._check_sort_memory(model, rids)
         self._profile(database, name, body, time.perf_counter_ns() - started)
-        if body.get("projection"):  # projected from the decoded document, as the engine's find does
-            sent = context.command_document  # the engine's own forms (a regex is its Regex), as its find reads them
-            project = engine_compat.projection_executor(sent["projection"], sent.get("filter"))
-            documents = [project(model.documents[rid]) for rid in rids]
-        else:
-            documents = [model.documents[rid] for rid in rids]  # the engine's public forms, as its find returns
-        return self._reply(body, raw, namespace, documents, context, cursors)
+        return self._reply(body, raw, namespace, self._projected(context, model, rids), context, cursors)
+
+    @staticmethod
+    def _projected(context: Any, model: Any, rids: list[int]) -> list[Any]:
+        """The documents at ``rids``, projected from the decoded document as the engine's find does."""
+        sent = context.command_document  # the engine's own forms (a regex is its Regex), as its find reads them
+        if not sent.get("projection"):
+            return [model.documents[rid] for rid in rids]  # the engine's public forms, as its find returns
+        project = engine_compat.projection_executor(sent["projection"], sent.get("filter"))
+        return [project(model.documents[rid]) for rid in rids]
+
+    async def _bounded(
+        self, model: Any, database: str, name: str, args: planner.FindArgs, sent: Mapping[str, Any]
+    ) -> list[int]:
+        """A find with ``min``/``max`` run on the model (:mod:`workbook.planner.minmax`), off the event loop;
+        MongoDB's refusals as the server's errors, and a refusal by name for what the model cannot answer."""
+        from workbook.planner.minmax import bounded_records
+
+        minimum, maximum = (engine_compat.to_pymongo(sent.get(key)) for key in KEY_BOUNDS)
+        run = partial(bounded_records, model, f"{database}.{name}", args, minimum, maximum)
+        try:
+            index, rids = await asyncio.get_running_loop().run_in_executor(None, run)
+        except InvalidQueryError as error:
+            raise engine_compat.bad_value(str(error), error.code) from error
+        except UnknownHintError as error:
+            raise engine_compat.bad_value(str(error)) from error
+        except ExplainError as error:  # not modelled: refused by name, as the engine would ignore the bounds
+            raise engine_compat.bad_value(f"{error.message}\nFix: {error.fix}", NOT_MODELLED_CODE) from error
+        self.uses.record(database, name, [index])
+        return rids
 
     async def _stored(
         self, body: dict[str, Any], raw: Mapping[str, Any], context: Any, cursors: Any
@@ -480,10 +518,10 @@ def _distinct_values(value: Any, parts: list[str]) -> Iterator[Any]:
                 yield from _distinct_values(element, parts)
 
 
-def _refuse_ignored_options(body: Mapping[str, Any]) -> None:
-    """Refuse, by name, a find with an option of :data:`IGNORED_BY_THE_ENGINE` set (a value other than
-    None or False, as pymongo leaves unset options out)."""
-    named = [name for name in IGNORED_BY_THE_ENGINE if body.get(name) not in (None, False)]
+def _refuse_ignored(body: Mapping[str, Any], options: Sequence[str]) -> None:
+    """Refuse, by name, a find with one of ``options`` (of :data:`IGNORED_BY_THE_ENGINE`) set (a value other
+    than None or False, as pymongo leaves unset options out)."""
+    named = [name for name in options if body.get(name) not in (None, False)]
     if named:
         error = not_modelled(
             f"the find option(s) {', '.join(named)} (the offline engine would ignore them and return every "
