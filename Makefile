@@ -25,6 +25,7 @@ $(VENV)/.test: pyproject.toml | $(PY)
 
 lab: $(VENV)/.lab
 	$(PY) -m workbook check
+	$(PY) -m workbook prepare
 	$(PY) -m jupyter lab --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/00_start_here.ipynb
 
 CHP_VERSION := 5.3.0

@@ -1,5 +1,5 @@
 """Command line: ``python -m workbook check``, ``reset``, ``diffcheck``, ``doctor``, ``conformance``, ``bench``,
-``lab``, ``test``, and the quiz's ``progress``, ``class-report`` and ``quiz-build``."""
+``lab``, ``test``, ``prepare``, and the quiz's ``progress``, ``class-report`` and ``quiz-build``."""
 
 from __future__ import annotations
 
@@ -25,6 +25,10 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("reset", help="drop this learner's workbench databases (and nothing else)")
     commands.add_parser("lab", help="check, then open the course in JupyterLab (what `make lab` does, without make)")
     commands.add_parser("test", help="check, then run every test and notebook (what `make test` does, without make)")
+    prepare = commands.add_parser(
+        "prepare", help="make the course's data once on the offline default, so lessons restore it (`make lab` runs it)"
+    )
+    prepare.add_argument("--scale", help="the scale to prepare (default: WORKBOOK_SCALE, else small)")
     diffcheck = commands.add_parser("diffcheck", help="compare the planner model with a real server's explain")
     diffcheck.add_argument("--seed", type=int, default=0, help="seed of the generated cases (default 0)")
     diffcheck.add_argument("--cases", type=int, default=50, help="how many cases to generate (default 50)")
@@ -67,6 +71,11 @@ def main(argv: list[str] | None = None) -> int:
             from workbook.schema_doctor.cli import run_doctor_command
 
             return run_doctor_command(args)
+        if args.command == "prepare":
+            from workbook.prepare import prepare as prepare_course
+
+            prepare_course(args.scale, args.uri)
+            return 0
         if args.command in ("lab", "test"):
             from workbook.launch import run_course_command
 

@@ -54,13 +54,13 @@ def short_database_names() -> list[str]:
     """Every short database name the workbench may create, longest first.
 
     Each dataset's shapes, each design task's database and any shape a task loads inside it
-    (``namespace.shape_database_name(within=...)``), and diffcheck's.
+    (``namespace.shape_database_name(within=...)``), diffcheck's and prepare's.
     """
     from workbook.quiz.bank import all_questions
 
     shapes = shape_suffixes()
     tasks = {q.get("params", {}).get("database", "quiz") for q in all_questions().values() if q["type"] == "design"}
-    names = {*shapes, *tasks, "diffcheck"} | {f"{task}_{shape}" for task in tasks for shape in shapes}
+    names = {*shapes, *tasks, "diffcheck", "prepare"} | {f"{task}_{shape}" for task in tasks for shape in shapes}
     return sorted(names, key=lambda name: (-len(name.encode()), name))
 
 

@@ -37,7 +37,8 @@ def course_command(command: str) -> list[str]:
 
 
 def run_course_command(command: str, uri: str | None = None) -> int:
-    """Run ``workbook check``, then the command from the course folder; returns its exit code."""
+    """Run ``workbook check`` (and, before ``lab``, ``workbook prepare``), then the command from the course
+    folder; returns its exit code."""
     from workbook.check import main as check
 
     arguments = course_command(command)
@@ -45,4 +46,8 @@ def run_course_command(command: str, uri: str | None = None) -> int:
     status = check(uri)
     if status != 0:
         return status
+    if command == "lab":
+        from workbook.prepare import prepare
+
+        prepare(uri=uri)
     return subprocess.call(arguments, cwd=root)

@@ -1004,6 +1004,12 @@ def _write_plain(snapshot: Snapshot, plain: dict[str, dict[str, Any]], path: Pat
     return path
 
 
+def file_exists(key: str) -> bool:
+    """Whether the cache folder holds a file for ``key`` (not read: :func:`read` checks it when a load asks)."""
+    _wait_for_writer(key)
+    return _path(key).is_file()
+
+
 def read(key: str) -> Snapshot | None:
     """The snapshot stored under ``key``, or None if there is none or it is damaged or stale (then removed)."""
     _wait_for_writer(key)  # this process's own write of it, if one is under way
