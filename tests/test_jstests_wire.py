@@ -54,8 +54,9 @@ array_index_and_nonIndex_consistent (3,530 checks run, 2,802 of them the last fi
   of 3,530 checks (99.5%). sort_dotted_paths_numeric.js and sort_dotted_paths_parallel_arrays.js
   (the newer split of sort_dotted_paths.js) hold the same assertions and are not counted again.
 
-In all, 141 jstest files are ported here; 139 pass every assertion on the offline default (the 141st,
-minmax.js, was ported after mongoeco was found ignoring min() and max(): the model answers them now). With the
+In all, 142 jstest files are ported here; 140 pass every assertion on the offline default (the last two,
+minmax.js and return_key.js, were ported after mongoeco was found ignoring min(), max() and returnKey:
+the model answers them now; return_key.js's explain and sortKey-projection cases are refused by name). With the
 10 held-out files of tests/test_jstests_aggregation.py the held-out check is 24 files: 15 agreed on
 the first run (62.5%; 3,554 of 3,627 checks, 98.0%), 20 after the fixes (83.3%; 3,607, 99.4%).
 """
@@ -3480,3 +3481,45 @@ def test_minmax_bounds_then_filter_sort_skip_and_limit(db: Database) -> None:
     found = coll.find({"a": {"$ne": 4}}, {"_id": 1}).hint([("a", 1)]).min([("a", 3)]).max([("a", 7)])
     assert [d["_id"] for d in found] == [3, 5, 10, 6]  # index order: a 3, 5 (twice: one record), 6
     assert [d["_id"] for d in found.clone().sort("_id", -1).skip(1).limit(2)] == [6, 5]
+
+
+# --- jstests/core/query/return_key.js --------------------------------------------------------------
+# Ported: every result: the hinted index's keys in the sort's order, through an index-provided and an
+# in-memory sort, with an inclusion or an exclusion projection (ignored). Not ported on the offline
+# default: the explain checks (returnKey's explain is refused by name there) and the {$meta: "sortKey"}
+# projections beside returnKey (refused by name: the model does not add sort keys to returned keys).
+
+
+def test_return_key_results(db: Database, engine: str | None) -> None:
+    coll = db.jstests_returnkey
+    coll.insert_many([{"a": 1, "b": 3}, {"a": 2, "b": 2}, {"a": 3, "b": 1}])
+    coll.create_index("a")
+    coll.create_index("b")
+    up, down = [{"a": 1}, {"a": 2}, {"a": 3}], [{"a": 3}, {"a": 2}, {"a": 1}]
+    cases = [({}, ("a", 1), up), ({}, ("a", -1), down), ({}, ("b", 1), down), ({}, ("b", -1), up)]
+    cases += [({"b": 1}, ("a", -1), down), ({"a": 0}, ("a", -1), down)]
+    for projection, sort, expected in cases:
+        found = coll.find({}, projection or None, return_key=True).hint([("a", 1)]).sort(*sort)
+        assert list(found) == expected, (projection, sort)
+    if engine is None:  # the rest is how the offline default answers what the jstest leaves implicit
+        assert list(coll.find({"a": {"$gt": 1}}, return_key=True)) == [{"a": 2}, {"a": 3}]
+        assert list(coll.find({}, return_key=True).hint([("$natural", 1)])) == [{}, {}, {}], "no index read"
+        one = coll.find_one({"a": 1})
+        assert list(coll.find({"_id": one["_id"]}, return_key=True)) == [{"_id": one["_id"]}]
+
+
+def test_return_key_beside_a_sort_key_projection_is_answered_or_refused_by_name(
+    db: Database, engine: str | None
+) -> None:
+    from pymongo.errors import OperationFailure
+
+    coll = db.jstests_returnkey
+    coll.insert_many([{"a": 1, "b": 3}, {"a": 2, "b": 2}, {"a": 3, "b": 1}])
+    coll.create_index("a")
+    found = coll.find({}, {"c": {"$meta": "sortKey"}}, return_key=True).hint([("a", 1)]).sort("b", 1)
+    if engine is not None:
+        assert list(found) == [{"a": 3, "c": [1]}, {"a": 2, "c": [2]}, {"a": 1, "c": [3]}]
+        return
+    with pytest.raises(OperationFailure, match="returnKey beside") as refused:
+        list(found)
+    assert refused.value.code == 115

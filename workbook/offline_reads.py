@@ -46,10 +46,12 @@ ENGINE_OPTIONS = frozenset(
 IGNORED_BY_THE_ENGINE = ("min", "max", "returnKey", "showRecordId")
 """find options the offline engine accepts and then ignores (it returned every match, whole documents,
 for ``min``/``max`` index bounds, ``returnKey``'s index keys and ``showRecordId``'s ``$recordId``): the
-model answers ``min``/``max`` (:mod:`workbook.planner.minmax`); a find it cannot answer with one of
-them (``returnKey``, ``showRecordId``, or bounds inside a transaction) is refused by name instead."""
+model answers ``min``/``max`` and ``returnKey`` (:data:`MODEL_ONLY`); a find it cannot answer with one
+of them (``showRecordId``, any of them inside a transaction) is refused by name instead."""
 
 KEY_BOUNDS = ("min", "max")
+MODEL_ONLY = (*KEY_BOUNDS, "returnKey")
+"""The find options only the model answers (:mod:`workbook.planner.minmax`, :mod:`workbook.planner.returnkey`)."""
 
 TRANSACTION_FIELDS = ("txnNumber", "autocommit", "startTransaction")
 """Fields that put a command inside a transaction, whose reads the committed model cannot answer."""
@@ -205,14 +207,15 @@ class ReadLayer:
         body = dict(context.command_document)
         raw = context.raw_body if isinstance(context.raw_body, Mapping) else {}
         sent = {**raw, **body}
-        _refuse_ignored(sent, ("returnKey", "showRecordId"))
+        _refuse_ignored(sent, ("showRecordId",))
         bounded = any(sent.get(name) not in (None, False) for name in KEY_BOUNDS)
-        if _in_transaction(getattr(context, "session", None)):
-            _refuse_ignored(sent, KEY_BOUNDS)  # the engine, which answers in a transaction, would ignore them
+        keys_only = sent.get("returnKey") not in (None, False)
+        if _in_transaction(getattr(context, "session", None)) or (bounded and keys_only):
+            _refuse_ignored(sent, MODEL_ONLY)  # the engine, which answers in a transaction, would ignore them
             return None
-        if bounded:
-            if not _plain_find({k: v for k, v in sent.items() if k not in KEY_BOUNDS}):
-                _refuse_ignored(sent, KEY_BOUNDS)  # with a tailable cursor, on a system collection...
+        if bounded or keys_only:
+            if not _plain_find({k: v for k, v in sent.items() if k not in MODEL_ONLY}):
+                _refuse_ignored(sent, MODEL_ONLY)  # with a tailable cursor, on a system collection...
         elif reads_stored(sent):
             return await self._stored(body, raw, context, cursors)
         elif not model_answers(sent):
@@ -226,6 +229,10 @@ class ReadLayer:
             return None  # malformed: the engine's own validation answers, with MongoDB's message
         started = time.perf_counter_ns()
         model = await self._explain.model(database, name)
+        if keys_only:
+            documents = await self._keys(model, database, name, args)
+            self._profile(database, name, body, time.perf_counter_ns() - started)
+            return self._reply(body, raw, namespace, documents, context, cursors)
         if bounded:
             if _sort_key_meta(body.get("projection")):
                 _refuse_ignored(sent, KEY_BOUNDS)
@@ -258,6 +265,27 @@ class ReadLayer:
         project = engine_compat.projection_executor(sent["projection"], sent.get("filter"))
         return [project(model.documents[rid]) for rid in rids]
 
+    async def _keys(self, model: Any, database: str, name: str, args: planner.FindArgs) -> list[dict[str, Any]]:
+        """A find with ``returnKey`` run on the model (:mod:`workbook.planner.returnkey`), off the event loop."""
+        from workbook.planner.returnkey import returned_keys
+
+        run = partial(returned_keys, model, f"{database}.{name}", args)
+        indexes, keys = await self._modelled(run)
+        self.uses.record(database, name, indexes)
+        return keys
+
+    async def _modelled(self, run: Any) -> Any:
+        """``run()`` off the event loop: MongoDB's refusals as the server's errors, the model's as a refusal
+        by name (the engine would ignore the option it was asked for)."""
+        try:
+            return await asyncio.get_running_loop().run_in_executor(None, run)
+        except InvalidQueryError as error:
+            raise engine_compat.bad_value(str(error), error.code) from error
+        except UnknownHintError as error:
+            raise engine_compat.bad_value(str(error)) from error
+        except ExplainError as error:
+            raise engine_compat.bad_value(f"{error.message}\nFix: {error.fix}", NOT_MODELLED_CODE) from error
+
     async def _bounded(
         self, model: Any, database: str, name: str, args: planner.FindArgs, sent: Mapping[str, Any]
     ) -> list[int]:
@@ -267,14 +295,7 @@ class ReadLayer:
 
         minimum, maximum = (engine_compat.to_pymongo(sent.get(key)) for key in KEY_BOUNDS)
         run = partial(bounded_records, model, f"{database}.{name}", args, minimum, maximum)
-        try:
-            index, rids = await asyncio.get_running_loop().run_in_executor(None, run)
-        except InvalidQueryError as error:
-            raise engine_compat.bad_value(str(error), error.code) from error
-        except UnknownHintError as error:
-            raise engine_compat.bad_value(str(error)) from error
-        except ExplainError as error:  # not modelled: refused by name, as the engine would ignore the bounds
-            raise engine_compat.bad_value(f"{error.message}\nFix: {error.fix}", NOT_MODELLED_CODE) from error
+        index, rids = await self._modelled(run)
         self.uses.record(database, name, [index])
         return rids
 
