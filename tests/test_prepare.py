@@ -22,12 +22,12 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_prepare_makes_every_course_shape_once_and_a_lesson_then_restores_it(cache: Path) -> None:
     said: list[str] = []
-    built = prepare.prepare("tiny", progress=False, say=said.append)
+    built = prepare.prepare_course("tiny", progress=False, say=said.append)
     expected = [(dataset, shape) for dataset in prepare.COURSE_DATASETS for shape in SHAPE_NAMES]
     assert [(p.dataset, p.shape) for p in built] == expected
     assert prepare.missing("tiny") == []
     assert len(list(cache.glob("snapshot-*-tiny-7-*.bson"))) == len(expected)
-    assert prepare.prepare("tiny", progress=False, say=said.append) == [], "nothing left to make"
+    assert prepare.prepare_course("tiny", progress=False, say=said.append) == [], "nothing left to make"
     assert "ready" in said[-1]
     snapshot.forget()  # as a new kernel: only the files are left
     store = workbook.generate("store", scale="tiny", seed=7)  # as the notebooks generate it
@@ -35,11 +35,11 @@ def test_prepare_makes_every_course_shape_once_and_a_lesson_then_restores_it(cac
 
 
 def test_prepare_remakes_a_shape_whose_file_is_gone(cache: Path) -> None:
-    prepare.prepare("tiny", progress=False, say=lambda _: None)
+    prepare.prepare_course("tiny", progress=False, say=lambda _: None)
     (gone,) = cache.glob("snapshot-parts-tiny-7-referenced-*.bson")
     gone.unlink()
     assert prepare.missing("tiny") == [("parts", "referenced")]
-    built = prepare.prepare("tiny", progress=False, say=lambda _: None)
+    built = prepare.prepare_course("tiny", progress=False, say=lambda _: None)
     assert [(p.dataset, p.shape) for p in built] == [("parts", "referenced")]
 
 
@@ -47,10 +47,10 @@ def test_prepare_does_nothing_against_a_server_or_with_snapshots_off(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     said: list[str] = []
-    assert prepare.prepare("tiny", uri="mongodb://localhost:1/", progress=False, say=said.append) == []
+    assert prepare.prepare_course("tiny", uri="mongodb://localhost:1/", progress=False, say=said.append) == []
     assert "MONGODB_URI" in said[-1]
     monkeypatch.setenv("WORKBOOK_SNAPSHOTS", "0")
-    assert prepare.prepare("tiny", progress=False, say=said.append) == []
+    assert prepare.prepare_course("tiny", progress=False, say=said.append) == []
     assert "WORKBOOK_SNAPSHOTS=0" in said[-1]
     assert not list(cache.iterdir())
 
@@ -65,7 +65,7 @@ def test_the_command_line_prepares_and_the_lab_command_prepares_before_opening(
     assert "done in" in capsys.readouterr().out
     calls: list[str] = []
     monkeypatch.setattr("workbook.check.main", lambda uri: calls.append("check") or 0)
-    monkeypatch.setattr("workbook.prepare.prepare", lambda **kw: calls.append("prepare") or [])
+    monkeypatch.setattr("workbook.prepare.prepare_course", lambda **kw: calls.append("prepare") or [])
     monkeypatch.setattr(launch.subprocess, "call", lambda arguments, cwd: calls.append(arguments[-1]) or 0)
     assert launch.run_course_command("lab") == 0
     assert calls == ["check", "prepare", launch.FIRST_NOTEBOOK]

@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_doctor_command(args)
         if args.command == "prepare":
-            from workbook.prepare import prepare as prepare_course
+            from workbook.prepare import prepare_course
 
             prepare_course(args.scale, args.uri)
             return 0

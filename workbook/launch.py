@@ -47,7 +47,7 @@ def run_course_command(command: str, uri: str | None = None) -> int:
     if status != 0:
         return status
     if command == "lab":
-        from workbook.prepare import prepare
+        from workbook.prepare import prepare_course
 
-        prepare(uri=uri)
+        prepare_course(uri=uri)
     return subprocess.call(arguments, cwd=root)

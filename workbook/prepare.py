@@ -28,7 +28,7 @@ SCRATCH_DATABASE = "prepare"
 
 @dataclass(frozen=True)
 class Prepared:
-    """One shape :func:`prepare` built: its dataset, shape and how long it took (seconds)."""
+    """One shape :func:`prepare_course` built: its dataset, shape and how long it took (seconds)."""
 
     dataset: str
     shape: str
@@ -48,7 +48,7 @@ def missing(scale: str) -> list[tuple[str, str]]:
     ]
 
 
-def prepare(
+def prepare_course(
     scale: str | None = None, uri: str | None = None, *, progress: bool = True, say: Callable[[str], None] = print
 ) -> list[Prepared]:
     """Build the snapshot file of each course shape at ``scale`` (default: the course's) that is missing."""
