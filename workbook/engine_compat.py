@@ -142,6 +142,18 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         ("db_name", "op", "command", "duration_micros"),
     ),
     PrivateName(
+        _MEMORY,
+        "MemoryEngine._profiler",
+        "file each profiler entry under its command's namespace (offline_engine._profile_by_namespace)",
+        instance_attribute=True,
+    ),
+    PrivateName(
+        "mongoeco.engines.profiling",
+        "EngineProfiler.record",
+        "the profiler's record, wrapped to set each entry's namespace",
+        ("db_name", "namespace", "command"),
+    ),
+    PrivateName(
         _STORAGE,
         "MemoryCollection._chunks",
         "walk a collection chunk by chunk, reusing the decoded documents of unchanged chunks (storage_chunks)",

@@ -79,8 +79,42 @@ _fast_writes = (
 )
 
 
+def profiled_namespace(db_name: str, command: Mapping[str, Any]) -> str:
+    """The ``ns`` MongoDB's profiler gives a command: the collection it names (a ``getMore``'s
+    ``collection``), ``<db>.$cmd.aggregate`` for a database aggregate, else ``<db>.$cmd``.
+
+    >>> profiled_namespace("shop", {"find": "orders", "filter": {}})
+    'shop.orders'
+    >>> profiled_namespace("shop", {"getMore": 7, "collection": "orders"}), profiled_namespace("shop", {"aggregate": 1})
+    ('shop.orders', 'shop.$cmd.aggregate')
+    """
+    name, target = next(iter(command.items()), (None, None))
+    if name == "getMore":
+        target = command.get("collection")
+    if isinstance(target, str) and target:
+        return f"{db_name}.{target}"
+    return f"{db_name}.$cmd.aggregate" if name == "aggregate" else f"{db_name}.$cmd"
+
+
+def _profile_by_namespace(profiler: Any) -> None:
+    """mongoeco 4.11.0 files every profiler entry under ``<db>.system.profile``: MongoDB files each under the
+    namespace it ran on, which is how a learner finds a collection's queries (``{ns: "shop.orders"}``)."""
+    record = profiler.record
+
+    def record_under_its_namespace(db_name: str, *, namespace: str, command: Any, **kw: Any) -> Any:
+        if isinstance(command, Mapping):
+            namespace = profiled_namespace(db_name, command)
+        return record(db_name, namespace=namespace, command=command, **kw)
+
+    profiler.record = record_under_its_namespace
+
+
 class WorkbenchEngine(IndexDefinitions, *_fast_writes, _change_log, _memory_engine):  # type: ignore[misc]
     """mongoeco's memory engine with the storage-level fixes the course needs."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _profile_by_namespace(self._profiler)
 
     def _ensure_unique_indexes(self, db_name: str, coll_name: str, candidate: Any, **kw: Any) -> None:
         # The full-collection _id scan only matters for numeric ids (1 == 1.0 == Decimal128("1"),

@@ -57,6 +57,8 @@ TRANSACTION_FIELDS = ("txnNumber", "autocommit", "startTransaction")
 """Fields that put a command inside a transaction, whose reads the committed model cannot answer."""
 
 _FIND_ONLY = ("filter", "projection", "sort", "limit", "skip", "hint", "collation")
+PROFILED_FIELDS = (*_FIND_ONLY, "key", "query", "min", "max", "returnKey", "comment")
+"""The fields of a find, count or distinct the profiler entry's ``command`` keeps (in this order)."""
 
 
 def _plain_find(body: Mapping[str, Any]) -> bool:
@@ -375,11 +377,13 @@ class ReadLayer:
             )
         except ExplainError:
             return None
+        started = time.perf_counter_ns()
         model = await self._explain.model(database, name)
         rids = await self._run(model, database, name, args)
         if rids is None:
             _refuse_incomplete_hint(model, args)
             return None
+        self._profile(database, name, body, time.perf_counter_ns() - started, "count")
         return {"n": len(rids), "ok": 1.0}
 
     async def distinct(self, context: Any) -> dict[str, Any] | None:
@@ -405,6 +409,7 @@ class ReadLayer:
             )
         except ExplainError:
             return None
+        started = time.perf_counter_ns()
         model = await self._explain.model(database, name)
         rids = await self._run(model, database, name, args)
         if rids is None:
@@ -414,6 +419,7 @@ class ReadLayer:
         for rid in rids:
             for value in _distinct_values(model.documents[rid], key.split(".")):
                 found.setdefault(sort_key(value, collate), value)
+        self._profile(database, name, body, time.perf_counter_ns() - started, "distinct")
         return {"values": [found[k] for k in sorted(found)], "ok": 1.0}
 
     async def pushdown(self, collection: Any, operation: Any, session: Any) -> list[Any] | None:
@@ -488,13 +494,18 @@ class ReadLayer:
                 code=QUERY_EXCEEDED_MEMORY_LIMIT,
             )
 
-    def _profile(self, database: str, name: str, body: Mapping[str, Any], nanoseconds: int) -> None:
-        """Record the find in the database profiler (``system.profile``) when it is on, as the engine's find does."""
+    def _profile(
+        self, database: str, name: str, body: Mapping[str, Any], nanoseconds: int, command_name: str = "find"
+    ) -> None:
+        """Record the command in the database profiler (``system.profile``) when it is on, as MongoDB does: a
+        find as ``op: "query"``, a count or distinct as ``op: "command"``; the command's own fields, its
+        ``comment`` included (what a learner tags a query with to find it there: pymongo's test_comment)."""
         micros = max(1, nanoseconds // 1000)
         if not self._engine._profile_is_active(database, duration_micros=micros):
             return
-        command = {"find": name, **{k: body[k] for k in _FIND_ONLY if body.get(k) is not None}}
-        self._engine._record_profile_event(database, op="query", command=command, duration_micros=micros)
+        command = {command_name: name, **{k: body[k] for k in PROFILED_FIELDS if body.get(k) is not None}}
+        op = "query" if command_name == "find" else "command"
+        self._engine._record_profile_event(database, op=op, command=command, duration_micros=micros)
 
     def after(self, command: str, database: str, body: Mapping[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
         """Keep ``$indexStats`` true to the plans run: fill its ``accesses.ops`` from the uses counted
