@@ -72,3 +72,13 @@ def test_the_command_line_prepares_and_the_lab_command_prepares_before_opening(
     calls.clear()
     assert launch.run_course_command("test") == 0
     assert calls == ["check", "pytest"]
+
+
+def test_a_bad_scale_is_refused_before_any_work_with_the_choices(cache: Path) -> None:
+    from workbook.errors import ScaleRefusedError, UnknownChoiceError
+
+    with pytest.raises(UnknownChoiceError, match="tiny"):
+        prepare.prepare_course("huge", progress=False, say=lambda _: None)
+    with pytest.raises(ScaleRefusedError, match="WORKBOOK_SCALE=medium"):
+        prepare.prepare_course("large", progress=False, say=lambda _: None)
+    assert not list(cache.iterdir()), "nothing was made"

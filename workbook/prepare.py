@@ -53,14 +53,15 @@ def prepare_course(
 ) -> list[Prepared]:
     """Build the snapshot file of each course shape at ``scale`` (default: the course's) that is missing."""
     import workbook
-    from workbook import snapshot
+    from workbook import scales, snapshot
     from workbook.connection import resolve_uri
+    from workbook.datasets.registry import check_scale
     from workbook.waiting import wait_bar
 
-    scale = scale or workbook.course_scale()
     if resolve_uri(uri) is not None:
         say("prepare: a MongoDB server is configured (MONGODB_URI); loads there are not snapshotted, nothing to do")
         return []
+    scale = scales.check_course_scale(check_scale(scale or workbook.course_scale()))  # before any work
     if not snapshot.enabled():
         say("prepare: snapshots are switched off (WORKBOOK_SNAPSHOTS=0), nothing to do")
         return []
