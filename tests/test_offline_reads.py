@@ -341,24 +341,31 @@ def test_show_record_id_is_answered_or_refused_by_name(db: Database, engine: str
     assert [d["a"] for d in db.c.find({}, show_record_id=False).sort("a", 1)] == [3, 4, 5]
 
 
-def test_the_profiler_files_each_read_under_its_collection_with_its_comment(db: Database) -> None:
+def test_the_profiler_files_each_operation_once_under_its_collection_with_its_comment(db: Database) -> None:
     """pymongo's test_comment: a find and a distinct tagged with a comment are found in system.profile by
-    the collection's namespace and the comment. mongoeco filed every entry under ``<db>.system.profile``,
-    and the finds, counts and distincts the model answers kept no comment (distinct and count no entry)."""
-    db.coll.insert_many([{"type": "a"}, {"type": "b"}])
+    the collection's namespace, the op and the comment, once each. mongoeco filed every entry under
+    ``<db>.system.profile``; the finds the model answers kept no comment (its counts and distincts no
+    entry); and a command the engine answered was recorded twice (as the operation without its comment,
+    then as a command)."""
+    ns = f"{db.name}.coll"
+    profile = db["system.profile"]
     db.command("profile", 2)
     try:
+        db.coll.find().comment("empty").to_list()  # no collection yet: the engine answers it
+        db.coll.insert_many([{"type": "a"}, {"type": "b"}])
         db.coll.find({"type": "a"}).comment("tagged").to_list()
         db.coll.find().comment("foo").distinct("type")
         db.coll.count_documents({"type": "a"}, comment="counted")
-        list(db.coll.aggregate([{"$match": {"type": "b"}}]))
-        profile = db["system.profile"]
-        ns = f"{db.name}.coll"
+        list(db.coll.aggregate([{"$match": {"type": "b"}}], comment="piped"))
+        db.coll.update_one({"type": "a"}, {"$set": {"x": 1}}, comment="changed")
+        assert profile.count_documents({"ns": ns, "op": "query", "command.comment": "empty"}) == 1
         assert profile.count_documents({"ns": ns, "op": "query", "command.comment": "tagged"}) == 1
         distinct = {"ns": ns, "op": "command", "command.distinct": "coll", "command.comment": "foo"}
         assert profile.count_documents(distinct) == 1
-        assert profile.count_documents({"ns": ns, "command.comment": "counted"}) >= 1
-        assert profile.count_documents({"ns": ns, "command.aggregate": "coll"}) >= 1
+        assert profile.count_documents({"ns": ns, "command.comment": "counted"}) == 1
+        assert profile.count_documents({"ns": ns, "op": "command", "command.comment": "piped"}) == 1
+        assert profile.count_documents({"ns": ns, "op": "update", "command.comment": "changed"}) == 1
+        assert profile.count_documents({"ns": ns, "op": "insert"}) == 1
         for entry in profile.find():  # the reads of system.profile itself are filed under it, as on MongoDB
             assert entry["ns"] == f"{db.name}.{next(iter(entry['command'].values()))}", entry
     finally:

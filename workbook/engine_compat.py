@@ -46,6 +46,7 @@ class PrivateName:
 
 
 _MEMORY = "mongoeco.engines.memory"
+_PROFILING = "mongoeco.engines.profiling"
 _EXECUTOR = "mongoeco.wire.executor"
 _PROXY = "mongoeco.wire.proxy"
 _STORAGE = "mongoeco.engines._memory_collection"
@@ -148,10 +149,16 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         instance_attribute=True,
     ),
     PrivateName(
-        "mongoeco.engines.profiling",
+        _PROFILING,
         "EngineProfiler.record",
-        "the profiler's record, wrapped to set each entry's namespace",
-        ("db_name", "namespace", "command"),
+        "the profiler's record, wrapped to set each entry's namespace and record each operation once",
+        ("db_name", "op", "namespace", "command"),
+    ),
+    PrivateName(
+        _PROFILING,
+        "EngineProfiler._entries",
+        "complete an operation's entry with the command's fields instead of adding a second entry",
+        instance_attribute=True,
     ),
     PrivateName(
         _STORAGE,
@@ -829,6 +836,7 @@ def instance_problems(engine: Any, proxy: Any) -> list[str]:
         "MemoryIndexMap": memory_storage_internals().MemoryIndexMap(),
         _COLLECTION: collection,
         _HUB: _change_stream_hub(),
+        _PROFILING: getattr(engine, "_profiler", None),
     }
     found = []
     for name in PRIVATE_NAMES:

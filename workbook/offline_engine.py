@@ -13,6 +13,7 @@ patches (BSON type bracketing, value sizes): only :class:`workbook.offline.Offli
 from __future__ import annotations
 
 import contextvars
+import copy
 import dataclasses
 from collections.abc import Mapping
 from typing import Any
@@ -96,17 +97,47 @@ def profiled_namespace(db_name: str, command: Mapping[str, Any]) -> str:
     return f"{db_name}.$cmd.aggregate" if name == "aggregate" else f"{db_name}.$cmd"
 
 
+_profiled: contextvars.ContextVar[tuple[str, Any, str, Any] | None] = contextvars.ContextVar(
+    "workbook_profiled", default=None
+)
+"""The profiler entry the command being run recorded first: (database, command name, namespace, entry)."""
+
+
+def new_profiled_command() -> None:
+    """Start a command: an entry it records has no twin yet (the executor calls this for each command)."""
+    _profiled.set(None)
+
+
 def _profile_by_namespace(profiler: Any) -> None:
-    """mongoeco 4.11.0 files every profiler entry under ``<db>.system.profile``: MongoDB files each under the
-    namespace it ran on, which is how a learner finds a collection's queries (``{ns: "shop.orders"}``)."""
+    """Make mongoeco 4.11.0's profiler entries MongoDB's: one entry per operation, under its namespace.
+
+    mongoeco filed every entry under ``<db>.system.profile``; MongoDB files each under the namespace it
+    ran on, which is how a learner finds a collection's queries (``{ns: "shop.orders"}``). And a command
+    the engine answers was recorded twice: as the operation (a find as ``op: "query"``, without its
+    ``comment``) and again, at the end, as a command with every field sent. The second now completes the
+    first (the fields sent, the operation's ``op``) instead of adding an entry.
+    """
     record = profiler.record
 
-    def record_under_its_namespace(db_name: str, *, namespace: str, command: Any, **kw: Any) -> Any:
-        if isinstance(command, Mapping):
-            namespace = profiled_namespace(db_name, command)
-        return record(db_name, namespace=namespace, command=command, **kw)
+    def record_once_under_its_namespace(db_name: str, *, namespace: str, command: Any, op: str, **kw: Any) -> Any:
+        if not isinstance(command, Mapping) or not command:
+            return record(db_name, namespace=namespace, command=command, op=op, **kw)
+        namespace, name = profiled_namespace(db_name, command), next(iter(command))
+        twin = _profiled.get()
+        if op == "command" and twin is not None and twin[:3] == (db_name, name, namespace):
+            _profiled.set(None)
+            entries = profiler._entries.get(db_name, [])
+            for position in range(len(entries) - 1, -1, -1):
+                if entries[position] is twin[3]:
+                    sent, ok, errmsg = copy.deepcopy(dict(command)), kw.get("ok", 1.0), kw.get("errmsg")
+                    entries[position] = dataclasses.replace(twin[3], command=sent, ok=ok, errmsg=errmsg)
+                    return None
+        result = record(db_name, namespace=namespace, command=command, op=op, **kw)
+        entries = profiler._entries.get(db_name)
+        _profiled.set((db_name, name, namespace, entries[-1]) if entries else None)
+        return result
 
-    profiler.record = record_under_its_namespace
+    profiler.record = record_once_under_its_namespace
 
 
 class WorkbenchEngine(IndexDefinitions, *_fast_writes, _change_log, _memory_engine):  # type: ignore[misc]

@@ -57,7 +57,7 @@ from workbook.offline_commands import (
     transaction_key,
     writes_out,
 )
-from workbook.offline_engine import refused_before_storage
+from workbook.offline_engine import new_profiled_command, refused_before_storage
 from workbook.offline_explain import hook_for
 from workbook.offline_indexes import ListedIndexes
 from workbook.offline_limits import engine_bson_size
@@ -141,6 +141,7 @@ class WorkbenchExecutor(_ExecutorBase):
     _listed_indexes: Any  # workbook.offline_indexes.ListedIndexes, installed by _WorkbenchProxy
 
     async def execute_prepared(self, context: Any) -> dict[str, Any]:
+        new_profiled_command()  # its profiler entries are its own (offline_engine._profile_by_namespace)
         command, db_name = context.command_name, context.db_name
         local = self._coll_mods.pop(id(context), None)
         if local is not None:
