@@ -120,8 +120,8 @@ def _profile_by_namespace(profiler: Any) -> None:
     record = profiler.record
 
     def record_once_under_its_namespace(db_name: str, *, namespace: str, command: Any, op: str, **kw: Any) -> Any:
-        if not isinstance(command, Mapping) or not command:
-            return record(db_name, namespace=namespace, command=command, op=op, **kw)
+        if not isinstance(command, Mapping) or not command or not profiler.is_active(db_name):
+            return record(db_name, namespace=namespace, command=command, op=op, **kw)  # (records nothing when off)
         namespace, name = profiled_namespace(db_name, command), next(iter(command))
         twin = _profiled.get()
         if op == "command" and twin is not None and twin[:3] == (db_name, name, namespace):
@@ -132,9 +132,11 @@ def _profile_by_namespace(profiler: Any) -> None:
                     sent, ok, errmsg = copy.deepcopy(dict(command)), kw.get("ok", 1.0), kw.get("errmsg")
                     entries[position] = dataclasses.replace(twin[3], command=sent, ok=ok, errmsg=errmsg)
                     return None
+        before = len(profiler._entries.get(db_name, ()))
         result = record(db_name, namespace=namespace, command=command, op=op, **kw)
-        entries = profiler._entries.get(db_name)
-        _profiled.set((db_name, name, namespace, entries[-1]) if entries else None)
+        entries = profiler._entries.get(db_name, [])
+        added = len(entries) > before  # not when a slowms threshold left it out
+        _profiled.set((db_name, name, namespace, entries[-1]) if added else None)
         return result
 
     profiler.record = record_once_under_its_namespace
