@@ -82,3 +82,20 @@ def test_a_bad_scale_is_refused_before_any_work_with_the_choices(cache: Path) ->
     with pytest.raises(ScaleRefusedError, match="WORKBOOK_SCALE=medium"):
         prepare.prepare_course("large", progress=False, say=lambda _: None)
     assert not list(cache.iterdir()), "nothing was made"
+
+
+def test_a_cache_folder_it_cannot_use_stops_it_with_the_reason_and_the_course_still_opens(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shared = cache / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # others could plant files: snapshots refuse it (CacheFolderError, with the fix)
+    monkeypatch.setenv("WORKBOOK_CACHE_DIR", str(shared))
+    said: list[str] = []
+    assert prepare.prepare_course("tiny", progress=False, say=said.append) == []
+    assert "stopped at store/embedded" in said[-1] and "chmod" in said[-1], said[-1]
+    assert "The lessons will make what is missing." in said[-1]
+    monkeypatch.setattr(snapshot, "_write_plain", lambda *args: None)  # a full disk: the writer gives up
+    monkeypatch.setenv("WORKBOOK_CACHE_DIR", str(cache / "full"))
+    assert prepare.prepare_course("tiny", progress=False, say=said.append) == []
+    assert "could not be written" in said[-1]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 COURSE_DATASETS = ("store", "parts", "followers", "blog")
 """The datasets the notebooks load in every shape (the capstone's blog too; its "mine" shape is the learner's)."""
@@ -70,18 +71,37 @@ def prepare_course(
         say(f"prepare: the course's data at {scale!r} is ready ({snapshot.cache_dir()})")
         return []
     say(f"prepare: making the course's data at {scale!r} once ({len(todo)} shapes; the lessons then restore it)")
-    built = []
+    built: list[Prepared] = []
     scratch = workbook.connect(database=SCRATCH_DATABASE, quiet=True)  # not a lesson's: a test's loads stay
     try:
         with wait_bar(todo, desc="prepare the course's data", unit="shape", progress=progress, delay=0) as shapes:
             for dataset, shape in shapes:
                 shapes.set_postfix_str(f"{dataset}/{shape}")
                 started = time.perf_counter()
-                workbook.load(dataset, shape, scratch, scale=scale, seed=COURSE_SEED, progress=False)
-                snapshot.flush()  # the file is what this is for: written before the next shape starts
+                problem = _prepare_one(dataset, shape, scale, scratch)
+                if problem is not None:  # it only saves time: the course still opens, its lessons load for real
+                    say(f"prepare: stopped at {dataset}/{shape}: {problem} The lessons will make what is missing.")
+                    return built
                 built.append(Prepared(dataset, shape, time.perf_counter() - started))
-                snapshot.forget()  # one shape held at a time
     finally:
         scratch.client.drop_database(scratch.name)
     say(f"prepare: done in {sum(p.seconds for p in built):.1f} s ({snapshot.cache_dir()})")
     return built
+
+
+def _prepare_one(dataset: str, shape: str, scale: str, scratch: Any) -> str | None:
+    """Load one shape into ``scratch`` and wait for its snapshot file; what went wrong, or None."""
+    import workbook
+    from workbook import snapshot
+    from workbook.errors import WorkbookError
+
+    try:
+        workbook.load(dataset, shape, scratch, scale=scale, seed=COURSE_SEED, progress=False)
+        snapshot.flush()  # the file is what this is for: written before the next shape starts
+    except WorkbookError as error:  # a cache folder others can write to, ... (the error says the fix)
+        return str(error)
+    finally:
+        snapshot.forget()  # one shape held at a time
+    if not snapshot.file_exists(snapshot.snapshot_key(dataset, scale, COURSE_SEED, shape)):
+        return f"its snapshot file could not be written in {snapshot.cache_dir()} (read-only, or full)."
+    return None
