@@ -61,7 +61,7 @@ from workbook.offline_engine import new_profiled_command, refused_before_storage
 from workbook.offline_explain import hook_for
 from workbook.offline_indexes import ListedIndexes
 from workbook.offline_limits import engine_bson_size
-from workbook.offline_reads import ReadLayer
+from workbook.offline_reads import KEY_BOUNDS, ReadLayer, option_set
 
 if TYPE_CHECKING:
     from workbook.offline import OfflineServer
@@ -101,8 +101,7 @@ class WorkbenchExecutor(_ExecutorBase):
         those in index order itself (:mod:`workbook.planner.minmax`), where a sort would order a multikey
         document by its smallest element instead."""
         hint = body.get("hint")
-        bounded = any(body.get(name) not in (None, False) for name in ("min", "max"))
-        if command != "find" or not hint or body.get("sort") or bounded or self.server is None:
+        if command != "find" or not hint or body.get("sort") or option_set(body, *KEY_BOUNDS) or self.server is None:
             return body
         db_name = str(kw.get("db_name") or body.get("$db"))
         records = self.server.engine._indexes.get(db_name, {}).get(str(body.get("find")), [])

@@ -10,9 +10,10 @@ What the model refuses (``UnsupportedByModelError``: ``$where``, ``$expr``, text
 operators, ...) or cannot read (a malformed command) goes to the engine unchanged, whose answer
 and error messages stand; so do reads inside a transaction (they must see the transaction's own
 writes, which the committed model does not hold), tailable cursors and the find options listed in
-:data:`ENGINE_OPTIONS`, except those the engine would ignore (:data:`IGNORED_BY_THE_ENGINE`): a find
-with one of them is refused by name. Projection is applied by the engine's own projection code, which covers
-every projection form (``$slice``, ``$elemMatch``, positional) the same way for both paths.
+:data:`ENGINE_OPTIONS`, except those the engine would ignore (:data:`IGNORED_BY_THE_ENGINE`): the model
+answers ``min``/``max`` and ``returnKey``, and refuses the rest by name. Projection is applied by the
+engine's own projection code, which covers every projection form (``$slice``, ``$elemMatch``,
+positional) the same way for both paths.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from workbook.errors import ExplainError, InvalidQueryError, UnknownHintError
 from workbook.facts import MAX_BLOCKING_SORT_BYTES, QUERY_EXCEEDED_MEMORY_LIMIT, bson_size
 from workbook.offline_explain import NOT_MODELLED_CODE
 from workbook.planner.predicates import parse_filter
-from workbook.planner.query import make_query
+from workbook.planner.query import asks_sort_key, make_query
 from workbook.planner.reading import index_name
 from workbook.planner.unsupported import not_modelled
 from workbook.planner.values import sort_key
@@ -61,6 +62,12 @@ PROFILED_FIELDS = (*_FIND_ONLY, "key", "query", "min", "max", "returnKey", "comm
 """The fields of a find, count or distinct the profiler entry's ``command`` keeps (in this order)."""
 
 
+def option_set(body: Mapping[str, Any], *names: str) -> bool:
+    """Whether a find sets any of the options ``names`` (to a value other than None or False: pymongo
+    leaves unset options out, and sends some as False)."""
+    return any(body.get(name) not in (None, False) for name in names)
+
+
 def _plain_find(body: Mapping[str, Any]) -> bool:
     """Whether a ``find`` names a collection (not a system one), outside a transaction, with no option
     only the engine executes: the finds the model or the stored documents may answer."""
@@ -68,7 +75,7 @@ def _plain_find(body: Mapping[str, Any]) -> bool:
         return False  # system.profile and friends are the engine's virtual collections
     if any(body.get(name) is not None for name in TRANSACTION_FIELDS):
         return False
-    return not any(body.get(name) not in (None, False) for name in ENGINE_OPTIONS)
+    return not option_set(body, *ENGINE_OPTIONS)
 
 
 def model_answers(body: Mapping[str, Any]) -> bool:
@@ -210,10 +217,9 @@ class ReadLayer:
         raw = context.raw_body if isinstance(context.raw_body, Mapping) else {}
         sent = {**raw, **body}
         _refuse_ignored(sent, ("showRecordId",))
-        bounded = any(sent.get(name) not in (None, False) for name in KEY_BOUNDS)
-        keys_only = sent.get("returnKey") not in (None, False)
+        bounded, keys_only = option_set(sent, *KEY_BOUNDS), option_set(sent, "returnKey")
         if _in_transaction(getattr(context, "session", None)) or (bounded and keys_only):
-            _refuse_ignored(sent, MODEL_ONLY)  # the engine, which answers in a transaction, would ignore them
+            _refuse_ignored(sent, MODEL_ONLY)  # in a transaction the engine answers, and would ignore them
             return None
         if bounded or keys_only:
             if not _plain_find({k: v for k, v in sent.items() if k not in MODEL_ONLY}):
@@ -236,12 +242,12 @@ class ReadLayer:
             self._profile(database, name, body, time.perf_counter_ns() - started)
             return self._reply(body, raw, namespace, documents, context, cursors)
         if bounded:
-            if _sort_key_meta(body.get("projection")):
+            if asks_sort_key(body.get("projection")):
                 _refuse_ignored(sent, KEY_BOUNDS)
             in_bounds = await self._bounded(model, database, name, args, sent)
             self._profile(database, name, body, time.perf_counter_ns() - started)
             return self._reply(body, raw, namespace, self._projected(context, model, in_bounds), context, cursors)
-        if _sort_key_meta(body.get("projection")):  # the engine's projection has no sortKey: the model's
+        if asks_sort_key(body.get("projection")):  # the engine's projection has no sortKey: the model's
             projected = await self._run(model, database, name, args, projected=True)
             if projected is None:
                 return None
@@ -276,9 +282,11 @@ class ReadLayer:
         self.uses.record(database, name, indexes)
         return keys
 
-    async def _modelled(self, run: Any) -> Any:
-        """``run()`` off the event loop: MongoDB's refusals as the server's errors, the model's as a refusal
-        by name (the engine would ignore the option it was asked for)."""
+    @staticmethod
+    async def _modelled(run: Any, *, refuse: bool = True) -> Any:
+        """``run()`` off the server's event loop. MongoDB's refusals (a filter it refuses, a hint naming no
+        index) become the server's errors, in MongoDB's words; what the model does not cover becomes None
+        (the engine answers), or with ``refuse`` a refusal by name (the engine would ignore an option)."""
         try:
             return await asyncio.get_running_loop().run_in_executor(None, run)
         except InvalidQueryError as error:
@@ -286,7 +294,9 @@ class ReadLayer:
         except UnknownHintError as error:
             raise engine_compat.bad_value(str(error)) from error
         except ExplainError as error:
-            raise engine_compat.bad_value(f"{error.message}\nFix: {error.fix}", NOT_MODELLED_CODE) from error
+            if not refuse:
+                return None
+            raise _refusal(error) from error
 
     async def _bounded(
         self, model: Any, database: str, name: str, args: planner.FindArgs, sent: Mapping[str, Any]
@@ -467,14 +477,10 @@ class ReadLayer:
                 return planner.find_documents(model, namespace, args)
             return planner.find_records(model, namespace, replace(args, projection=None))
 
-        try:
-            explain, rids = await asyncio.get_running_loop().run_in_executor(None, run)
-        except InvalidQueryError as error:  # a filter MongoDB refuses and the engine would answer
-            raise engine_compat.bad_value(str(error), error.code) from error
-        except UnknownHintError as error:  # MongoDB's own words, which the model's refusal uses
-            raise engine_compat.bad_value(str(error)) from error
-        except ExplainError:
+        ran = await self._modelled(run, refuse=False)
+        if ran is None:
             return None
+        explain, rids = ran
         winning = explain["queryPlanner"]["winningPlan"]
         self.uses.record(database, name, indexes_used(winning))
         if sorted_in_memory is not None and _has_stage(winning, "SORT"):
@@ -553,13 +559,20 @@ def _distinct_values(value: Any, parts: list[str]) -> Iterator[Any]:
 def _refuse_ignored(body: Mapping[str, Any], options: Sequence[str]) -> None:
     """Refuse, by name, a find with one of ``options`` (of :data:`IGNORED_BY_THE_ENGINE`) set (a value other
     than None or False, as pymongo leaves unset options out)."""
-    named = [name for name in options if body.get(name) not in (None, False)]
+    named = [name for name in options if option_set(body, name)]
     if named:
-        error = not_modelled(
-            f"the find option(s) {', '.join(named)} (the offline engine would ignore them and return every "
-            "matching document whole)"
+        raise _refusal(
+            not_modelled(
+                f"the find option(s) {', '.join(named)} (the offline engine would ignore them and return every "
+                "matching document whole)"
+            )
         )
-        raise engine_compat.bad_value(f"{error.message}\nFix: {error.fix}", NOT_MODELLED_CODE)
+
+
+def _refusal(error: ExplainError) -> Exception:
+    """The server's error for a query the offline default refuses by name: CommandNotSupported (115), the fix
+    after the message (as :func:`workbook.offline_explain.error_from_reply` reads it back)."""
+    return engine_compat.bad_value(f"{error.message}\nFix: {error.fix}", NOT_MODELLED_CODE)
 
 
 def _refuse_incomplete_hint(model: Any, args: planner.FindArgs) -> None:
@@ -575,14 +588,7 @@ def _refuse_incomplete_hint(model: Any, args: planner.FindArgs) -> None:
                 f"this filter over the hinted {kind} index {spec.name!r} (MongoDB returns only the documents "
                 "that index holds; the offline engine would return every match)"
             )
-            raise engine_compat.bad_value(f"{error.message}\nFix: {error.fix}", NOT_MODELLED_CODE)
-
-
-def _sort_key_meta(projection: Any) -> bool:
-    """Whether a find's projection asks for ``{$meta: "sortKey"}`` (sortl.js), which the engine cannot project."""
-    return isinstance(projection, Mapping) and any(
-        isinstance(v, Mapping) and v.get("$meta") == "sortKey" for v in projection.values()
-    )
+            raise _refusal(error)
 
 
 def _project_pushed(projection: Mapping[str, Any], filter_spec: Any, documents: list[Any]) -> list[Any]:

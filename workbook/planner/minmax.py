@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from workbook.planner.explain import find_records
-from workbook.planner.keys import Entry, IndexDefinition
+from workbook.planner.keys import Entry, IndexDefinition, _Order
 from workbook.planner.plans import CollectionModel, _hinted
 from workbook.planner.query import FindArgs
 from workbook.planner.unsupported import invalid_query, not_modelled
@@ -29,21 +29,6 @@ NOT_THE_INDEX = 51174
 EMPTY_RANGE = 51175
 DIFFERENT_FIELDS = 51176
 NO_QUERY_EXECUTION_PLANS = 291
-
-
-class _InIndexOrder:
-    """A key's place in an index's order: each field's sort key, a descending field's reversed."""
-
-    __slots__ = ("descending", "keys")
-
-    def __init__(self, keys: tuple[tuple, ...], descending: tuple[bool, ...]) -> None:
-        self.keys, self.descending = keys, descending
-
-    def __lt__(self, other: _InIndexOrder) -> bool:
-        for mine, theirs, reverse in zip(self.keys, other.keys, self.descending, strict=True):
-            if mine != theirs:
-                return (mine > theirs) if reverse else (mine < theirs)
-        return False
 
 
 def bounded_records(
@@ -74,15 +59,15 @@ def bounded_records(
         raise invalid_query("The index chosen is not valid for satisfying the min/max query", code=NOT_THE_INDEX)
     descending = tuple(direction < 0 for _, direction in spec.fields)
     lower, upper = (None if bound is None else _position(spec, bound, descending) for bound in (minimum, maximum))
-    if lower is not None and upper is not None and not lower < upper:
+    if lower is not None and upper is not None and not lower < upper:  # (both at rid -1: equal keys are not <)
         raise invalid_query(
             "The value provided for min() does not come before the value provided for max() in the hinted index",
             code=EMPTY_RANGE,
         )
     entries = collection.index(spec).entries
 
-    def place(entry: Entry) -> _InIndexOrder:
-        return _InIndexOrder(entry.keys, descending)
+    def place(entry: Entry) -> _Order:
+        return _Order(entry, descending)
 
     start = 0 if lower is None else bisect_left(entries, lower, key=place)
     end = len(entries) if upper is None else bisect_left(entries, upper, key=place)
@@ -98,6 +83,8 @@ def bounded_records(
     return spec.name, ordered[: args.limit] if args.limit else ordered
 
 
-def _position(spec: IndexDefinition, bound: Mapping[str, Any], descending: tuple[bool, ...]) -> _InIndexOrder:
-    """A bound's place in the index's order (its values' sort keys under the index's collation)."""
-    return _InIndexOrder(tuple(sort_key(value, spec.collate) for value in bound.values()), descending)
+def _position(spec: IndexDefinition, bound: Mapping[str, Any], descending: tuple[bool, ...]) -> _Order:
+    """A bound's place in the index's order: its values' sort keys under the index's collation, before every
+    entry with equal keys (record id -1), so a bisection finds the first key at or past it."""
+    keys = tuple(sort_key(value, spec.collate) for value in bound.values())
+    return _Order(Entry(keys, tuple(bound.values()), -1), descending)

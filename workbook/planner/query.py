@@ -225,6 +225,14 @@ def normalize_sort(sort: Any) -> list[tuple[str, int]]:
     return out
 
 
+def asks_sort_key(projection: Any) -> bool:
+    """Whether a find's projection asks for ``{$meta: "sortKey"}`` (sortl.js): the engine cannot project it,
+    and ``returnKey`` keeps it beside the key (return_key.js) where it drops every other projection."""
+    return isinstance(projection, Mapping) and any(
+        isinstance(v, Mapping) and v.get("$meta") == "sortKey" for v in projection.values()
+    )
+
+
 def normalize_projection(projection: Any) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
     """An inclusion/exclusion projection (or None) and its ``{$meta: "sortKey"}`` fields."""
     if not projection:

@@ -18,7 +18,7 @@ import bson
 
 from workbook.planner.explain import run_find
 from workbook.planner.plans import CollectionModel
-from workbook.planner.query import FindArgs, make_query
+from workbook.planner.query import FindArgs, asks_sort_key, make_query
 from workbook.planner.reading import walk, winning_plan
 from workbook.planner.unsupported import not_modelled
 
@@ -27,7 +27,7 @@ def returned_keys(
     collection: CollectionModel, namespace: str, args: FindArgs
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """The indexes the find's winning plan read (by name) and, for each result in order, its index key."""
-    if args.projection and "$meta" in repr(args.projection):
+    if asks_sort_key(args.projection):
         raise not_modelled('returnKey beside a {$meta: "sortKey"} projection')
     explain, members = run_find(collection, namespace, make_query(replace(args, projection=None), collection.collation))
     stages = list(walk(winning_plan(explain["queryPlanner"])))
