@@ -9,7 +9,9 @@ workbook.generate(...)``) would then be held twice over (notebook 01 peaked 536 
 
 :func:`wire_form` walks the plain values (dict, list, str, bool, None, float, int, ObjectId, naive
 datetime at millisecond precision, Decimal128, Int64): new dicts and lists, the same leaves, an int
-outside int32 as ``Int64`` (as BSON's int64 decodes). Anything else, or a key that is not a string,
+outside int32 as ``Int64`` (as BSON's int64 decodes), an aware datetime at millisecond precision as the
+same instant in naive UTC (as pymongo's default options decode it: the generated store's and followers'
+dates are aware, and their round trip through BSON was about a tenth of their first loads). Anything else, or a key that is not a string,
 raises :class:`NotPlain`, and the caller decodes that document's BSON instead.
 """
 
@@ -62,6 +64,20 @@ def _value(value: Any) -> Any:
         return _document(value)
     if kind is list:
         return [item if type(item) in _SHARED else _value(item) for item in value]
-    if kind is datetime.datetime and value.tzinfo is None and value.microsecond % 1000 == 0:
-        return value  # BSON datetimes are milliseconds, naive in pymongo's default options
+    if kind is datetime.datetime and value.microsecond % 1000 == 0:
+        if value.tzinfo is None:
+            return value  # BSON datetimes are milliseconds, naive in pymongo's default options
+        return _naive_utc(value)
     raise NotPlain
+
+
+def _naive_utc(value: datetime.datetime) -> datetime.datetime:
+    """An aware datetime as pymongo's default options read it back: the same instant in UTC, naive."""
+    offset = value.utcoffset()
+    if offset is None:
+        raise NotPlain  # a tzinfo without an offset: left to BSON
+    try:
+        return (value - offset).replace(tzinfo=None)
+    except OverflowError:
+        raise NotPlain from None  # out of datetime's range in UTC: BSON says what it does
+
