@@ -182,10 +182,11 @@ SCHEMA = {
         (None, [], [{"_id": "a"}, {"_id": "a"}], 11000),
         (None, [], [{"_id": 1}, {"_id": 1.0}], 11000),
         (None, [{"keys": [("k", 1)], "unique": True}], [{"_id": 1, "k": "x"}, {"_id": 2, "k": "x"}], 11000),
+        (None, [{"keys": [("k", 1)], "unique": True}], [{"_id": 1}, {"_id": 2}], 11000),
         (None, [{"keys": [("a", 1), ("b", 1)]}], [{"_id": 1, "a": [1, 2], "b": [3, 4]}], 171),
         (None, [], [{"_id": [1]}], 53),
     ],
-    ids=["validator-minimum", "validator-required", "duplicate-id", "numeric-duplicate-id", "unique-index",
+    ids=["validator-minimum", "validator-required", "duplicate-id", "numeric-duplicate-id", "unique-index", "unique-index-missing",
          "parallel-arrays", "array-id"],
 )  # fmt: skip
 def test_refuses_what_an_insert_refuses(validator: Any, indexes: Any, documents: Any, code: Any) -> None:

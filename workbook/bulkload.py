@@ -334,7 +334,24 @@ def _build_indexes(
         buckets: dict[Any, list[tuple[int, Any]]] = {}
         unique: set[Any] = set()
         split = [tuple(field.split(".")) for field in fields]
+        only = split[0] if len(split) == 1 else None
         for ordinal, ((key, _), document, paths_found) in enumerate(zip(rows, projected, scalar_keys, strict=True)):
+            if only is not None:  # one field, one scalar or missing value (most documents): its key, no sets
+                value = paths_found[only]
+                if value is not _ENGINE and type(value) is not _Multi:
+                    index_key = (None if value is _ABSENT else value,)
+                    if record.unique:
+                        if index_key in unique:
+                            raise engine_compat.index_duplicate_error(
+                                f"{db_name}.{coll_name}", record, decode(rows[ordinal][1]), index_key
+                            )
+                        unique.add(index_key)
+                    bucket = buckets.get(index_key)
+                    if bucket is None:
+                        buckets[index_key] = [(ordinal, key)]
+                    else:
+                        bucket.append((ordinal, key))
+                    continue
             both = equality.keys(paths_found, split)
             if both is None:  # arrays the fast rules do not cover: the engine's own key functions
                 keys = engine_compat.index_keys(engine, document, fields)
