@@ -186,8 +186,8 @@ SCHEMA = {
         (None, [{"keys": [("a", 1), ("b", 1)]}], [{"_id": 1, "a": [1, 2], "b": [3, 4]}], 171),
         (None, [], [{"_id": [1]}], 53),
     ],
-    ids=["validator-minimum", "validator-required", "duplicate-id", "numeric-duplicate-id", "unique-index", "unique-index-missing",
-         "parallel-arrays", "array-id"],
+    ids=["validator-minimum", "validator-required", "duplicate-id", "numeric-duplicate-id", "unique-index",
+         "unique-index-missing", "parallel-arrays", "array-id"],
 )  # fmt: skip
 def test_refuses_what_an_insert_refuses(validator: Any, indexes: Any, documents: Any, code: Any) -> None:
     db = _collection(validator, indexes)

@@ -318,6 +318,7 @@ def _build_indexes(
     equality = _EqualityKeys(engine_compat.bson_equality_key)
     all_paths = list(dict.fromkeys(tuple(field.split(".")) for record in records for field in record.fields))
     scalar_keys = [equality.paths(document, all_paths) for document in projected]
+    regular = [equality.plain(found) for found in scalar_keys]
     arrays = [document for document, has in zip(projected, with_arrays, strict=True) if has]
     built: dict[str, Any] = {}
     plain: dict[str, Any] = {}
@@ -335,23 +336,22 @@ def _build_indexes(
         unique: set[Any] = set()
         split = [tuple(field.split(".")) for field in fields]
         only = split[0] if len(split) == 1 else None
-        for ordinal, ((key, _), document, paths_found) in enumerate(zip(rows, projected, scalar_keys, strict=True)):
-            if only is not None:  # one field, one scalar or missing value (most documents): its key, no sets
-                value = paths_found[only]
-                if value is not _ENGINE and type(value) is not _Multi:
-                    index_key = (None if value is _ABSENT else value,)
-                    if record.unique:
-                        if index_key in unique:
-                            raise engine_compat.index_duplicate_error(
-                                f"{db_name}.{coll_name}", record, decode(rows[ordinal][1]), index_key
-                            )
-                        unique.add(index_key)
-                    bucket = buckets.get(index_key)
-                    if bucket is None:
-                        buckets[index_key] = [(ordinal, key)]
-                    else:
-                        bucket.append((ordinal, key))
-                    continue
+        rows_found = zip(rows, projected, scalar_keys, regular, strict=True)
+        for ordinal, ((key, _), document, paths_found, plain_paths) in enumerate(rows_found):
+            if plain_paths:  # a scalar on every path (most documents): its one key, for both checks, no sets
+                index_key = (paths_found[only],) if only is not None else tuple(map(paths_found.__getitem__, split))
+                if record.unique:
+                    if index_key in unique:
+                        raise engine_compat.index_duplicate_error(
+                            f"{db_name}.{coll_name}", record, decode(rows[ordinal][1]), index_key
+                        )
+                    unique.add(index_key)
+                bucket = buckets.get(index_key)
+                if bucket is None:
+                    buckets[index_key] = [(ordinal, key)]
+                else:
+                    bucket.append((ordinal, key))
+                continue
             both = equality.keys(paths_found, split)
             if both is None:  # arrays the fast rules do not cover: the engine's own key functions
                 keys = engine_compat.index_keys(engine, document, fields)
@@ -432,6 +432,14 @@ class _EqualityKeys:
                 value = _ENGINE  # an array at the path's end: the engine's rules
             found[path] = value if value is _ABSENT or value is _ENGINE or type(value) is _Multi else self.of(value)
         return found
+
+    @staticmethod
+    def plain(found: Mapping[tuple[str, ...], Any]) -> bool:
+        """Whether every path of :meth:`paths` found a scalar: the document's key in any index over them is those
+        keys in the index's order, the same for the unique check (no missing field, no array)."""
+        return all(
+            value is not _ABSENT and value is not _ENGINE and type(value) is not _Multi for value in found.values()
+        )
 
     def _through(self, elements: list[Any], part: str) -> Any:
         """The keys of ``part`` in every element, if each is a subdocument holding it as a scalar, else _ENGINE."""

@@ -11,8 +11,8 @@ workbook.generate(...)``) would then be held twice over (notebook 01 peaked 536 
 datetime at millisecond precision, Decimal128, Int64): new dicts and lists, the same leaves, an int
 outside int32 as ``Int64`` (as BSON's int64 decodes), an aware datetime at millisecond precision as the
 same instant in naive UTC (as pymongo's default options decode it: the generated store's and followers'
-dates are aware, and their round trip through BSON was about a tenth of their first loads). Anything else, or a key that is not a string,
-raises :class:`NotPlain`, and the caller decodes that document's BSON instead.
+dates are aware, and their round trip through BSON was about a tenth of their first loads). Anything
+else, or a key that is not a string, raises :class:`NotPlain`, and the caller decodes that document's BSON instead.
 """
 
 from __future__ import annotations
@@ -80,4 +80,3 @@ def _naive_utc(value: datetime.datetime) -> datetime.datetime:
         return (value - offset).replace(tzinfo=None)
     except OverflowError:
         raise NotPlain from None  # out of datetime's range in UTC: BSON says what it does
-
