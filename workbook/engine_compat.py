@@ -778,7 +778,20 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName("mongoeco.wire._framing", "op_msg_flags", "a large request decoded off the loop: its reply policy"),
     PrivateName(_PROXY, "AsyncMongoEcoProxyServer._dispatch_wire_request", "decode a large request off the loop"),
     PrivateName(_PROXY, "AsyncMongoEcoProxyServer._decode_wire_context", "use the body decoded off the loop"),
-    PrivateName(_STORAGE, "MemoryCollection.__setitem__", "keep numeric _id counts and unique keys current"),
+    PrivateName(
+        _STORAGE,
+        "MemoryCollection.__setitem__",
+        "keep numeric _id counts and unique keys current; queue new keys' order updates (offline_appends)",
+    ),
+    *(
+        PrivateName(
+            _STORAGE,
+            f"MemoryCollection.{name}",
+            "brought up to date from the queued appends before it is read or written (offline_appends)",
+            instance_attribute=True,
+        )
+        for name in ("_chunks", "_ordinals", "_locations", "_head_chunk", "_tail_chunk", "_next_chunk", "_next_ordinal")
+    ),
     PrivateName(_STORAGE, "MemoryCollection.__delitem__", "keep numeric _id counts and unique keys current"),
     PrivateName(_STORAGE, "MemoryCollection.copy", "a transaction's copy carries its unique keys (offline_unique)"),
     PrivateName(
@@ -1296,6 +1309,11 @@ Follower = Callable[[Any, Any, Any, Any, Any, Any], None]
 """``follower(state, before, after, key, old, new)``: one stored document's change, for state a collection carries."""
 
 _FOLLOWERS: dict[str, Follower] = {}
+
+
+def collection_followers() -> list[str]:
+    """The attributes whose followers :func:`follow_collection_changes` calls (empty before the first)."""
+    return list(_FOLLOWERS)
 
 
 def follow_collection_changes(attribute: str, follower: Follower) -> None:

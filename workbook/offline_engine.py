@@ -25,7 +25,15 @@ defer_iri_grammar()  # mongoeco imports jsonschema, which would build a 1.4 s gr
 from mongoeco.core.collation import normalize_collation, string_equality_key  # noqa: E402
 from mongoeco.errors import OperationFailure, WriteError  # noqa: E402
 
-from workbook import engine_compat, offline_codec, offline_ids, offline_transactions, offline_unique, offline_writes  # noqa: E402
+from workbook import (  # noqa: E402
+    engine_compat,
+    offline_appends,
+    offline_codec,
+    offline_ids,
+    offline_transactions,
+    offline_unique,
+    offline_writes,
+)
 from workbook.engine_aggregation import install_aggregation_semantics  # noqa: E402
 from workbook.facts import (  # noqa: E402
     MAX_BSON_SIZE,
@@ -62,6 +70,7 @@ offline_codec.install_fast_to_public()  # the internal form to the public one, t
 offline_codec.install_fast_codec()  # one walk per document, not one per level (workbook.offline_codec)
 engine_compat.install_always_operators()
 install_aggregation_semantics()  # workbook.engine_aggregation: issue 19's aggregation fixes
+offline_appends.batch_appends()  # new documents appended in batches (first: the followers below wrap its __setitem__)
 offline_ids.install_tracking()  # numeric _id checks from a per-collection count (no scan per write)
 offline_unique.install_key_tracking()  # compound and partial unique indexes checked by key (no scan per write)
 _record_type, _default_index_name, _normalize_index_keys, _duplicate_error = engine_compat.index_helpers()

@@ -1,0 +1,130 @@
+"""Batched appends (workbook/offline_appends.py): a collection reads exactly as one-at-a-time appends leave it."""
+
+from __future__ import annotations
+
+import random
+import threading
+from typing import Any
+
+import pytest
+
+import workbook.offline_engine  # noqa: F401  (installs the batching before the followers)
+from workbook import engine_compat, offline_appends
+from workbook.connection import connect
+
+
+def _state(collection: Any) -> tuple[Any, ...]:
+    """Everything the engine can read of a collection: its items in order and every order map."""
+    chunks = {chunk_id: (c.previous, c.following, c.items, c.live_count) for chunk_id, c in collection._chunks.items()}
+    return (
+        list(collection.items()),
+        dict(collection._values.items()),
+        dict(collection._ordinals.items()),
+        dict(collection._locations.items()),
+        chunks,
+        collection._head_chunk,
+        collection._tail_chunk,
+        collection._next_chunk,
+        collection._next_ordinal,
+    )
+
+
+def _unbatched() -> Any:
+    """A collection whose every append goes through mongoeco's own ``__setitem__`` at once."""
+    collection = engine_compat.memory_collection_class()()
+    original = offline_appends._INSTALLED[0]
+    collection.set_now = lambda key, value: original(collection, key, value)  # type: ignore[attr-defined]
+    return collection
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_writes_leave_every_map_as_one_at_a_time_appends(seed: int) -> None:
+    rng = random.Random(seed)
+    batched, reference = engine_compat.memory_collection_class()(), _unbatched()
+    saved: list[tuple[Any, Any]] = []
+    for step in range(250):
+        action = rng.random()
+        keys = list(reference._values.keys())
+        if action < 0.6 or not keys:  # appends in runs, so queues cross chunk boundaries
+            for _ in range(rng.randint(1, 150)):
+                key = rng.randint(0, 10**9)
+                if key not in reference:
+                    batched[key] = reference_value = ("doc", key, step)
+                    reference.set_now(key, reference_value)
+        elif action < 0.7:
+            key = rng.choice(keys)
+            batched[key] = reference[key] = ("replaced", key, step)
+        elif action < 0.85:
+            for key in rng.sample(keys, min(len(keys), rng.randint(1, 200))):
+                del batched[key]
+                del reference[key]
+        elif action < 0.9:
+            saved = [(batched._snapshot_state(), reference._snapshot_state())]
+        elif action < 0.95 and saved:  # a rollback: appends queued since the snapshot are gone
+            for _ in range(rng.randint(1, 50)):
+                key = rng.randint(0, 10**9)
+                if key not in reference:
+                    batched[key] = ("doomed", key)
+                    reference.set_now(key, ("doomed", key))
+            (mine, theirs), *_ = saved
+            batched._restore_state(mine)
+            reference._restore_state(theirs)
+        else:
+            copied = batched.copy()
+            assert _state(copied) == _state(reference)
+        if rng.random() < 0.15:
+            assert _state(batched) == _state(reference), step
+    assert _state(batched) == _state(reference)
+
+
+def test_appends_are_queued_until_the_order_is_read() -> None:
+    collection = engine_compat.memory_collection_class()()
+    for key in range(1000):
+        collection[key] = {"_id": key}
+    assert offline_appends.queued(collection) == 1000
+    assert 999 in collection and collection[999] == {"_id": 999} and len(collection) == 1000  # seen at once
+    assert list(collection)[:3] == [0, 1, 2]  # reading the order applies the queue
+    assert offline_appends.queued(collection) == 0
+    assert collection._ordinals[999] == 999 and collection._locations[999] == (7, 103)
+
+
+def test_a_reader_thread_never_races_the_writer() -> None:
+    collection = engine_compat.memory_collection_class()()
+    stop, seen = threading.Event(), []
+
+    def read() -> None:
+        while not stop.is_set():
+            seen.append(len(collection._ordinals))
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for key in range(20_000):
+            collection[key] = key
+    finally:
+        stop.set()
+        reader.join()
+    assert list(collection) == list(range(20_000)) and len(collection._ordinals) == 20_000
+    assert seen == sorted(seen)  # the order maps only grew, never lost a flushed append
+
+
+def test_installing_after_a_follower_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(offline_appends, "_INSTALLED", [])
+    with pytest.raises(RuntimeError, match="before follow_collection_changes"):
+        offline_appends.batch_appends()
+
+
+def test_inserts_then_an_aborted_transaction_read_back_in_order() -> None:
+    db = connect(database="appends_check", quiet=True)
+    try:
+        db.client.drop_database(db.name)
+        db.things.insert_many([{"_id": n} for n in range(500)])
+        with db.client.start_session() as session:
+            session.start_transaction()
+            db.things.insert_many([{"_id": n} for n in range(500, 800)], session=session)
+            session.abort_transaction()
+        db.things.insert_many([{"_id": n} for n in range(800, 900)])
+        db.things.delete_many({"_id": {"$lt": 100}})
+        assert [d["_id"] for d in db.things.find()] == [*range(100, 500), *range(800, 900)]
+    finally:
+        db.client.drop_database(db.name)
