@@ -128,3 +128,18 @@ def test_inserts_then_an_aborted_transaction_read_back_in_order() -> None:
         assert [d["_id"] for d in db.things.find()] == [*range(100, 500), *range(800, 900)]
     finally:
         db.client.drop_database(db.name)
+
+
+def test_a_rollback_restores_the_queue_as_it_was_even_after_a_flush() -> None:
+    collection = engine_compat.memory_collection_class()()
+    for key in range(200):
+        collection[key] = key
+    collection_state = collection._snapshot_state()
+    assert offline_appends.queued(collection) == 200  # the snapshot left the queue alone
+    for key in range(200, 300):
+        collection[key] = key
+    assert len(collection._ordinals) == 300  # a read applies the queue (taken away from the snapshot's list)
+    collection[300] = 300
+    collection._restore_state(collection_state)
+    assert offline_appends.queued(collection) == 200 and list(collection) == list(range(200))
+    assert 250 not in collection and len(collection._ordinals) == 200

@@ -792,6 +792,10 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         )
         for name in ("_chunks", "_ordinals", "_locations", "_head_chunk", "_tail_chunk", "_next_chunk", "_next_ordinal")
     ),
+    *(
+        PrivateName(_STORAGE, f"MemoryCollection.{name}", f"{why}, queued appends included (offline_appends)")
+        for name, why in (("_snapshot_state", "a rollback's state"), ("_restore_state", "a rollback"))
+    ),
     PrivateName(_STORAGE, "MemoryCollection.__delitem__", "keep numeric _id counts and unique keys current"),
     PrivateName(_STORAGE, "MemoryCollection.copy", "a transaction's copy carries its unique keys (offline_unique)"),
     PrivateName(

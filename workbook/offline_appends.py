@@ -10,7 +10,8 @@ maps, rebuilt its whole tail chunk (a tuple of up to 128 items copied) and made 
 Here a new key goes into ``_values`` at once (every read, duplicate check and follower of the
 collection sees it) and is queued. The order maps are brought up to date from the queue, in one
 pass and with one bulk update per map, the first time anything reads or writes one of them (a
-scan, a delete, a snapshot of the collection, a copy). So what any reader sees is exactly what
+scan, a delete, a copy). A rollback's snapshot of the collection keeps the queue as it is (its
+object and length). So what any reader sees is exactly what
 the one-at-a-time appends would have left; only the work is batched. The flush and the appends
 share one lock, so a reader on another thread never races a writer's queue. 50,000 appends then a
 read: 2.7 + 0.9 microseconds a document (rpds builds a map from pairs about five times faster than it
@@ -126,9 +127,29 @@ def batch_appends() -> None:
                 queued.append((key, value))
             self._values = values.insert(key, value)
 
+    def _snapshot_state(self: Any) -> tuple[Any, ...]:
+        """The collection's state for a rollback, queue included, without applying the queue: the engine takes
+        one before every write (a flush per insert batch cost about a tenth of inserting the store's orders).
+        The queue is append-only until a flush takes it away, so its object and length pin it."""
+        held = self.__dict__
+        queue = held.get(_QUEUE)
+        return (self._values, *(held[name] for name in DEFERRED), queue, len(queue or ()))
+
+    def _restore_state(self: Any, state: tuple[Any, ...]) -> None:
+        held = self.__dict__
+        with _LOCK:
+            self._values = state[0]
+            held.update(zip(DEFERRED, state[1:-2], strict=True))
+            queue, length = state[-2:]
+            held.pop(_QUEUE, None)
+            if length:
+                held[_QUEUE] = queue[:length]
+
     for name in DEFERRED:
         setattr(collection_class, name, deferred(name))
     collection_class.__setitem__ = __setitem__
+    collection_class._snapshot_state = _snapshot_state
+    collection_class._restore_state = _restore_state
     _INSTALLED.append(original_set)
 
 
