@@ -143,3 +143,11 @@ def test_a_rollback_restores_the_queue_as_it_was_even_after_a_flush() -> None:
     collection._restore_state(collection_state)
     assert offline_appends.queued(collection) == 200 and list(collection) == list(range(200))
     assert 250 not in collection and len(collection._ordinals) == 200
+
+
+def test_the_queue_is_applied_once_it_reaches_its_limit() -> None:
+    collection = engine_compat.memory_collection_class()()
+    for key in range(3 * offline_appends.QUEUE_LIMIT + 5):
+        collection[key] = key
+        assert offline_appends.queued(collection) < offline_appends.QUEUE_LIMIT
+    assert len(collection._ordinals) == 3 * offline_appends.QUEUE_LIMIT + 5
