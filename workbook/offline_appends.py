@@ -44,8 +44,9 @@ _INSTALLED: list[Any] = []
 
 
 def batch_appends() -> None:
-    """Batch the appends of every stored collection (idempotent). Must run before anything wraps ``__setitem__``
-    (:func:`workbook.engine_compat.follow_collection_changes` calls it first)."""
+    """Batch the appends of every stored collection (idempotent). It must run before anything wraps ``__setitem__``
+    (:mod:`workbook.offline_engine` runs it before the followers of :func:`engine_compat.follow_collection_changes`;
+    after one, it is refused)."""
     if _INSTALLED:
         return
     if engine_compat.collection_followers():
@@ -139,8 +140,9 @@ def batch_appends() -> None:
         one before every write (a flush per insert batch cost about a tenth of inserting the store's orders).
         The queue is append-only until a flush takes it away, so its object and length pin it."""
         held = self.__dict__
-        queue = held.get(_QUEUE)
-        return (self._values, *(held[name] for name in DEFERRED), queue, len(queue or ()))
+        with _LOCK:  # the maps and the queue of one moment: a flush on another thread moves appends between them
+            queue = held.get(_QUEUE)
+            return (self._values, *(held[name] for name in DEFERRED), queue, len(queue or ()))
 
     def _restore_state(self: Any, state: tuple[Any, ...]) -> None:
         held = self.__dict__
