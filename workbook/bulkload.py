@@ -23,7 +23,7 @@ Real MongoDB servers never come here: :mod:`workbook.loading` uses ``insert_many
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from bson import Decimal128, ObjectId
@@ -340,35 +340,27 @@ def _build_indexes(
         for ordinal, ((key, _), document, paths_found, plain_paths) in enumerate(rows_found):
             if plain_paths:  # a scalar on every path (most documents): its one key, for both checks, no sets
                 index_key = (paths_found[only],) if only is not None else tuple(map(paths_found.__getitem__, split))
-                if record.unique:
-                    if index_key in unique:
+                keys: Collection[Any] = (index_key,)
+                document_keys: Collection[Any] = keys
+            elif (both := equality.keys(paths_found, split)) is not None:
+                keys, document_keys = both
+            else:  # arrays the fast rules do not cover: the engine's own key functions
+                keys = document_keys = engine_compat.index_keys(engine, document, fields)
+                if record.unique and len(fields) > 1:
+                    document_keys = engine_compat.unique_index_keys(engine, document, fields)
+            if record.unique:
+                for taken in document_keys:
+                    if taken in unique:
                         raise engine_compat.index_duplicate_error(
-                            f"{db_name}.{coll_name}", record, decode(rows[ordinal][1]), index_key
+                            f"{db_name}.{coll_name}", record, decode(rows[ordinal][1]), taken
                         )
-                    unique.add(index_key)
+                unique.update(document_keys)
+            for index_key in keys:
                 bucket = buckets.get(index_key)
                 if bucket is None:
                     buckets[index_key] = [(ordinal, key)]
                 else:
                     bucket.append((ordinal, key))
-                continue
-            both = equality.keys(paths_found, split)
-            if both is None:  # arrays the fast rules do not cover: the engine's own key functions
-                keys = engine_compat.index_keys(engine, document, fields)
-                document_keys = keys
-                if record.unique and len(fields) > 1:
-                    document_keys = engine_compat.unique_index_keys(engine, document, fields)
-            else:
-                keys, document_keys = both
-            if record.unique:
-                conflict = unique.intersection(document_keys)
-                if conflict:
-                    raise engine_compat.index_duplicate_error(
-                        f"{db_name}.{coll_name}", record, decode(rows[ordinal][1]), next(iter(conflict))
-                    )
-                unique.update(document_keys)
-            for index_key in keys:
-                buckets.setdefault(index_key, []).append((ordinal, key))
         plain[record.name] = (len(rows), list(buckets.items()))
         built[record.name] = snapshot._rebuild_index(plain[record.name])
     return built, plain
