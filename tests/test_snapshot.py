@@ -736,9 +736,9 @@ def test_a_file_is_decoded_one_row_at_a_time_each_shared_before_the_next(
                 decoded[0] += 1
                 yield document
 
-        def recording_share(row: dict[str, Any], share: Any) -> dict[str, Any]:
+        def recording_share(row: dict[str, Any], share: Any, table: Any) -> dict[str, Any]:
             shared_when.append(decoded[0])
-            return real_share(row, share)
+            return real_share(row, share, table)
 
         monkeypatch.setattr(snapshot.bson, "decode_iter", counting_iter)
         monkeypatch.setattr(snapshot, "_share_strings", recording_share)
@@ -746,5 +746,120 @@ def test_a_file_is_decoded_one_row_at_a_time_each_shared_before_the_next(
         assert len(shared_when) >= 3, "several rows: documents, index buckets, sizes"
         assert shared_when == list(range(2, len(shared_when) + 2)), "row k shared right after it (and the meta) decoded"
         assert meta["format"] == snapshot.FORMAT and plain
+    finally:
+        db.client.drop_database(db.name)
+
+
+# --- repeated subdocuments are written once and shared on restore (issue 23) -------------------------
+
+
+def _round_trip(publics: list[list[dict[str, Any]]]) -> tuple[list[list[dict[str, Any]]], list[dict[str, Any]] | None]:
+    """``publics`` through :func:`snapshot._factored`, BSON and the restore's walk: (documents, the table or None)."""
+    import bson
+
+    factored = snapshot._factored(publics)
+    table_rows, documents = ([], publics) if factored is None else ([{"s": factored[0]}], factored[1])
+    rows = [*table_rows, *({"p": each} for each in documents)]
+    decoded = [bson.decode(bson.encode(row)) for row in rows]
+    shared: dict[str, str] = {}
+    table: list[dict[str, Any]] | None = None if factored is None else []
+    walked = [snapshot._share_strings(row, shared.setdefault, table) for row in decoded]
+    return [row["p"] for row in walked[len(table_rows) :]], table
+
+
+def test_repeated_subdocuments_at_any_depth_come_back_equal_and_shared() -> None:
+    """A subdocument repeated across documents and collections (with one repeated inside it) is written once and
+    restored as one object that every holder shares; one that occurs once, and a near twin, are their own."""
+    part = {"partId": "p1", "supplier": {"name": "Acme", "country": "NL"}}
+    products = [
+        {"_id": 1, "parts": [dict(part), {"partId": "p2", "supplier": {"name": "Acme", "country": "NL"}}]},
+        {"_id": 2, "parts": [dict(part)], "main": dict(part)},
+        {"_id": 3, "parts": [{"partId": "p1", "supplier": {"country": "NL", "name": "Acme"}}]},  # another order
+    ]
+    orders = [{"_id": 9, "line": dict(part), "note": {"once": True}}]
+    publics = [products, orders]
+    (back_products, back_orders), table = _round_trip(publics)
+    assert [back_products, back_orders] == publics
+    assert table is not None and part in table and {"name": "Acme", "country": "NL"} in table
+    first = back_products[0]["parts"][0]
+    assert first is back_products[1]["parts"][0] is back_products[1]["main"] is back_orders[0]["line"]
+    assert first["supplier"] is back_products[0]["parts"][1]["supplier"], "the nested repeat is shared too"
+    assert back_products[2]["parts"][0] is not first, "another field order is another document"
+    assert list(back_products[2]["parts"][0]["supplier"]) == ["country", "name"]
+    assert back_orders[0]["note"] not in table, "a subdocument that occurs once stays in its document"
+
+
+def test_data_holding_the_marker_subtype_is_written_without_a_table() -> None:
+    """A binary of the subtype that marks a table place, in the data itself, turns the table off for that
+    file: the binary comes back as itself, never read as a place."""
+    from bson.binary import Binary
+
+    marker = Binary(b"\x00\x00\x00\x00", snapshot._SHARED_SUBTYPE)
+    other = Binary(b"\x01\x02", 0x80)
+    publics = [[{"_id": 1, "a": {"x": 1}, "b": {"x": 1}, "m": marker}, {"_id": 2, "a": {"x": 1}, "o": other}]]
+    assert snapshot._factored(publics) is None
+    back, table = _round_trip(publics)
+    assert back == publics and table is None and back[0][0]["m"] == marker
+    fine = [[{"_id": 1, "a": {"x": 1}, "o": other}, {"_id": 2, "a": {"x": 1}}]]
+    back, table = _round_trip(fine)
+    assert back == fine and table == [{"x": 1}] and back[0][0]["o"] == other
+
+
+@pytest.mark.parametrize("numbers", [[], [0, 1, 2], [5, 2**31 - 1], [3, 2**31, 7], [2**40, -(2**33)]])
+def test_index_members_are_packed_exactly(numbers: list[int]) -> None:
+    packed = snapshot._packed(numbers)
+    assert isinstance(packed, bytes) and snapshot._unpacked(packed) == numbers
+    assert len(packed) == 1 + (
+        4 if max(numbers, default=0) < 2**31 and min(numbers, default=0) >= -(2**31) else 8
+    ) * len(numbers)
+
+
+def test_a_restored_parts_embedded_holds_each_distinct_part_once(cache: Path) -> None:
+    """The parts' products embed the same parts: after a restore, equal embedded parts are one object."""
+    import bson
+
+    from workbook.engine_reads import public_records
+
+    db = _db("p")
+    try:
+        loaded = workbook.load("parts", "embedded", db, scale="tiny", progress=False)
+        snapshot.flush()
+        before = {each.collection: list(db[each.collection].find()) for each in loaded.report.collections}
+        snapshot.forget()
+        db.client.drop_database(db.name)
+        workbook.load("parts", "embedded", db, scale="tiny", progress=False)  # from the file
+        assert {name: list(db[name].find()) for name in before} == before
+        engine = offline_server().engine
+        objects: dict[bytes, set[int]] = {}
+
+        def walk(value: object, depth: int) -> None:
+            if isinstance(value, dict):
+                if depth:
+                    objects.setdefault(bson.encode(value), set()).add(id(value))
+                for item in value.values():
+                    walk(item, depth + 1)
+            elif isinstance(value, list):
+                for item in value:
+                    walk(item, depth)
+
+        held = [document for name in before for document in public_records(engine, db.name, name)[0]]
+        for document in held:
+            walk(document, 0)
+        assert sum(len(ids) for ids in objects.values()) == len(objects), "one object per distinct subdocument"
+        occurrences: dict[bytes, int] = {}
+
+        def count(value: object, depth: int) -> None:
+            if isinstance(value, dict):
+                if depth:
+                    occurrences[bson.encode(value)] = occurrences.get(bson.encode(value), 0) + 1
+                for item in value.values():
+                    count(item, depth + 1)
+            elif isinstance(value, list):
+                for item in value:
+                    count(item, depth)
+
+        for document in held:
+            count(document, 0)
+        assert sum(occurrences.values()) > 2 * len(occurrences), "the parts repeat across products"
     finally:
         db.client.drop_database(db.name)

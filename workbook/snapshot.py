@@ -28,6 +28,7 @@ import hashlib
 import operator
 import os
 import stat
+import struct
 import tempfile
 import threading
 import time
@@ -62,7 +63,7 @@ walking the persistent maps again (speed). Emptied by :func:`workbook.loading.lo
 is taken."""
 
 
-FORMAT = 4
+FORMAT = 5
 """Bump when the snapshot file layout changes."""
 
 _STATE_TABLES = ("_storage", "_indexes", "_index_data", "_collection_options")
@@ -569,6 +570,12 @@ def _sections(plain: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[di
     """A snapshot's plain form as a table of contents and the BSON documents (columns) it counts, in order."""
     contents: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
+    publics = {name: state["public"] for name, state in plain.items() if state.get("public") is not None}
+    factored = _factored(list(publics.values()))
+    if factored is not None:
+        table, documents = factored
+        publics = dict(zip(publics, documents, strict=True))
+        rows.extend({"s": table[start : start + _CHUNK]} for start in range(0, len(table), _CHUNK))
     for name, state in plain.items():
         storage = state["_storage"]
         keys = [key for key, _ in storage]
@@ -600,7 +607,7 @@ def _sections(plain: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[di
                     value for _, group in part for ordinal, member in group for value in (ordinal, position[member])
                 ]
                 counts = [len(group) for _, group in part]
-                row: dict[str, Any] = {"m": members, "n": None if all(c == 1 for c in counts) else counts}
+                row: dict[str, Any] = {"m": _packed(members), "n": None if all(c == 1 for c in counts) else counts}
                 if layout is None:
                     row["k"] = [key for key, _ in part]
                 else:
@@ -627,13 +634,39 @@ def _sections(plain: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[di
                 "index_bytes": [[list(fields), count] for fields, count in index_bytes.items()],
             }
             rows.extend({"ids": chunk} for chunk in id_chunks)
-        public = state.get("public")
+        public = publics.get(name)
         if public is not None:
             parts = range(0, len(public), _CHUNK)
             entry["public"] = len(parts)
             rows.extend({"p": public[start : start + _CHUNK]} for start in parts)
         contents.append(entry)
-    return {"collections": contents}, rows
+    shared = len(rows) - sum(_row_count(entry) for entry in contents)
+    return {"collections": contents, "factored": factored is not None, "shared": shared}, rows
+
+
+def _row_count(entry: dict[str, Any]) -> int:
+    """The rows one collection's entry in a file's contents counts."""
+    sizes, public = entry["sizes"], entry["public"]
+    return (
+        entry["chunks"]
+        + sum(index["chunks"] for index in entry["indexes"])
+        + (sizes["chunks"] if sizes is not None else 0)
+        + (public or 0)
+    )
+
+
+def _packed(numbers: list[int]) -> bytes:
+    """Index members' (ordinal, row) numbers as little-endian int32, or int64 if one is beyond int32: kept as one
+    bytes object until the engine first reads the index (:func:`_buckets`), where a list of ints held four
+    objects of 28 bytes per member (14 MiB of a restored followers/referenced)."""
+    array = np.asarray(numbers, dtype="<i8")
+    narrow = array.astype("<i4")
+    return bytes([4]) + narrow.tobytes() if np.array_equal(narrow, array) else bytes([8]) + array.tobytes()
+
+
+def _unpacked(packed: bytes) -> list[int]:
+    """The numbers :func:`_packed` packed."""
+    return np.frombuffer(packed, dtype="<i4" if packed[0] == 4 else "<i8", offset=1).tolist()
 
 
 def _fixed_part(tag: Any, value: Any) -> Any:
@@ -651,17 +684,95 @@ def _index_keys(row: dict[str, Any], width: int | None, fix: bool) -> list[Any]:
     parts: list[Any] = (
         [_fixed_part(t, v) for t, v in zip(flat, flat, strict=True)] if fix else list(zip(flat, flat, strict=True))
     )
-    return list(zip(*[iter(parts)] * width, strict=True)) if width else [() for _ in row["m"][::2]]
+    return list(zip(*[iter(parts)] * width, strict=True)) if width else [() for _ in _unpacked(row["m"])[::2]]
 
 
 _STRING_COLUMNS = ("t", "i", "f", "ids")
 """A file's columns of type tags, storage key values, flat index key parts and measured ids."""
 
+_SHARED_SUBTYPE = 0x8C
+"""The user-defined BSON binary subtype that stands, in a file's documents, for a subdocument of its table of
+repeated subdocuments (:func:`_factored`); the number after it is the subdocument's place in the table."""
 
-def _share_strings(row: dict[str, Any], share: Callable[[str, str], str]) -> dict[str, Any]:
+_PLACE = struct.Struct("<I")
+
+
+def _factored(publics: list[list[dict[str, Any]]]) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]] | None:
+    """(table, documents): every subdocument that occurs more than once among ``publics`` (each collection's
+    documents) put in a table once, and the documents with each occurrence replaced by its place in the
+    table (a :data:`_SHARED_SUBTYPE` binary); None if the data itself holds binaries of that subtype.
+
+    The parts' products embed the same parts: 208,619 subdocuments at ``small``, 26,153 of them distinct,
+    and 1.1 of the 1.4 million field names of parts/embedded are in repeats. Decoded from the table, each
+    is one object that every document holding it shares (:func:`_share_strings`), so a restore decodes
+    and walks a fifth of the field names and holds each distinct subdocument once. The documents are
+    only read (mongoeco copies a document before it changes it), as the shared strings are. Equal
+    subdocuments are told by their BSON bytes, so only exact equals (types, order) are shared. A table
+    entry is written after the subdocuments inside it (their places are smaller), so it decodes whole.
+    """
+    encode = bson.encode
+    counts: dict[bytes, int] = {}
+    encoded: dict[int, bytes] = {}
+    clash = False
+
+    def visit(value: Any) -> None:
+        nonlocal clash
+        kind = type(value)
+        if kind is dict:
+            raw = encoded[id(value)] = encode(value, codec_options=_CODEC)
+            counts[raw] = counts.get(raw, 0) + 1
+            for item in value.values():
+                if type(item) in _FACTORED:
+                    visit(item)
+        elif kind is list:
+            for item in value:
+                if type(item) in _FACTORED:
+                    visit(item)
+        elif value.subtype == _SHARED_SUBTYPE:
+            clash = True
+
+    for documents in publics:
+        for document in documents:
+            for item in document.values():
+                if type(item) in _FACTORED:
+                    visit(item)
+    if clash:
+        return None
+    table: list[dict[str, Any]] = []
+    places: dict[bytes, Binary] = {}
+
+    def rebuilt(value: Any) -> Any:
+        kind = type(value)
+        if kind is dict:
+            raw = encoded[id(value)]
+            if counts[raw] > 1:
+                place = places.get(raw)
+                if place is None:
+                    table.append(children(value))
+                    place = places[raw] = Binary(_PLACE.pack(len(table) - 1), _SHARED_SUBTYPE)
+                return place
+            return children(value)
+        if kind is list:
+            return [rebuilt(item) if type(item) in _FACTORED else item for item in value]
+        return value
+
+    def children(document: dict[str, Any]) -> dict[str, Any]:
+        return {key: rebuilt(item) if type(item) in _FACTORED else item for key, item in document.items()}
+
+    return table, [[children(document) for document in documents] for documents in publics]
+
+
+_FACTORED = frozenset({dict, list, Binary})
+"""What :func:`_factored` looks into: containers, and binaries (to find one of its own subtype in the data)."""
+
+
+def _share_strings(
+    row: dict[str, Any], share: Callable[[str, str], str], table: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """``row`` (one BSON document of a file) with one object per distinct string, taken from ``share``
     (``dict.setdefault`` of a table kept across the file's rows), in its columns and its documents' field
-    names and values.
+    names and values, and each place in ``table`` (the file's repeated subdocuments, :func:`_factored`)
+    replaced by that subdocument; a row of that table (``s``) has its entries appended to ``table``.
 
     BSON decodes every occurrence as a new string: the type tag of each index key part, an ``_id``
     once in the storage keys, once per index and once in the documents, a user id once per follow,
@@ -669,7 +780,7 @@ def _share_strings(row: dict[str, Any], share: Callable[[str, str], str]) -> dic
     Held, they were a third of a restored followers/referenced (50,000 documents) and over half of
     the decoded parts/embedded (178 MiB decoded, 79 MiB shared); equal strings are interchangeable,
     so each is kept once (the columns' lists in place; the documents rebuilt, in the same order, at
-    every depth). The walk costs about 0.3 s for parts/embedded at ``small`` (1.4 million field names).
+    every depth).
     """
     for column in _STRING_COLUMNS:
         values = row.get(column)
@@ -677,36 +788,51 @@ def _share_strings(row: dict[str, Any], share: Callable[[str, str], str]) -> dic
             row[column] = [share(value, value) if type(value) is str else value for value in values]
     documents = row.get("p")
     if type(documents) is list:
-        row["p"] = _shared_list(documents, share)
+        row["p"] = _shared_list(documents, share, table)
+    entries = row.get("s")
+    if type(entries) is list and table is not None:
+        for entry in entries:  # one at a time: an entry refers to those before it
+            table.append(_shared_document(entry, share, table))
+        row["s"] = None
     return row
 
 
-_CONTAINERS = (dict, list)
-"""What the sharing walks into. Both comprehensions below test a value inline (a string, a container, or kept)
-rather than calling one helper per value: a call per value made the parts/embedded walk about 30% slower."""
+_CONTAINERS = (dict, list, Binary)
+"""What the sharing walks into (a binary may be a place in the table of repeated subdocuments). Both
+comprehensions below test a value inline (a string, a container, or kept) rather than calling one helper per
+value: a call per value made the parts/embedded walk about 30% slower."""
 
 
-def _shared_document(document: dict[str, Any], share: Callable[[str, str], str]) -> dict[str, Any]:
+def _shared_document(
+    document: dict[str, Any], share: Callable[[str, str], str], table: list[dict[str, Any]] | None
+) -> dict[str, Any]:
     """``document`` rebuilt (same order) with its keys and string values, at every depth, taken from ``share``."""
     return {
         share(key, key): share(value, value)
         if type(value) is str
-        else (_shared_container(value, share) if type(value) in _CONTAINERS else value)
+        else (_shared_container(value, share, table) if type(value) in _CONTAINERS else value)
         for key, value in document.items()
     }
 
 
-def _shared_list(values: list[Any], share: Callable[[str, str], str]) -> list[Any]:
+def _shared_list(values: list[Any], share: Callable[[str, str], str], table: list[dict[str, Any]] | None) -> list[Any]:
     return [
         share(value, value)
         if type(value) is str
-        else (_shared_container(value, share) if type(value) in _CONTAINERS else value)
+        else (_shared_container(value, share, table) if type(value) in _CONTAINERS else value)
         for value in values
     ]
 
 
-def _shared_container(value: Any, share: Callable[[str, str], str]) -> Any:
-    return _shared_document(value, share) if type(value) is dict else _shared_list(value, share)
+def _shared_container(value: Any, share: Callable[[str, str], str], table: list[dict[str, Any]] | None) -> Any:
+    kind = type(value)
+    if kind is dict:
+        return _shared_document(value, share, table)
+    if kind is list:
+        return _shared_list(value, share, table)
+    if table is not None and value.subtype == _SHARED_SUBTYPE:
+        return table[_PLACE.unpack(value)[0]]
+    return value
 
 
 def _buckets(
@@ -721,7 +847,7 @@ def _buckets(
     buckets: list[tuple[Any, list[tuple[int, Any]]]] = []
     for row in rows:
         keys = _index_keys(row, width, fix)
-        numbers = iter(row["m"])
+        numbers = iter(_unpacked(row["m"]))
         members = list(zip(numbers, map(storage_keys.__getitem__, numbers), strict=True))
         if row["n"] is None:
             buckets.extend(zip(keys, ([member] for member in members), strict=True))
@@ -741,7 +867,7 @@ def _made(buckets: Any) -> list[tuple[Any, list[tuple[int, Any]]]]:
 def _from_sections(contents: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The plain form back from a table of contents and its documents (the inverse of :func:`_sections`)."""
     plain: dict[str, dict[str, Any]] = {}
-    at = 0
+    at = contents["shared"]  # the table of repeated subdocuments, put in the documents as they were decoded
     for entry in contents["collections"]:
         storage: list[tuple[Any, Any]] = []
         for row in rows[at : at + entry["chunks"]]:
@@ -835,7 +961,8 @@ def _decode(body: bytes) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     if meta is None:
         raise ValueError("empty snapshot file")
     shared: dict[str, str] = {}
-    return meta, _from_sections(meta, [_share_strings(row, shared.setdefault) for row in documents])
+    table: list[dict[str, Any]] | None = [] if meta.get("factored") else None  # else a binary is only a binary
+    return meta, _from_sections(meta, [_share_strings(row, shared.setdefault, table) for row in documents])
 
 
 def check_cache_folder(folder: Path) -> None:
