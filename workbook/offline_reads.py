@@ -598,7 +598,8 @@ def _project_pushed(projection: Mapping[str, Any], filter_spec: Any, documents: 
     flat = offline_aggregation.flatten(projection)
     flags = [offline_aggregation.flag(value) for value in flat.values()]
     if all(f is not None for f in flags) and any(f == 1 for path, f in zip(flat, flags, strict=True) if path != "_id"):
-        return [offline_aggregation.inclusion_project(document, flat, _no_expressions) for document in documents]
+        project_one = offline_aggregation.inclusion_projector(flat)
+        return [project_one(document, _no_expressions) for document in documents]
     project = engine_compat.projection_executor(flat, filter_spec, public=False)
     return [project(document) for document in documents]
 
