@@ -96,3 +96,39 @@ def test_an_index_hidden_and_shown_again_keeps_its_keys(monkeypatch: pytest.Monk
     monkeypatch.setattr(keys._ScalarKeys, "keys", walked)
     again = CollectionModel(documents, shown, previous=while_hidden)
     assert _entries(again, "a_1_b_-1") == expected
+
+
+def test_an_update_in_place_keeps_the_other_entries_and_a_move_is_not_one() -> None:
+    """Documents replaced where they stand (an update) are read from the two id lists at C speed: only their
+    keys change. A position that now holds an earlier document from elsewhere is a move, never an update."""
+    earlier = list(range(1000))
+    updated = list(earlier)
+    updated[3], updated[700] = 5003, 5700
+    delta = Delta.between(earlier, [*updated, 6000])
+    assert delta == Delta(None, [3, 700, 1000], frozenset({3, 700}), frozenset({3, 700}))
+    moved = list(earlier)
+    moved[3] = 700  # document 700 now stands at 3 (and 700 holds a new one)
+    moved[700] = 5700
+    assert Delta.between(earlier, moved) is None  # the kept documents changed order
+    moved_to_end = list(earlier)
+    moved_to_end[3] = 5003
+    assert Delta.between(earlier, [*moved_to_end, 3]) is None  # document 3 went to the end: a move
+
+    rng = random.Random(11)
+    documents = [_document(rng, i) for i in range(400)]
+    model = CollectionModel(documents, INDEXES)
+    for spec in model.specs:
+        model.index(spec)
+    for round_ in range(8):
+        documents = list(documents)
+        for _ in range(rng.randrange(1, 6)):
+            position = rng.randrange(len(documents))
+            documents[position] = {**_document(rng, 0), "_id": documents[position]["_id"]}
+        if round_ % 2:
+            documents.append(_document(rng, 1000 + round_))
+        updated_model = CollectionModel(documents, INDEXES, previous=model)
+        assert updated_model._delta is not None and updated_model._delta.replaced, round_
+        fresh = CollectionModel(documents, INDEXES)
+        for info in INDEXES:
+            assert _entries(updated_model, info["name"]) == _entries(fresh, info["name"]), (round_, info["name"])
+        model = updated_model

@@ -6,6 +6,7 @@ import bisect
 import datetime
 import functools
 import itertools
+import operator
 from collections.abc import Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -451,6 +452,9 @@ class Delta:
     added: list[int]
     gone: frozenset[int] = frozenset()
     """``id()`` of the earlier documents that are no longer there."""
+    replaced: frozenset[int] = frozenset()
+    """Record ids (with ``moved`` None) whose earlier document gave way to a new one in the same place (an
+    update): their earlier keys go, and the rest of the index keeps its entries as they are."""
 
     MAX_SHARE = 0.125
     """Past this share of changed documents, one sort of every key is cheaper than inserting each."""
@@ -461,8 +465,14 @@ class Delta:
         None when a rebuild is cheaper or the kept documents changed their relative order."""
         limit = max(64, cls.MAX_SHARE * len(ids))
         count = len(earlier_ids)
-        if count <= len(ids) <= count + limit and ids[:count] == earlier_ids:
-            return cls(None, list(range(count, len(ids))))  # appended only: the common case of an insert
+        if count <= len(ids) <= count + limit:
+            changed = list(itertools.compress(range(count), map(operator.ne, earlier_ids, ids)))  # at C speed
+            if not changed:
+                return cls(None, list(range(count, len(ids))))  # appended only: the common case of an insert
+            if 2 * len(changed) + len(ids) - count <= limit:  # updated in place (and perhaps appended)
+                if set(earlier_ids).isdisjoint([ids[at] for at in changed] + ids[count:]):  # none moved here
+                    added = changed + list(range(count, len(ids)))
+                    return cls(None, added, frozenset(earlier_ids[at] for at in changed), frozenset(changed))
         earlier_set, current = set(earlier_ids), set(ids)
         gone, new = earlier_set - current, current - earlier_set
         if len(gone) + len(new) > limit:
@@ -497,7 +507,8 @@ def update_index(earlier: IndexData, documents: Sequence[Mapping[str, Any]], del
     spec = earlier.spec
     moved = delta.moved
     if moved is None:
-        entries = list(earlier.entries)
+        replaced = delta.replaced
+        entries = [e for e in earlier.entries if e.rid not in replaced] if replaced else list(earlier.entries)
     else:
         entries = [Entry(e.keys, e.values, moved[e.rid]) for e in earlier.entries if moved[e.rid] >= 0]
     memo = earlier.memo  # moved on, not copied: the earlier model never reads its memo again
