@@ -45,7 +45,7 @@ def _outcome(call: Callable[[], Any]) -> str:
     try:
         result = call()
     except DuplicateKeyError as error:
-        return f"duplicate: {error.details.get('keyValue') if error.details else error}"
+        return f"duplicate: {error.details if error.details else error}"  # message, index and key, word for word
     except OperationFailure as error:
         return f"{error.code}: {error}"
     return repr(getattr(result, "raw_result", result))
@@ -134,7 +134,10 @@ def test_a_write_that_collides_with_nothing_reads_no_other_document(db: Database
     assert WORK_COUNTERS["unique_documents_examined"] - before == 2_000  # one pass, at the first write
     with pytest.raises(DuplicateKeyError):
         db.u.insert_one({"a": -1, "b": 0})  # held by -1: mongoeco's scan finds it and words the error
-    assert compared, "a collision is reported by mongoeco's own scan"
+    assert len(compared) == 1, "a collision is reported by mongoeco's own scan, over the one document holding the key"
+    with pytest.raises(DuplicateKeyError, match="a_1_b_1"):
+        db.u.update_one({"_id": 5}, {"$set": {"a": 0, "b": 3}})  # _id 150 holds {a: 0, b: 3}
+    assert len(compared) == 2
 
 
 def test_changes_it_did_not_see_rebuild_the_keys(db: Database) -> None:
