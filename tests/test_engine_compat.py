@@ -266,3 +266,27 @@ def test_a_stored_document_that_does_not_decode_to_itself_is_decoded_by_the_engi
     assert decoded == engine._borrow_storage_document(_StoredDocument(encode(odd)))
     unshared = lazy(dict(plain), encode)  # shared=False: the engine's own decode, as before
     assert engine._borrow_storage_document(unshared) is not unshared._source and not unshared.shares()
+
+
+def test_the_equality_key_is_mongoecos_for_every_kind_of_value() -> None:
+    """engine_compat.bson_equality_key answers strings and plain dates itself: always what mongoeco's gives."""
+    import datetime
+
+    from bson import Code, Decimal128, Int64, ObjectId
+    from mongoeco.core.bson_ordering import bson_equality_key as mongoecos
+
+    from workbook.engine_compat import bson_equality_key
+
+    class Text(str):
+        pass
+
+    values = [
+        "", "a", "日本", Code("x"), Text("t"), 1, 1.0, True, Int64(1), Decimal128("1.0"), None, ObjectId(),
+        datetime.datetime(2025, 1, 2), datetime.datetime(2025, 1, 2, 3, 4, 5, 123000),
+        datetime.datetime(2025, 1, 2, 3, 4, 5, 123456), datetime.datetime(2025, 1, 2, tzinfo=datetime.UTC),
+        datetime.datetime(2025, 1, 2, tzinfo=datetime.timezone(datetime.timedelta(hours=5))),
+        [1, "a"], {"a": "b"}, b"x",
+    ]  # fmt: skip
+    for value in values:
+        assert bson_equality_key(value) == mongoecos(value), repr(value)
+        assert type(bson_equality_key(value)) is type(mongoecos(value))

@@ -892,10 +892,24 @@ def command_error(message: str, code: int, code_name: str, labels: tuple[str, ..
 
 
 def bson_equality_key(value: Any) -> Any:
-    """mongoeco's BSON equality key: equal for values MongoDB compares equal (1, 1.0, Int64(1))."""
+    """mongoeco's BSON equality key: equal for values MongoDB compares equal (1, 1.0, Int64(1)).
+
+    A ``str`` and a naive datetime in whole milliseconds are answered here, as mongoeco answers them, without
+    its eight type tests first (the index keys of a load: every review's and order's date is a new value).
+    """
+    kind = type(value)
+    if kind is str:
+        return ("str", value)
+    if kind is datetime.datetime and value.tzinfo is None and value.microsecond % 1000 == 0:
+        return ("datetime", value)
+    return _equality_key()(value)
+
+
+@functools.cache
+def _equality_key() -> Callable[[Any], Any]:
     from mongoeco.core.bson_ordering import bson_equality_key as key
 
-    return key(value)
+    return key
 
 
 def id_contains_numeric_value(value: Any) -> bool:
