@@ -469,10 +469,11 @@ class Delta:
             changed = list(itertools.compress(range(count), map(operator.ne, earlier_ids, ids)))  # at C speed
             if not changed:
                 return cls(None, list(range(count, len(ids))))  # appended only: the common case of an insert
-            if 2 * len(changed) + len(ids) - count <= limit:  # updated in place (and perhaps appended)
-                if set(earlier_ids).isdisjoint([ids[at] for at in changed] + ids[count:]):  # none moved here
-                    added = changed + list(range(count, len(ids)))
-                    return cls(None, added, frozenset(earlier_ids[at] for at in changed), frozenset(changed))
+            if 2 * len(changed) + len(ids) - count <= limit and set(earlier_ids).isdisjoint(
+                [ids[at] for at in changed] + ids[count:]  # none of them an earlier document that moved here
+            ):  # updated in place (and perhaps appended)
+                added = changed + list(range(count, len(ids)))
+                return cls(None, added, frozenset(earlier_ids[at] for at in changed), frozenset(changed))
         earlier_set, current = set(earlier_ids), set(ids)
         gone, new = earlier_set - current, current - earlier_set
         if len(gone) + len(new) > limit:
