@@ -12,13 +12,15 @@ Written against :data:`TESTED_VERSION`. Nothing is imported from mongoeco at imp
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import datetime
 import functools
 import importlib
 import inspect
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from bson import Int64, ObjectId
@@ -99,6 +101,12 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         _MEMORY, "MemoryEngine._indexes_view", "read index records for the unique-index fast path", ("context",)
     ),
     PrivateName(_MEMORY, "MemoryEngine._storage_view", "read documents for the unique-index fast path", ("context",)),
+    PrivateName(
+        "mongoeco.core.projections",
+        "_project_inclusion_value",
+        "an included value shared, not copied, in a find's reply (shared_projected_values)",
+        ("source", "node"),
+    ),
     PrivateName(
         "mongoeco.core.projections",
         "_slice_projection_array",
@@ -1841,4 +1849,31 @@ def install_projection_fixes() -> None:
         return deepcopy(value[start : start + limit])
 
     projections._slice_projection_array = slice_array
+    included = projections._project_inclusion_value
+
+    def inclusion_value(source: Any, node: Any) -> Any:
+        if node.include_value and _SHARED_VALUES.get():
+            return True, source
+        return included(source, node)  # its own recursion comes back through this module attribute
+
+    projections._project_inclusion_value = inclusion_value
     _PROJECTION_FIXES_INSTALLED = True
+
+
+_SHARED_VALUES: contextvars.ContextVar[bool] = contextvars.ContextVar("workbench_shared_values", default=False)
+
+
+@contextlib.contextmanager
+def shared_projected_values() -> Iterator[None]:
+    """Within it, an inclusion projection (:func:`projection_executor`) gives the included values themselves,
+    not deep copies: for a reply that is encoded and never changed, the stored documents are read only.
+
+    mongoeco copies every included value (``{parts: 1}`` over 40,000 products: 38% of a find's time);
+    the reply of a find without a projection already sends the stored documents uncopied. Exclusions
+    and ``$slice`` still copy (they take the document apart).
+    """
+    token = _SHARED_VALUES.set(True)
+    try:
+        yield
+    finally:
+        _SHARED_VALUES.reset(token)

@@ -331,7 +331,8 @@ class ReadLayer:
         documents = documents[skip : skip + limit] if limit else documents[skip:]
         if body.get("projection"):
             project = engine_compat.projection_executor(body["projection"], None)  # the engine's forms, as sent
-            documents = [project(document) for document in documents]
+            with engine_compat.shared_projected_values():  # the reply is encoded, never changed: no copies
+                documents = [project(document) for document in documents]
         self._profile(database, name, body, time.perf_counter_ns() - started)
         return self._reply(body, raw, f"{database}.{name}", documents, context, cursors)
 
