@@ -95,10 +95,14 @@ def _direction(value: Any) -> Any:
     return value
 
 
-DocumentKeys = tuple[Mapping[str, Any], list[tuple[tuple[tuple, ...], tuple[Any, ...]]], list[AbstractSet[str]]]
-"""What one document gave one index: the document itself, its (sort keys, values) pairs, and the
-array prefixes met per indexed path. Kept by :func:`build_index` so a rebuild after a write
-generates keys only for the documents that changed."""
+DocumentKeys = tuple[
+    Mapping[str, Any], "list[tuple[tuple[tuple, ...], tuple[Any, ...]]] | Entry", list[AbstractSet[str]]
+]
+"""What one document gave one index: the document itself, its (sort keys, values) pairs (or, for a document
+with one key, most of them, its :class:`Entry`, whose keys and values are held anyway: a list and a pair
+less per document and index, a tenth of a restored store's memory), and the array prefixes met per indexed
+path. Kept by :func:`build_index` so a rebuild after a write generates keys only for the documents that
+changed."""
 
 KeyMemo = dict[int, DocumentKeys]
 """Per-document index keys by ``id(document)`` (the document is kept in the value, so an id is never reused)."""
@@ -293,15 +297,20 @@ def build_index(
             keys_of_document, arrays_per_path = short
         else:
             keys_of_document, arrays_per_path = _document_keys(spec, document, collate)
-        memo[id(document)] = (document, keys_of_document, arrays_per_path)
         if arrays_per_path is not no_arrays:  # the shared "no array on any path" adds nothing
             for path, arrays in zip(spec.paths, arrays_per_path, strict=True):
                 multikey[path] |= arrays
-        if len(keys_of_document) == 1:  # most documents: one key, no generator
+        if isinstance(keys_of_document, Entry):  # one key, remembered as its entry
+            entry = Entry(keys_of_document.keys, keys_of_document.values, rid)
+        elif len(keys_of_document) == 1:  # most documents: one key, no generator
             keys, values = keys_of_document[0]
-            append(Entry(keys, values, rid))
+            entry = Entry(keys, values, rid)
         else:
             entries.extend(Entry(keys, values, rid) for keys, values in keys_of_document)
+            memo[id(document)] = (document, keys_of_document, arrays_per_path)
+            continue
+        append(entry)
+        memo[id(document)] = (document, entry, arrays_per_path)
     # Stable multi-pass sort: equal keys stay in record-id order, as in a WiredTiger index.
     for position in reversed(range(len(spec.fields))):
         entries.sort(key=functools.partial(_field_key, position), reverse=spec.fields[position][1] < 0)
