@@ -863,3 +863,41 @@ def test_a_restored_parts_embedded_holds_each_distinct_part_once(cache: Path) ->
         assert sum(occurrences.values()) > 2 * len(occurrences), "the parts repeat across products"
     finally:
         db.client.drop_database(db.name)
+
+
+def test_a_write_to_a_shared_subdocument_changes_only_its_own_document(cache: Path) -> None:
+    """Restored products share one object per repeated part: updates (paths, positional, array filters, an
+    increment, a refused write) and pipelines that set fields inside it change the written product alone."""
+    import collections
+
+    from pymongo.errors import WriteError
+
+    from workbook.engine_reads import public_records
+
+    db = _db("w")
+    try:
+        workbook.load("parts", "embedded", db, scale="tiny", progress=False)
+        snapshot.flush()
+        snapshot.forget()
+        db.client.drop_database(db.name)
+        workbook.load("parts", "embedded", db, scale="tiny", progress=False)  # from the file
+        holders: dict[int, list[tuple[str, int]]] = collections.defaultdict(list)
+        for product in public_records(offline_server().engine, db.name, "products")[0]:
+            for at, line in enumerate(product["parts"]):
+                holders[id(line)].append((product["_id"], at))
+        (written, at), (other, _) = next(places for places in holders.values() if len(places) > 1)[:2]
+        part_id = db.products.find_one({"_id": written})["parts"][at]["partId"]
+        untouched = db.products.find_one({"_id": other})
+        db.products.update_one({"_id": written}, {"$set": {f"parts.{at}.name": "changed", f"parts.{at}.x": 1}})
+        db.products.update_many({"_id": written}, {"$inc": {f"parts.{at}.quantity": 1}})
+        db.products.update_one({"_id": written, "parts.partId": part_id}, {"$set": {"parts.$.y": 1}})
+        db.products.update_one({"_id": written}, {"$set": {"parts.$[l].z": 1}}, array_filters=[{"l.partId": part_id}])
+        with pytest.raises(WriteError):  # the validator refuses a line without its fields: rolled back
+            db.products.update_one({"_id": written}, {"$push": {"parts": {"partId": "x"}}})
+        list(db.products.aggregate([{"$unwind": "$parts"}, {"$set": {"parts.name": "piped"}}]))
+        list(db.products.aggregate([{"$project": {"parts": 1}}, {"$addFields": {"parts.cost": 0}}]))
+        assert db.products.find_one({"_id": other}) == untouched
+        changed = db.products.find_one({"_id": written})["parts"][at]
+        assert changed["name"] == "changed" and changed["x"] == changed["y"] == changed["z"] == 1
+    finally:
+        db.client.drop_database(db.name)
