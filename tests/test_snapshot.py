@@ -789,17 +789,17 @@ def test_repeated_subdocuments_at_any_depth_come_back_equal_and_shared() -> None
     assert back_orders[0]["note"] not in table, "a subdocument that occurs once stays in its document"
 
 
-def test_data_holding_the_marker_subtype_is_written_without_a_table() -> None:
-    """A binary of the subtype that marks a table place, in the data itself, turns the table off for that
-    file: the binary comes back as itself, never read as a place."""
+def test_data_holding_bytes_is_written_without_a_table() -> None:
+    """A place in the table is four bytes (a binary of subtype 0): data holding ``bytes`` of its own turns the
+    table off for that file, and its bytes come back as themselves, never read as places. A binary of another
+    subtype is data the table leaves alone."""
     from bson.binary import Binary
 
-    marker = Binary(b"\x00\x00\x00\x00", snapshot._SHARED_SUBTYPE)
     other = Binary(b"\x01\x02", 0x80)
-    publics = [[{"_id": 1, "a": {"x": 1}, "b": {"x": 1}, "m": marker}, {"_id": 2, "a": {"x": 1}, "o": other}]]
+    publics = [[{"_id": 1, "a": {"x": 1}, "b": {"x": 1}, "m": b"\x00\x00\x00\x00"}, {"_id": 2, "a": {"x": 1}}]]
     assert snapshot._factored(publics) is None
     back, table = _round_trip(publics)
-    assert back == publics and table is None and back[0][0]["m"] == marker
+    assert back == publics and table is None and back[0][0]["m"] == b"\x00\x00\x00\x00"
     fine = [[{"_id": 1, "a": {"x": 1}, "o": other}, {"_id": 2, "a": {"x": 1}}]]
     back, table = _round_trip(fine)
     assert back == fine and table == [{"x": 1}] and back[0][0]["o"] == other

@@ -63,7 +63,7 @@ walking the persistent maps again (speed). Emptied by :func:`workbook.loading.lo
 is taken."""
 
 
-FORMAT = 5
+FORMAT = 6
 """Bump when the snapshot file layout changes."""
 
 _STATE_TABLES = ("_storage", "_indexes", "_index_data", "_collection_options")
@@ -690,17 +690,16 @@ def _index_keys(row: dict[str, Any], width: int | None, fix: bool) -> list[Any]:
 _STRING_COLUMNS = ("t", "i", "f", "ids")
 """A file's columns of type tags, storage key values, flat index key parts and measured ids."""
 
-_SHARED_SUBTYPE = 0x8C
-"""The user-defined BSON binary subtype that stands, in a file's documents, for a subdocument of its table of
-repeated subdocuments (:func:`_factored`); the number after it is the subdocument's place in the table."""
-
 _PLACE = struct.Struct("<I")
+"""A place in a file's table of repeated subdocuments (:func:`_factored`), written where the subdocument was as a
+BSON binary of subtype 0: four bytes, little-endian. pymongo decodes that subtype to ``bytes`` in C (a binary of
+any other subtype is a ``Binary`` made in Python: a fifth of a parts/embedded restore went into making them)."""
 
 
 def _factored(publics: list[list[dict[str, Any]]]) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]] | None:
     """(table, documents): every subdocument that occurs more than once among ``publics`` (each collection's
     documents) put in a table once, and the documents with each occurrence replaced by its place in the
-    table (a :data:`_SHARED_SUBTYPE` binary); None if the data itself holds binaries of that subtype.
+    table (:data:`_PLACE` bytes); None if the data itself holds ``bytes`` (binaries of subtype 0).
 
     The parts' products embed the same parts: 208,619 subdocuments at ``small``, 26,153 of them distinct,
     and 1.1 of the 1.4 million field names of parts/embedded are in repeats. Decoded from the table, each
@@ -728,7 +727,7 @@ def _factored(publics: list[list[dict[str, Any]]]) -> tuple[list[dict[str, Any]]
             for item in value:
                 if type(item) in _FACTORED:
                     visit(item)
-        elif value.subtype == _SHARED_SUBTYPE:
+        else:  # bytes in the data: they would read as places
             clash = True
 
     for documents in publics:
@@ -739,7 +738,7 @@ def _factored(publics: list[list[dict[str, Any]]]) -> tuple[list[dict[str, Any]]
     if clash:
         return None
     table: list[dict[str, Any]] = []
-    places: dict[bytes, Binary] = {}
+    places: dict[bytes, bytes] = {}
 
     def rebuilt(value: Any) -> Any:
         kind = type(value)
@@ -749,7 +748,7 @@ def _factored(publics: list[list[dict[str, Any]]]) -> tuple[list[dict[str, Any]]
                 place = places.get(raw)
                 if place is None:
                     table.append(children(value))
-                    place = places[raw] = Binary(_PLACE.pack(len(table) - 1), _SHARED_SUBTYPE)
+                    place = places[raw] = _PLACE.pack(len(table) - 1)
                 return place
             return children(value)
         if kind is list:
@@ -762,8 +761,8 @@ def _factored(publics: list[list[dict[str, Any]]]) -> tuple[list[dict[str, Any]]
     return table, [[children(document) for document in documents] for documents in publics]
 
 
-_FACTORED = frozenset({dict, list, Binary})
-"""What :func:`_factored` looks into: containers, and binaries (to find one of its own subtype in the data)."""
+_FACTORED = frozenset({dict, list, bytes})
+"""What :func:`_factored` looks into: containers, and ``bytes`` (data it cannot tell from a place)."""
 
 
 def _share_strings(
@@ -797,8 +796,8 @@ def _share_strings(
     return row
 
 
-_CONTAINERS = (dict, list, Binary)
-"""What the sharing walks into (a binary may be a place in the table of repeated subdocuments). Both
+_CONTAINERS = (dict, list, bytes)
+"""What the sharing walks into (``bytes`` may be a place in the table of repeated subdocuments). Both
 comprehensions below test a value inline (a string, a container, or kept) rather than calling one helper per
 value: a call per value made the parts/embedded walk about 30% slower."""
 
@@ -830,7 +829,7 @@ def _shared_container(value: Any, share: Callable[[str, str], str], table: list[
         return _shared_document(value, share, table)
     if kind is list:
         return _shared_list(value, share, table)
-    if table is not None and value.subtype == _SHARED_SUBTYPE:
+    if table is not None:  # bytes: a place (a file with bytes in its data has no table)
         return table[_PLACE.unpack(value)[0]]
     return value
 
