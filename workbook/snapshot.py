@@ -63,7 +63,7 @@ walking the persistent maps again (speed). Emptied by :func:`workbook.loading.lo
 is taken."""
 
 
-FORMAT = 6
+FORMAT = 7
 """Bump when the snapshot file layout changes."""
 
 _STATE_TABLES = ("_storage", "_indexes", "_index_data", "_collection_options")
@@ -576,6 +576,7 @@ def _sections(plain: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[di
         table, documents = factored
         publics = dict(zip(publics, documents, strict=True))
         rows.extend({"s": table[start : start + _CHUNK]} for start in range(0, len(table), _CHUNK))
+    shared = None if factored is None else len(rows)  # the table's rows come first
     for name, state in plain.items():
         storage = state["_storage"]
         keys = [key for key, _ in storage]
@@ -640,19 +641,7 @@ def _sections(plain: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[di
             entry["public"] = len(parts)
             rows.extend({"p": public[start : start + _CHUNK]} for start in parts)
         contents.append(entry)
-    shared = len(rows) - sum(_row_count(entry) for entry in contents)
-    return {"collections": contents, "factored": factored is not None, "shared": shared}, rows
-
-
-def _row_count(entry: dict[str, Any]) -> int:
-    """The rows one collection's entry in a file's contents counts."""
-    sizes, public = entry["sizes"], entry["public"]
-    return (
-        entry["chunks"]
-        + sum(index["chunks"] for index in entry["indexes"])
-        + (sizes["chunks"] if sizes is not None else 0)
-        + (public or 0)
-    )
+    return {"collections": contents, "shared": shared}, rows
 
 
 def _packed(numbers: list[int]) -> bytes:
@@ -866,7 +855,7 @@ def _made(buckets: Any) -> list[tuple[Any, list[tuple[int, Any]]]]:
 def _from_sections(contents: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The plain form back from a table of contents and its documents (the inverse of :func:`_sections`)."""
     plain: dict[str, dict[str, Any]] = {}
-    at = contents["shared"]  # the table of repeated subdocuments, put in the documents as they were decoded
+    at = contents["shared"] or 0  # the table of repeated subdocuments, put in the documents as they were decoded
     for entry in contents["collections"]:
         storage: list[tuple[Any, Any]] = []
         for row in rows[at : at + entry["chunks"]]:
@@ -960,7 +949,7 @@ def _decode(body: bytes) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     if meta is None:
         raise ValueError("empty snapshot file")
     shared: dict[str, str] = {}
-    table: list[dict[str, Any]] | None = [] if meta.get("factored") else None  # else a binary is only a binary
+    table: list[dict[str, Any]] | None = None if meta.get("shared") is None else []  # None: bytes are only data
     return meta, _from_sections(meta, [_share_strings(row, shared.setdefault, table) for row in documents])
 
 

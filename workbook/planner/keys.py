@@ -301,16 +301,15 @@ def build_index(
             for path, arrays in zip(spec.paths, arrays_per_path, strict=True):
                 multikey[path] |= arrays
         if isinstance(keys_of_document, Entry):  # one key, remembered as its entry
-            entry = Entry(keys_of_document.keys, keys_of_document.values, rid)
-        elif len(keys_of_document) == 1:  # most documents: one key, no generator
+            keys_of_document = [(keys_of_document.keys, keys_of_document.values)]
+        if len(keys_of_document) == 1:  # most documents: one key, no generator; remembered as its entry
             keys, values = keys_of_document[0]
             entry = Entry(keys, values, rid)
+            append(entry)
+            memo[id(document)] = (document, entry, arrays_per_path)
         else:
             entries.extend(Entry(keys, values, rid) for keys, values in keys_of_document)
             memo[id(document)] = (document, keys_of_document, arrays_per_path)
-            continue
-        append(entry)
-        memo[id(document)] = (document, entry, arrays_per_path)
     # Stable multi-pass sort: equal keys stay in record-id order, as in a WiredTiger index.
     for position in reversed(range(len(spec.fields))):
         entries.sort(key=functools.partial(_field_key, position), reverse=spec.fields[position][1] < 0)
