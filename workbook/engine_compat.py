@@ -217,11 +217,6 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         "snapshots refuse collections with search indexes",
         instance_attribute=True,
     ),  # fmt: skip
-    PrivateName(
-        _MEMORY,
-        "MemoryEngine._decode_storage_document",
-        "decode a stored document (another engine version's fallback in the schema doctor's memory read)",
-    ),  # fmt: skip
     PrivateName(_STORAGE, "_DELETED", "a deleted slot in a chunk (storage_chunks)"),
     PrivateName(_STORAGE, "_NO_CHUNK", "the end of the chunk chain (storage_chunks)"),
     PrivateName(_STORAGE, "_OrderChunk", "a chunk's items and the next chunk's id (storage_chunks, snapshot.py)"),
@@ -261,12 +256,6 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         ("document", "fields"),
     ),
     PrivateName(_MEMORY, "MemoryEngine._index_equality_key", "how a non-string key compares", ("value",)),
-    PrivateName(
-        _MEMORY,
-        "MemoryEngine._decode_codec_payload",
-        "decode a stored document without caching it (the schema doctor's memory read)",
-        ("payload", "preserve_bson_wrappers"),
-    ),
     PrivateName(
         _MEMORY, "MemoryEngine._get_lock", "the per-collection lock around index builds and collMod", ("db", "coll")
     ),

@@ -56,11 +56,9 @@ def _sampled(ctx: Context, collection: str) -> list[Finding]:
                 _split_command(collection, [biggest.largest.name] if biggest.largest else ["<cold fields>"]),
             )
         )
-    binary = [
-        d
-        for d in sample.documents
-        if d.largest and d.largest.type == "binData" and d.largest.bytes >= limits.binary_field_bytes
-    ]
+    floor = limits.binary_field_bytes  # no field is bigger than its document: smaller ones are not looked into
+    largest = [(d, d.largest) for d in sample.documents if d.bytes >= floor]
+    binary = [d for d, field in largest if field and field.type == "binData" and field.bytes >= floor]
     if binary:
         fields = sorted({d.largest.name for d in binary if d.largest})
         average = sum(d.largest.bytes for d in binary if d.largest) / len(binary)

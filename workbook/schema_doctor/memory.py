@@ -30,7 +30,7 @@ from bson.objectid import ObjectId
 from pymongo.database import Database
 
 from workbook.engine_compat import sent_as_is, to_pymongo
-from workbook.engine_reads import local_storage
+from workbook.engine_reads import local_storage, public_records
 from workbook.gc_pause import paused
 from workbook.schema_doctor.readonly import Budget
 from workbook.schema_doctor.stats import DocumentStat, FieldStat
@@ -131,8 +131,9 @@ def _element(name: str, value_bytes: int) -> int:
 _ID_AS_IS = frozenset({str, int, float, ObjectId})
 
 
-def document_stat(document: Mapping[str, Any]) -> DocumentStat:
-    """The per-field summary the server-side pipeline makes of one document, computed in Python."""
+def document_stat(document: Mapping[str, Any], *, pymongo_values: bool = False) -> DocumentStat:
+    """The per-field summary the server-side pipeline makes of one document, computed in Python
+    (``pymongo_values``: its values are pymongo's types already, as a find returns them)."""
     fields = []
     nested = []
     total = 5  # int32 length + closing NUL
@@ -140,13 +141,13 @@ def document_stat(document: Mapping[str, Any]) -> DocumentStat:
         if type(value) is dict:
             inner = 5
             for sub, sub_value in value.items():
-                sub_type, sub_length, sub_bytes = value_layout(sub_value)
+                sub_type, sub_length, sub_bytes = value_layout(sub_value, pymongo_value=pymongo_values)
                 element = _element(sub, sub_bytes)
                 inner += element
                 nested.append(FieldStat(f"{name}.{sub}", sub_type, sub_length, element + 5))
             kind, length, value_bytes = "object", None, inner
         else:
-            kind, length, value_bytes = value_layout(value)
+            kind, length, value_bytes = value_layout(value, pymongo_value=pymongo_values)
         element = _element(name, value_bytes)
         total += element
         fields.append(FieldStat(name, kind, length, element + 5))  # $bsonSize of {name: value}
@@ -178,13 +179,17 @@ def read_collection(
     if found is None:
         return None
     engine, storage = found
-    count = len(storage)
     version = getattr(storage, "_values", None)
     key = (db.name, collection)
     cached = _CACHE.get(key)
     if cached is not None and version is not None and cached[0] is version:
         _CACHE.move_to_end(key)
         return cached[1]
+    # The documents as a find returns them, which a load or a restore holds already (decoding them from the
+    # engine's stored form, one document at a time, was 40% of the read); read after the version was taken,
+    # so a write in between gives a newer read, kept under an older version that no longer comes back.
+    stored, _ = public_records(engine, db.name, collection)
+    count = len(stored)
     whole = full_scan or count <= max(READ_ALL_LIMIT, sample_size)
     if whole:
         chosen = None
@@ -194,12 +199,12 @@ def read_collection(
         chosen = set(random.Random(f"schema doctor:{db.name}.{collection}").sample(range(count), sample_size))
     documents = []
     with paused():  # a summary per document, all kept and acyclic: see workbook.gc_pause
-        for position, stored in enumerate(storage.values()):
+        for position, document in enumerate(stored):
             if position % _CHECK_EVERY == 0:
                 budget.check()
             if chosen is not None and position not in chosen:
                 continue
-            documents.append(document_stat(_borrow(engine, stored)))
+            documents.append(document_stat(document, pymongo_values=True))
     result = MemoryRead(count, tuple(documents), whole)
     if whole and version is not None:
         _CACHE[key] = (version, result)
@@ -207,19 +212,6 @@ def read_collection(
         while len(_CACHE) > CACHED_COLLECTIONS:
             _CACHE.popitem(last=False)
     return result
-
-
-def _borrow(engine: Any, stored: Any) -> Mapping[str, Any]:
-    """A stored document, decoded with its BSON types kept (Int64 stays long), without copying or caching
-    it: read only (:func:`document_stat` changes nothing)."""
-    cached = getattr(stored, "decoded_wrapped", None)
-    if cached is not None:
-        return cached
-    payload = getattr(stored, "payload", stored)
-    try:
-        return dict(engine._decode_codec_payload(payload, preserve_bson_wrappers=True))
-    except (AttributeError, TypeError):  # another engine version: its public decoding (copies)
-        return dict(engine._decode_storage_document(stored))
 
 
 def forget_reads() -> None:
