@@ -219,6 +219,54 @@ def test_a_pending_index_is_built_with_the_collector_paused_and_restarted_after(
     assert pending.build() is tables and seen == [False], "built once"
 
 
+
+@pytest.mark.parametrize("seed", range(6))
+def test_writes_into_a_lazy_index_touch_only_their_keys_and_end_as_an_eager_map(seed: int) -> None:
+    """The engine's writes ask a lazy index map about a few keys (get, add, discard, ordinals, order):
+    those are answered from the buckets of those keys alone, nothing builds a table whole, and the map
+    ends exactly as an eagerly built map given the same writes."""
+    import random
+
+    from workbook.engine_compat import memory_storage_internals
+
+    eager_class = memory_storage_internals().MemoryIndexMap
+    rng = random.Random(seed)
+    buckets = []
+    ordinal = 0
+    for number in range(60):
+        members = []
+        for _ in range(rng.choice([1, 1, 2, 5])):
+            members.append((ordinal, f"k{ordinal}"))
+            ordinal += 1
+        buckets.append(((number,), members))
+    pending = snapshot.PendingIndex(list(buckets))
+    lazy = snapshot.lazy_index(pending, ordinal)
+    eager = eager_class()
+    for key, members in buckets:
+        for at, member in members:
+            eager.add(key, member, ordinal=at)
+    for step in range(300):
+        key = (rng.randrange(70),)  # some keys the index does not hold yet
+        member = f"k{rng.randrange(ordinal + 40)}"
+        action = rng.choice(["add", "discard", "pop", "ask"])
+        if action == "add":
+            for index in (lazy, eager):
+                index.add(key, member)
+        elif action == "discard":
+            for index in (lazy, eager):
+                index.discard(key, member)
+        elif action == "pop":
+            assert lazy.pop(key, None) == eager.pop(key, None), step
+        assert (key in lazy) == (key in eager) and lazy.get(key) == eager.get(key), step
+        assert lazy.ordinal_for(key, member) == eager.ordinal_for(key, member), step
+        assert lazy.ordered_storage_keys(key) == eager.ordered_storage_keys(key), step
+    assert pending.tables is None, "a write built the tables whole"
+    twin = lazy.copy()
+    for table in snapshot._TABLES:
+        assert getattr(lazy, table) == getattr(eager, table), table  # compared whole: built now
+    assert pending.tables is not None and dict(twin.items()) == dict(eager.items()) and len(twin) == len(eager)
+    assert not pending.untouched(lazy) and pending.untouched(snapshot.lazy_index(pending, ordinal))
+
 def test_writes_after_a_restore_do_not_reach_the_snapshot(cache: Path) -> None:
     data = workbook.generate("store", "tiny", 7)
     first, second = _db("w"), _db("x")
