@@ -68,12 +68,12 @@ def test_merging_in_batches_keeps_every_event_with_its_day(db: Database, monkeyp
     assert clinic.merge_daily_collections(db) == 0 and db.events.count_documents({}) == 14
 
 
-
 def test_notebook_11_says_how_many_collections_one_aggregation_reads() -> None:
     from pathlib import Path
 
     text = (Path(__file__).parent.parent / "notebooks" / "11_antipattern_clinic.ipynb").read_text()
     assert f"one aggregation reads {clinic.MERGE_BATCH} of them with `$unionWith`" in text
+
 
 def test_the_regex_lookup_needs_both_the_collation_index_and_the_collation_query(
     store: workbook.LoadedShape,

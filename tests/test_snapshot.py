@@ -219,7 +219,6 @@ def test_a_pending_index_is_built_with_the_collector_paused_and_restarted_after(
     assert pending.build() is tables and seen == [False], "built once"
 
 
-
 @pytest.mark.parametrize("seed", range(6))
 def test_writes_into_a_lazy_index_touch_only_their_keys_and_end_as_an_eager_map(seed: int) -> None:
     """The engine's writes ask a lazy index map about a few keys (get, add, discard, ordinals, order):
@@ -266,6 +265,7 @@ def test_writes_into_a_lazy_index_touch_only_their_keys_and_end_as_an_eager_map(
         assert getattr(lazy, table) == getattr(eager, table), table  # compared whole: built now
     assert pending.tables is not None and dict(twin.items()) == dict(eager.items()) and len(twin) == len(eager)
     assert not pending.untouched(lazy) and pending.untouched(snapshot.lazy_index(pending, ordinal))
+
 
 def test_writes_after_a_restore_do_not_reach_the_snapshot(cache: Path) -> None:
     data = workbook.generate("store", "tiny", 7)
