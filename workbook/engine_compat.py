@@ -741,7 +741,11 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName(_MEMORY, "MemoryEngine._storage_view", "the stored collections a write sees", ("context",)),
     PrivateName(_MEMORY, "MemoryEngine._unique_key_error", "the engine's own E11000 for a numeric _id duplicate"),
     PrivateName(_MEMORY, "MemoryEngine._storage_key", "the storage key of an _id (is {_id: v} stored under v's key?)"),
-    PrivateName(_MEMORY, "MemoryEngine.merge_document", "a $merge's numeric _id check from the count"),
+    PrivateName(
+        _MEMORY,
+        "MemoryEngine.merge_document",
+        "a $merge's numeric _id check from the count; its scan for an equal _id skipped (skip_merge_id_scans)",
+    ),
     # Bulk delete_many (workbook/offline_writes.py BulkDeletes, patches/change-log-rebuilt-per-write.md).
     *(
         PrivateName(_MEMORY, f"MemoryEngine.{method}", f"a bulk delete does what delete_with_operation does: {why}")
@@ -1386,6 +1390,55 @@ def memory_collection_class() -> type:
     """mongoeco's persistent stored collection (``MemoryCollection``), whose set and delete offline_ids wraps."""
     collection_class: type = memory_storage_internals().MemoryCollection
     return collection_class
+
+
+_MERGE_WITHOUT_ID_SCAN: contextvars.ContextVar[Any] = contextvars.ContextVar("workbench_merge_without_id_scan")
+_MERGE_SCAN_SKIP: list[Any] = []
+
+
+@contextlib.contextmanager
+def merge_without_id_scan(collection: Any) -> Any:
+    """Within the block (this task only), mongoeco's ``merge_document`` finds no other document of
+    ``collection`` (a stored ``MemoryCollection``; None: no change) holding the merged ``_id``: the
+    caller knows none does. Needs :func:`skip_merge_id_scans` installed."""
+    token = _MERGE_WITHOUT_ID_SCAN.set(collection)
+    try:
+        yield
+    finally:
+        _MERGE_WITHOUT_ID_SCAN.reset(token)
+
+
+def skip_merge_id_scans() -> bool:
+    """Let :func:`merge_without_id_scan` skip ``MemoryEngine.merge_document``'s scan for an equal ``_id``
+    (idempotent); False if that method no longer looks as it did (mongoeco 4.11.0), and nothing changes.
+
+    When the merged document's ``_id`` is not stored under its own storage key, mongoeco 4.11.0 walks
+    every stored document (``for ... in coll.items()``), decoding each, to find one whose ``_id`` equals
+    it by value: one pass per merged document, so a ``$merge`` of n new documents costs O(n^2). The walk
+    is the method's only ``items()`` call on the target collection: it is given no items when called
+    from that method's own frame, for the collection the caller named.
+    """
+    if _MERGE_SCAN_SKIP:
+        return True
+    from mongoeco.engines.memory import MemoryEngine
+
+    code = inspect.unwrap(MemoryEngine.merge_document).__code__
+    if not {"items", "document_matches_root_id_lookup"} <= set(code.co_names):
+        return False
+    collection_class: Any = memory_collection_class()
+    original_items = collection_class.items
+
+    def items(self: Any) -> Any:
+        if _MERGE_WITHOUT_ID_SCAN.get(None) is self:
+            frame = inspect.currentframe()
+            caller = frame.f_back if frame is not None else None
+            if caller is not None and caller.f_code is code:
+                return ()
+        return original_items(self)
+
+    collection_class.items = items
+    _MERGE_SCAN_SKIP.append(original_items)
+    return True
 
 
 _NUMERIC_SCANS_SWITCH: list[Any] = []

@@ -181,6 +181,10 @@ def install_tracking() -> None:
     """Keep each collection's :class:`NumericIds` current through its own set and delete (idempotent)."""
     engine_compat.follow_collection_changes(ATTRIBUTE, _follow)
     engine_compat.skip_numeric_id_scans_when(checked)
+    engine_compat.skip_merge_id_scans()
+
+
+_MISSING = object()
 
 
 class NumericIdsByCount:
@@ -212,9 +216,31 @@ class NumericIdsByCount:
         with checks_done():  # an upsert or replacement checks its numeric _id in _ensure_unique_indexes
             return await super().update_with_operation(*args, **kwargs)  # type: ignore[misc]
 
-    async def merge_document(self, *args: Any, **kwargs: Any) -> Any:
-        with checks_done():  # a $merge's insert checks its numeric _id in _ensure_unique_indexes
-            return await super().merge_document(*args, **kwargs)  # type: ignore[misc]
+    async def merge_document(self, db_name: str, coll_name: str, document: Any, **kwargs: Any) -> Any:
+        target = self._merge_without_holder(db_name, coll_name, document, kwargs)
+        with checks_done(), engine_compat.merge_without_id_scan(target):
+            # checks_done: a $merge's insert checks its numeric _id in _ensure_unique_indexes
+            return await super().merge_document(db_name, coll_name, document, **kwargs)  # type: ignore[misc]
+
+    def _merge_without_holder(self, db_name: str, coll_name: str, document: Any, kwargs: dict[str, Any]) -> Any:
+        """The stored collection a merged ``document`` goes into when no document there can hold an ``_id``
+        equal to its own under another storage key, so mongoeco's walk looking for one can be skipped;
+        else None. Only a numeric value can be equal under another key (MongoDB compares numbers by
+        value; every other ``_id`` is stored under the key of its exact value, as mongoeco's own insert
+        path assumes), and the count says whether any stored ``_id`` equals a numeric one."""
+        identifier = document.get("_id", _MISSING) if isinstance(document, dict) else _MISSING
+        if identifier is _MISSING:
+            return None
+        operation_context = kwargs.get("operation_context")
+        context = operation_context.session if operation_context is not None else kwargs.get("context")
+        collection = self._storage_view(context).get(db_name, {}).get(coll_name)  # type: ignore[attr-defined]
+        if collection is None or not hasattr(collection, "_values"):
+            return None
+        if _is_numeric(identifier):
+            ids = numeric_ids(self, collection)
+            if ids is None or ids.holders(id_key(identifier)):
+                return None  # a document may hold an equal number: mongoeco's walk finds it
+        return collection
 
     def _ensure_unique_indexes(self, db_name: str, coll_name: str, candidate: Any, **kw: Any) -> None:
         identifier = candidate.get("_id")
