@@ -937,3 +937,38 @@ def test_a_write_to_a_shared_subdocument_changes_only_its_own_document(cache: Pa
         assert changed["name"] == "changed" and changed["x"] == changed["y"] == changed["z"] == 1
     finally:
         db.client.drop_database(db.name)
+
+
+def test_both_applications_are_restored_from_the_cache_as_they_were_stored(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Notebook 01 stores the store's orders in two applications' shapes: the second time (a new kernel,
+    the file only), they come back from the snapshot with the same documents, indexes and measurements,
+    without storing a document; other orders are stored for real."""
+    from workbook import applications, loading
+
+    store = workbook.generate("store", "tiny", 7)
+    first, second, third = _db("a"), _db("b"), _db("c")
+    try:
+        stored = applications.load_applications(store, first, progress=False)
+        snapshot.flush()
+        snapshot.forget()  # from the file, as a new kernel
+
+        def refused(*_: Any, **__: Any) -> Any:
+            raise AssertionError("stored again instead of restored")
+
+        with monkeypatch.context() as patched:
+            patched.setattr(loading, "fill", refused)
+            restored = applications.load_applications(store, second, progress=False)
+        assert fingerprint(second.client, second.name) == fingerprint(first.client, first.name)
+        assert sorted(second.list_collection_names()) == ["orders", "pick_lines"]
+        columns = ["round_trips", "docs_examined", "results"]
+        assert restored.measure()[columns].equals(stored.measure()[columns])
+
+        changed = workbook.generate("store", "tiny", 7)
+        changed.collections["orders"][0]["status"] = "changed"  # other data: not what the snapshot holds
+        applications.load_applications(changed, third, progress=False)
+        assert third.orders.count_documents({"status": "changed"}) == 1
+    finally:
+        for db in (first, second, third):
+            db.client.drop_database(db.name)

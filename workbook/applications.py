@@ -112,12 +112,18 @@ class OrderApplications:
         return frame[columns].astype({c: "Int64" for c in columns[:-1]})
 
 
+APPLICATIONS_SHAPE = "applications"
+"""The name both applications' collections are kept under in the snapshot cache (beside the shapes)."""
+
+
 def load_applications(dataset: Any, db: Database | None = None, *, progress: bool = True) -> OrderApplications:
     """Store ``dataset``'s orders in both applications' shapes (replacing what ``db`` held); returns them.
 
     A progress bar names each step (``progress=False`` hides it): storing and modelling both shapes
-    takes seconds at ``small``.
+    takes seconds at ``small``. On the offline default the stored collections are kept in the snapshot
+    cache, as a load's are (:mod:`workbook.snapshot`): the same orders again are restored from it.
     """
+    from workbook import snapshot
     from workbook.connection import connect
     from workbook.datasets import Dataset
     from workbook.engine_reads import is_offline
@@ -129,23 +135,41 @@ def load_applications(dataset: Any, db: Database | None = None, *, progress: boo
         raise ArgumentTypeError("dataset", dataset, 'the store, as workbook.generate("store", ...) returned it')
     db = db if db is not None else connect(database="store_apps", quiet=True)
     require_own_database(db.name)
+    names = ["orders", "pick_lines"]
+    offline = is_offline(db)
     with wait_bar(total=3, desc="store both applications' shapes", unit="step", progress=progress, delay=0) as bar:
-        with paused():  # a load makes long-lived objects only: see workbook.gc_pause
-            orders = [dict(order) for order in dataset.collections["orders"]]
-            for name in ("orders", "pick_lines"):
-                db.drop_collection(name)
-            newest = [("customerId", ASCENDING), ("createdAt", DESCENDING), ("_id", DESCENDING)]
-            bar.set_postfix_str("orders")
-            db.orders.create_index(newest, name="customer_newest")  # on the empty collection: then one pass
-            fill(db, "orders", orders)
-            bar.update()
-            bar.set_postfix_str("pick_lines")
-            pick_order = [("status", ASCENDING), ("productId", ASCENDING), ("_id", ASCENDING)]
-            db.pick_lines.create_index(pick_order, name="pick_order")
-            fill(db, "pick_lines", pick_lines(orders))
-            bar.update()
+        hashed = snapshot.data_hash(dataset) if offline else None
+        found = (
+            snapshot.find(dataset, APPLICATIONS_SHAPE, scale=dataset.scale, seed=dataset.seed, hashed=hashed)
+            if offline
+            else None
+        )
+        if found is not None:
+            bar.set_postfix_str("restored")
+            snapshot.install_collections(db.name, found.collections)
+            bar.update(2)
+        else:
+            with paused():  # a load makes long-lived objects only: see workbook.gc_pause
+                orders = [dict(order) for order in dataset.collections["orders"]]
+                for name in names:
+                    db.drop_collection(name)
+                newest = [("customerId", ASCENDING), ("createdAt", DESCENDING), ("_id", DESCENDING)]
+                bar.set_postfix_str("orders")
+                db.orders.create_index(newest, name="customer_newest")  # on the empty collection: then one pass
+                fill(db, "orders", orders)
+                bar.update()
+                bar.set_postfix_str("pick_lines")
+                pick_order = [("status", ASCENDING), ("productId", ASCENDING), ("_id", ASCENDING)]
+                db.pick_lines.create_index(pick_order, name="pick_order")
+                fill(db, "pick_lines", pick_lines(orders))
+                bar.update()
+            if offline:
+                try:
+                    snapshot.remember_collections(dataset, APPLICATIONS_SHAPE, db.name, names, {}, hashed)
+                finally:
+                    snapshot.BUILT.clear()
         bar.set_postfix_str("models")
-        if is_offline(db):
-            warm_models(db, ["orders", "pick_lines"], progress=False)
+        if offline:
+            warm_models(db, names, progress=False)
         bar.update()
     return OrderApplications(db)

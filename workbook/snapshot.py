@@ -1337,22 +1337,38 @@ def find(dataset: Dataset | str, shape: str, *, scale: str, seed: int, hashed: s
 def remember(dataset: Dataset, shape: str, report: LoadReport, hashed: str | None = None) -> None:
     """After a real load: keep its state in this process and write it to the cache folder (``hashed``:
     the dataset's :func:`data_hash`, when the load has taken it already)."""
-    if not enabled() or report.rejected:
+    if report.rejected:
+        return
+    collections = [c.collection for c in report.collections]
+    remember_collections(dataset, shape, report.database, collections, _report_fields(report), hashed)
+
+
+def remember_collections(
+    dataset: Dataset,
+    shape: str,
+    database: str,
+    collections: list[str],
+    report: dict[str, Any],
+    hashed: str | None = None,
+) -> None:
+    """Keep ``collections`` of ``database``, as ``dataset`` stored in ``shape`` left them, in this process and
+    in the cache folder, so that :func:`find` gives them back (``report``: what the restore will report)."""
+    if not enabled():
         return
     from workbook.connection import client_for
 
-    db = client_for(None)[report.database]
-    measured = {c.collection: offline_size_state(db, c.collection) for c in report.collections}
-    collections = capture_state(report.database, [c.collection for c in report.collections])
-    if collections is None:
+    db = client_for(None)[database]
+    measured = {name: offline_size_state(db, name) for name in collections}
+    states = capture_state(database, collections)
+    if states is None:
         return
-    for name, state in collections.items():
+    for name, state in states.items():
         sizes = measured[name]
         if sizes is not None and sizes[0] is state["_storage"]._values:  # unchanged since they were measured
             state["sizes"] = sizes[1:]  # ids, bytes, index entry bytes: plain data, kept with the snapshot
     key = snapshot_key(dataset.name, dataset.scale, dataset.seed, shape)
     data = hashed if hashed is not None else fingerprint(dataset)
-    snapshot = Snapshot(key, data, _report_fields(report), collections)
+    snapshot = Snapshot(key, data, report, states)
     with _memory_lock:
         _memory[key] = snapshot
     write_soon(snapshot)
