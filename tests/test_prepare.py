@@ -24,6 +24,7 @@ def test_prepare_makes_every_course_shape_once_and_a_lesson_then_restores_it(cac
     said: list[str] = []
     built = prepare.prepare_course("tiny", progress=False, say=said.append)
     expected = [(dataset, shape) for dataset in prepare.COURSE_DATASETS for shape in SHAPE_NAMES]
+    expected.append(("store", "applications"))  # notebook 01's two applications
     assert [(p.dataset, p.shape) for p in built] == expected
     assert prepare.missing("tiny") == []
     assert len(list(cache.glob("snapshot-*-tiny-7-*.bson"))) == len(expected)
@@ -32,6 +33,7 @@ def test_prepare_makes_every_course_shape_once_and_a_lesson_then_restores_it(cac
     snapshot.forget()  # as a new kernel: only the files are left
     store = workbook.generate("store", scale="tiny", seed=7)  # as the notebooks generate it
     assert snapshot.find(store, "hybrid", scale="tiny", seed=7) is not None, "the lesson's load restores it"
+    assert snapshot.find(store, "applications", scale="tiny", seed=7) is not None, "and notebook 01's applications"
 
 
 def test_prepare_remakes_a_shape_whose_file_is_gone(cache: Path) -> None:

@@ -37,14 +37,17 @@ class Prepared:
 
 
 def missing(scale: str) -> list[tuple[str, str]]:
-    """The course's (dataset, shape) pairs at ``scale`` whose snapshot file this code has not written yet."""
+    """The course's (dataset, shape) pairs at ``scale`` whose snapshot file this code has not written yet:
+    each shape of each course dataset, and the store's two applications (notebook 01)."""
     from workbook import snapshot
+    from workbook.applications import APPLICATIONS_SHAPE
     from workbook.shapes import SHAPE_NAMES
 
+    pairs = [(dataset, shape) for dataset in COURSE_DATASETS for shape in SHAPE_NAMES]
+    pairs.append(("store", APPLICATIONS_SHAPE))
     return [
         (dataset, shape)
-        for dataset in COURSE_DATASETS
-        for shape in SHAPE_NAMES
+        for dataset, shape in pairs
         if not snapshot.file_exists(snapshot.snapshot_key(dataset, scale, COURSE_SEED, shape))
     ]
 
@@ -93,10 +96,14 @@ def _prepare_one(dataset: str, shape: str, scale: str, scratch: Any) -> str | No
     """Load one shape into ``scratch`` and wait for its snapshot file; what went wrong, or None."""
     import workbook
     from workbook import snapshot
+    from workbook.applications import APPLICATIONS_SHAPE, load_applications
     from workbook.errors import WorkbookError
 
     try:
-        workbook.load(dataset, shape, scratch, scale=scale, seed=COURSE_SEED, progress=False)
+        if shape == APPLICATIONS_SHAPE:
+            load_applications(workbook.generate(dataset, scale=scale, seed=COURSE_SEED), scratch, progress=False)
+        else:
+            workbook.load(dataset, shape, scratch, scale=scale, seed=COURSE_SEED, progress=False)
         snapshot.flush()  # the file is what this is for: written before the next shape starts
     except WorkbookError as error:  # a cache folder others can write to, ... (the error says the fix)
         return str(error)
