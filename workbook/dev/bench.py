@@ -788,38 +788,40 @@ def bench_write_throughput(full: bool) -> list[Figure]:
     return figures
 
 
-def _update_many(db: Any, fill: Callable[[int], None], count: int) -> list[Figure]:
-    """``update_many({}, {"$set": ...})`` over the wire of ``count`` documents, and its cost per document
-    against a tenth as many: linear (issue 23: at most 2x). mongoeco updates the matches one engine
-    call each, so the throughput is far below a delete's or an insert's (no goal: named, not hidden)."""
+def _linear(label: str, count: int, prepare: Callable[[int], None], run: Callable[[], object]) -> list[Figure]:
+    """``run()``'s throughput over ``count`` documents (``prepare(count)`` first, untimed; ``label`` names
+    it), and its cost per document against a tenth as many: linear (issue 23: at most 2x)."""
     per_document = {}
     for size in (count // 10, count):
-        fill(size)
-        seconds, _ = timed(lambda: db.big.update_many({}, {"$set": {"touched": True}}))
+        prepare(size)
+        seconds, _ = timed(run)
         per_document[size] = seconds / size
     return [
-        Figure("writes", f"update_many({{}}) of {count:,} over the wire", 1 / per_document[count], "doc/s"),
+        Figure("writes", f"{label} over the wire", 1 / per_document[count], "doc/s"),
         Figure("writes", f"  its cost per document: of {count:,} / of {count // 10:,}",
                per_document[count] / per_document[count // 10], "x", at_most=2.0),
     ]  # fmt: skip
+
+
+def _update_many(db: Any, fill: Callable[[int], None], count: int) -> list[Figure]:
+    """``update_many({}, {"$set": ...})`` of ``count`` documents, linear. mongoeco updates the matches one
+    engine call each, so the throughput is far below a delete's or an insert's (no goal: named, not hidden)."""
+    return _linear(
+        f"update_many({{}}) of {count:,}", count, fill, lambda: db.big.update_many({}, {"$set": {"touched": True}})
+    )
 
 
 def _merge(db: Any, count: int) -> list[Figure]:
-    """``$merge`` over the wire of ``count`` new documents into a collection holding as many, and its cost
-    per document against a tenth as many: linear (mongoeco walked the target for every new document,
-    34 s for 4,000: patches/merge-id-scan.md). No throughput goal: named, not hidden."""
-    per_document = {}
-    for size in (count // 10, count):
+    """``$merge`` of ``count`` new documents into a collection holding as many, linear (mongoeco walked the
+    target for every new document, 34 s for 4,000: patches/merge-id-scan.md). No throughput goal."""
+
+    def prepare(size: int) -> None:
         db.client.drop_database(db.name)
         db.target.insert_many([{"_id": f"t{i}", "pad": "x" * 40} for i in range(size)])
         db.source.insert_many([{"_id": f"s{i}", "pad": "y" * 40} for i in range(size)])
-        seconds, _ = timed(lambda: list(db.source.aggregate([{"$merge": {"into": "target"}}])))
-        per_document[size] = seconds / size
-    return [
-        Figure("writes", f"$merge of {count:,} new documents over the wire", 1 / per_document[count], "doc/s"),
-        Figure("writes", f"  its cost per document: of {count:,} / of {count // 10:,}",
-               per_document[count] / per_document[count // 10], "x", at_most=2.0),
-    ]  # fmt: skip
+
+    return _linear(f"$merge of {count:,} new documents", count, prepare,
+                   lambda: list(db.source.aggregate([{"$merge": {"into": "target"}}])))  # fmt: skip
 
 
 def _insert_shapes(db: Any, count: int) -> list[Figure]:
