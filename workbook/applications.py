@@ -138,12 +138,10 @@ def load_applications(dataset: Any, db: Database | None = None, *, progress: boo
     names = ["orders", "pick_lines"]
     offline = is_offline(db)
     with wait_bar(total=3, desc="store both applications' shapes", unit="step", progress=progress, delay=0) as bar:
-        hashed = snapshot.data_hash(dataset) if offline else None
-        found = (
-            snapshot.find(dataset, APPLICATIONS_SHAPE, scale=dataset.scale, seed=dataset.seed, hashed=hashed)
-            if offline
-            else None
-        )
+        hashed, found = None, None
+        if offline:
+            hashed = snapshot.data_hash(dataset)  # taken once: find checks it, remember stores it
+            found = snapshot.find(dataset, APPLICATIONS_SHAPE, scale=dataset.scale, seed=dataset.seed, hashed=hashed)
         if found is not None:
             bar.set_postfix_str("restored")
             snapshot.install_collections(db.name, found.collections)

@@ -57,11 +57,11 @@ def _sampled(ctx: Context, collection: str) -> list[Finding]:
             )
         )
     floor = limits.binary_field_bytes  # no field is bigger than its document: smaller ones are not looked into
-    largest = [(d, d.largest) for d in sample.documents if d.bytes >= floor]
-    binary = [d for d, field in largest if field and field.type == "binData" and field.bytes >= floor]
+    largest = [field for d in sample.documents if d.bytes >= floor and (field := d.largest) is not None]
+    binary = [field for field in largest if field.type == "binData" and field.bytes >= floor]
     if binary:
-        fields = sorted({d.largest.name for d in binary if d.largest})
-        average = sum(d.largest.bytes for d in binary if d.largest) / len(binary)
+        fields = sorted({field.name for field in binary})
+        average = sum(field.bytes for field in binary) / len(binary)
         findings.append(
             Finding(
                 BLOATED_DOCUMENTS,

@@ -131,9 +131,9 @@ def _element(name: str, value_bytes: int) -> int:
 _ID_AS_IS = frozenset({str, int, float, ObjectId})
 
 
-def document_stat(document: Mapping[str, Any], *, pymongo_values: bool = False) -> DocumentStat:
-    """The per-field summary the server-side pipeline makes of one document, computed in Python
-    (``pymongo_values``: its values are pymongo's types already, as a find returns them)."""
+def document_stat(document: Mapping[str, Any]) -> DocumentStat:
+    """The per-field summary the server-side pipeline makes of one document as a find returns it (pymongo's
+    types: :func:`workbook.engine_reads.public_records`), computed in Python."""
     fields = []
     nested = []
     total = 5  # int32 length + closing NUL
@@ -141,13 +141,13 @@ def document_stat(document: Mapping[str, Any], *, pymongo_values: bool = False) 
         if type(value) is dict:
             inner = 5
             for sub, sub_value in value.items():
-                sub_type, sub_length, sub_bytes = value_layout(sub_value, pymongo_value=pymongo_values)
+                sub_type, sub_length, sub_bytes = value_layout(sub_value, pymongo_value=True)
                 element = _element(sub, sub_bytes)
                 inner += element
                 nested.append(FieldStat(f"{name}.{sub}", sub_type, sub_length, element + 5))
             kind, length, value_bytes = "object", None, inner
         else:
-            kind, length, value_bytes = value_layout(value, pymongo_value=pymongo_values)
+            kind, length, value_bytes = value_layout(value, pymongo_value=True)
         element = _element(name, value_bytes)
         total += element
         fields.append(FieldStat(name, kind, length, element + 5))  # $bsonSize of {name: value}
@@ -204,7 +204,7 @@ def read_collection(
                 budget.check()
             if chosen is not None and position not in chosen:
                 continue
-            documents.append(document_stat(document, pymongo_values=True))
+            documents.append(document_stat(document))
     result = MemoryRead(count, tuple(documents), whole)
     if whole and version is not None:
         _CACHE[key] = (version, result)
