@@ -59,6 +59,10 @@ minmax.js and return_key.js, were ported after mongoeco was found ignoring min()
 the model answers them now; return_key.js's explain and sortKey-projection cases are refused by name). With the
 10 held-out files of tests/test_jstests_aggregation.py the held-out check is 24 files: 15 agreed on
 the first run (62.5%; 3,554 of 3,627 checks, 98.0%), 20 after the fixes (83.3%; 3,607, 99.4%).
+
+Issue 23 added jstests/aggregation/sources/merge/mode_keep_existing_insert.js (its sections that match on
+``_id``, for the $merge ``_id`` lookup of patches/merge-id-scan.md): it agreed on its first run, with the
+lookup's change and without it, so 143 files in all.
 """
 
 from __future__ import annotations
@@ -3523,3 +3527,62 @@ def test_return_key_beside_a_sort_key_projection_is_answered_or_refused_by_name(
     with pytest.raises(OperationFailure, match="returnKey beside") as refused:
         list(found)
     assert refused.value.code == 115
+
+
+# --- jstests/aggregation/sources/merge/mode_keep_existing_insert.js ------------------------------
+# Ported for the $merge _id lookup (patches/merge-id-scan.md): the sections matching on _id, the
+# default "on": into a missing and an existing target, documents changed, added and deleted in the
+# source, a unique index of the target violated (DuplicateKey, nothing written), and a source whose
+# _id is projected out (each document gets a new _id and is inserted). Not ported: the sections with
+# an explicit "on" field (other unique indexes: not what the lookup changed) and collection options.
+
+KEEP_EXISTING = [{"$merge": {"into": "target", "whenMatched": "keepExisting", "whenNotMatched": "insert"}}]
+
+
+def _merged(db: Database, pipeline: list[dict[str, Any]] = KEEP_EXISTING) -> list[dict[str, Any]]:
+    list(db.source.aggregate(pipeline))
+    return list(db.target.find().sort("_id", 1))
+
+
+def test_merge_keep_existing_insert_matches_on_id(db: Database) -> None:
+    first, second = {"_id": 1, "a": 1, "b": "a"}, {"_id": 2, "a": 2, "b": "b"}
+    db.source.insert_one(dict(first))
+    assert _merged(db) == [first]  # into a collection that does not exist
+    db.source.insert_one(dict(second))
+    assert _merged(db) == [first, second]  # into an existing one
+    assert _merged(db) == [first, second]  # unchanged source: nothing changes
+    db.source.replace_one({"_id": 2}, {"a": 22, "c": "c"})
+    assert _merged(db) == [first, second]  # a matched document is kept as it was
+    db.source.replace_one({"_id": 1}, {"a": 11})
+    db.source.replace_one({"_id": 2}, {"a": 22, "c": "c", "d": "d"})
+    assert _merged(db) == [first, second]
+    third, fourth = {"_id": 3, "a": 3, "b": "c"}, {"_id": 4, "a": 4, "c": "d"}
+    db.source.insert_one(dict(third))
+    assert _merged(db) == [first, second, third]  # a new document is inserted
+    db.source.delete_one({"_id": 3})
+    db.target.delete_one({"_id": 3})
+    db.source.insert_many([dict(third), dict(fourth)])
+    assert _merged(db) == [first, second, third, fourth]
+    db.source.delete_many({"_id": {"$in": [3, 4]}})
+    db.target.delete_many({"_id": {"$in": [3, 4]}})
+    db.source.delete_one({"_id": 1})
+    assert _merged(db) == [first, second]  # a document deleted from the source stays in the target
+
+
+def test_merge_keep_existing_insert_refuses_a_unique_key_violation(db: Database) -> None:
+    from pymongo.errors import OperationFailure
+
+    db.target.insert_many([{"_id": 1, "a": 1, "b": "a"}, {"_id": 2, "a": 2, "b": "b"}])
+    db.source.insert_one({"_id": 4, "a": 1})
+    db.target.create_index("a", unique=True)
+    with pytest.raises(OperationFailure) as refused:
+        list(db.source.aggregate(KEEP_EXISTING))
+    assert refused.value.code == 11000  # DuplicateKey
+    assert list(db.target.find().sort("_id", 1)) == [{"_id": 1, "a": 1, "b": "a"}, {"_id": 2, "a": 2, "b": "b"}]
+
+
+def test_merge_keep_existing_insert_of_documents_without_their_id(db: Database) -> None:
+    db.source.insert_many([{"_id": 1, "a": 1, "b": "a"}, {"_id": 2, "a": 2, "b": "b"}])
+    db.target.insert_one({"_id": 1, "b": "c"})
+    list(db.source.aggregate([{"$project": {"_id": 0}}, *KEEP_EXISTING]))
+    assert unordered(db.target.find({}, {"_id": 0})) == unordered([{"b": "c"}, {"a": 1, "b": "a"}, {"a": 2, "b": "b"}])
