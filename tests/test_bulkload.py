@@ -139,6 +139,73 @@ def test_switched_off_it_inserts_in_batches(no_snapshots: None, monkeypatch: pyt
         db.client.drop_database(db.name)
 
 
+def test_a_load_in_batches_makes_each_batch_just_before_it_is_sent(
+    no_snapshots: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sent in batches (to a server, or with the bulk loader off), a shape's made documents never all
+    exist at once: each batch of products with their parts copied in is made right before it is sent."""
+    from workbook import loading
+    from workbook.shapes.spec import Made
+
+    monkeypatch.setenv("WORKBOOK_BULKLOAD", "0")
+    monkeypatch.setattr(loading, "BATCH", 7)
+    made = sent = 0
+    waiting: list[int] = []  # made but not yet sent, as each batch of products goes out
+    made_one = Made.__iter__
+
+    def counted(self: Made) -> Iterator[dict[str, Any]]:
+        nonlocal made
+        for document in made_one(self):
+            made += 1
+            yield document
+
+    def insert(db: Database, collection: str, batch: list[dict[str, Any]], kind: str) -> int:
+        nonlocal sent
+        if collection == "products":
+            waiting.append(made - sent)
+            sent += len(batch)
+        return sent_one(db, collection, batch, kind)
+
+    sent_one = loading._insert
+    monkeypatch.setattr(Made, "__iter__", counted)
+    monkeypatch.setattr(loading, "_insert", insert)
+    data = workbook.generate("parts", "tiny", 7)
+    products = len(data.collections["products"])
+    db = _db("m")
+    try:
+        workbook.load(data, "embedded", db, progress=False)
+        assert db.products.count_documents({}) == products == made == sent
+    finally:
+        db.client.drop_database(db.name)
+    assert len(waiting) == -(-products // 7) > 2 and max(waiting) == 7, waiting
+
+
+@pytest.mark.parametrize("bulk", ["1", "0"])
+def test_a_load_rejects_documents_over_the_limit_and_stores_the_rest(
+    no_snapshots: None, monkeypatch: pytest.MonkeyPatch, bulk: str
+) -> None:
+    from workbook import loading
+    from workbook.facts import bson_size
+
+    monkeypatch.setenv("WORKBOOK_BULKLOAD", bulk)
+    data = workbook.generate("store", "tiny", 7)
+    products = shape_spec("store", "embedded").build(data)["products"]
+    sizes = {product["_id"]: bson_size(product) for product in products}
+    limit = sorted(sizes.values())[len(sizes) // 2]  # half the products are over it
+    monkeypatch.setattr(loading, "MAX_BSON_SIZE", limit)
+    db = _db("r")
+    try:
+        loaded = workbook.load(data, "embedded", db, progress=False)
+        over = {key for key, size in sizes.items() if size > limit}
+        assert {r.document_id for r in loaded.report.rejected if r.collection == "products"} == over
+        kept = {product["_id"] for product in db.products.find({}, {"_id": 1})}
+        assert kept == set(sizes) - over and kept
+        counted = next(c for c in loaded.report.collections if c.collection == "products")
+        assert counted.bytes == sum(sizes[key] for key in kept) and counted.max_bytes == max(sizes[k] for k in kept)
+    finally:
+        db.client.drop_database(db.name)
+
+
 # --- refusals: the engine's own errors ------------------------------------------------------------------
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import operator
 import time
+from collections.abc import Iterable, Sequence
+from itertools import batched
 from typing import TYPE_CHECKING, Any
 
 import bson
@@ -230,7 +232,7 @@ def _drop_other_shapes(db: Database, dataset: str, shape: str, previous: dict[st
 def _load_collection(
     db: Database,
     spec: CollectionSpec,
-    documents: list[dict[str, Any]],
+    documents: Sequence[dict[str, Any]],
     report: LoadReport,
     bar: tqdm,
     kind: str,
@@ -248,29 +250,39 @@ def _load_collection(
         db.create_collection(spec.name, validator=spec.validator)
     else:
         db.create_collection(spec.name)
-    accepted, sizes, total_bytes, max_bytes = [], [], 0, 0
-    for document in documents:
-        size = bson_size(document)
-        if size > MAX_BSON_SIZE:
-            report.rejected.append(
-                Rejected(spec.name, document.get("_id"), size, f"{size:,} bytes is over the 16 MiB limit")
-            )
-            bar.update(1)
-            continue
-        accepted.append(document)
-        sizes.append(size)
-        total_bytes, max_bytes = total_bytes + size, max(max_bytes, size)
+    sizes: list[int] = []
     if kind == "offline" and bulkload_enabled() and all(_plain(index) for index in spec.indexes):
+        accepted = _within_limit(documents, spec.name, report, bar, sizes)
         if all("_id" in document for document in accepted):
             # as a server stores them (workbook.wire_form), sharing every string with the documents the
             # notebook holds (memory), so nothing decodes the payloads again for the explain model or
             # the snapshot (speed)
             accepted = [_as_stored(document) for document in accepted]
         stored = _bulk(db, spec, accepted, sizes, bar, lease)
-    else:
-        stored = _batches(db, spec, accepted, bar, kind, lease)
+    else:  # a batch at a time, from making each document to sending it: they never all exist at once (memory)
+        each = batched(documents, BATCH, strict=False)
+        batches = (_within_limit(batch, spec.name, report, bar, sizes) for batch in each)
+        stored = _batches(db, spec, batches, bar, kind, lease)
     bar.set_postfix_str("")
-    return CollectionLoad(spec.name, stored, total_bytes, max_bytes, len(spec.indexes) + 1)
+    return CollectionLoad(spec.name, stored, sum(sizes), max(sizes, default=0), len(spec.indexes) + 1)
+
+
+def _within_limit(
+    documents: Iterable[dict[str, Any]], collection: str, report: LoadReport, bar: tqdm, sizes: list[int]
+) -> list[dict[str, Any]]:
+    """The ``documents`` under the 16 MiB limit, their sizes added to ``sizes``; the others rejected in ``report``."""
+    accepted = []
+    for document in documents:
+        size = bson_size(document)
+        if size > MAX_BSON_SIZE:
+            report.rejected.append(
+                Rejected(collection, document.get("_id"), size, f"{size:,} bytes is over the 16 MiB limit")
+            )
+            bar.update(1)
+            continue
+        accepted.append(document)
+        sizes.append(size)
+    return accepted
 
 
 def _as_stored(document: dict[str, Any]) -> dict[str, Any]:
@@ -326,7 +338,7 @@ def _bulk(
     bar.set_postfix_str(f"storing {spec.name}")
     installed = _install(db, spec.name, documents)
     if installed is None:  # an index kind it does not build: insert, then those builds
-        return _batches(db, spec, documents, bar, "offline", lease)
+        return _batches(db, spec, map(list, batched(documents, BATCH, strict=False)), bar, "offline", lease)
     with_ids, stored, version = installed
     if version is not None:
         indexes = [("_id",), *(tuple(field for field, _ in index.keys) for index in spec.indexes)]
@@ -338,12 +350,11 @@ def _bulk(
 
 
 def _batches(
-    db: Database, spec: CollectionSpec, documents: list[dict[str, Any]], bar: tqdm, kind: str, lease: Lease
+    db: Database, spec: CollectionSpec, batches: Iterable[list[dict[str, Any]]], bar: tqdm, kind: str, lease: Lease
 ) -> int:
-    """Insert in batches of :data:`BATCH`, then build the indexes (real servers; unusual index kinds)."""
+    """Insert each batch (of at most :data:`BATCH`), then build the indexes (real servers; unusual index kinds)."""
     stored = 0
-    for start in range(0, len(documents), BATCH):
-        batch = documents[start : start + BATCH]
+    for batch in batches:
         stored += _insert(db, spec.name, batch, kind)
         bar.update(len(batch))
         lease.renew()

@@ -24,9 +24,10 @@ unfollow leaves a hole in an old bucket: more code for a read the ``follows`` in
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from workbook.shapes.spec import CollectionSpec, Document, IndexSpec, ShapeSpec, json_schema
+from workbook.shapes.spec import CollectionSpec, Document, IndexSpec, Made, ShapeSpec, json_schema
 
 if TYPE_CHECKING:
     from workbook.datasets import Dataset
@@ -97,7 +98,7 @@ def follower_entry(follow: Document) -> Document:
     return {"userId": follow["followerId"], "createdAt": follow["createdAt"]}
 
 
-def newest(entries: list[Document], count: int | None = None) -> list[Document]:
+def newest(entries: Sequence[Document], count: int | None = None) -> list[Document]:
     """Follower entries newest first (the follower's id breaks ties), at most ``count``."""
     ordered = sorted(entries, key=lambda e: (e["createdAt"], e["userId"]), reverse=True)
     return ordered if count is None else ordered[:count]
@@ -110,38 +111,37 @@ def _followers_by_user(dataset: Dataset) -> dict[str, list[Document]]:
     return grouped
 
 
-def build_embedded(dataset: Dataset) -> dict[str, list[Document]]:
+def build_embedded(dataset: Dataset) -> dict[str, Sequence[Document]]:
     """Every user holds all their followers, oldest first (as they were appended)."""
     grouped = _followers_by_user(dataset)
-    users = [
-        {**user, "followers": list(reversed(newest(grouped.get(user["_id"], []))))}
-        for user in dataset.collections["users"]
-    ]
-    return {"users": users}
+
+    def with_followers(user: Document) -> Document:
+        return {**user, "followers": list(reversed(newest(grouped.get(user["_id"], []))))}
+
+    return {"users": Made(dataset.collections["users"], with_followers)}
 
 
-def build_referenced(dataset: Dataset) -> dict[str, list[Document]]:
+def build_referenced(dataset: Dataset) -> dict[str, Sequence[Document]]:
     """Users without follower data; one document per follow edge."""
     return {"users": list(dataset.collections["users"]), "follows": list(dataset.collections["follows"])}
 
 
-def build_hybrid(dataset: Dataset) -> dict[str, list[Document]]:
+def build_hybrid(dataset: Dataset) -> dict[str, Sequence[Document]]:
     """The follows collection, plus counts, the newest five and the outlier flag on each user."""
     grouped = _followers_by_user(dataset)
     following = Counter(follow["followerId"] for follow in dataset.collections["follows"])
-    users = []
-    for user in dataset.collections["users"]:
+
+    def with_counts(user: Document) -> Document:
         followers = grouped.get(user["_id"], [])
-        users.append(
-            {
-                **user,
-                "followerCount": len(followers),
-                "followingCount": following[user["_id"]],
-                "recentFollowers": newest(followers, RECENT_FOLLOWERS),
-                "isOutlier": len(followers) > OUTLIER_THRESHOLD,
-            }
-        )
-    return {"users": users, "follows": list(dataset.collections["follows"])}
+        return {
+            **user,
+            "followerCount": len(followers),
+            "followingCount": following[user["_id"]],
+            "recentFollowers": newest(followers, RECENT_FOLLOWERS),
+            "isOutlier": len(followers) > OUTLIER_THRESHOLD,
+        }
+
+    return {"users": Made(dataset.collections["users"], with_counts), "follows": list(dataset.collections["follows"])}
 
 
 def shapes() -> dict[str, ShapeSpec]:

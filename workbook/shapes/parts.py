@@ -20,9 +20,10 @@ loaded as-is in every shape; ``rename_part`` appends to it in every shape.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from workbook.shapes.spec import CollectionSpec, Document, IndexSpec, ShapeSpec, json_schema
+from workbook.shapes.spec import CollectionSpec, Document, IndexSpec, Made, ShapeSpec, json_schema
 
 if TYPE_CHECKING:
     from workbook.datasets import Dataset
@@ -109,31 +110,26 @@ def _parts_by_id(dataset: Dataset) -> dict[str, Document]:
     return {part["_id"]: part for part in dataset.collections["parts"]}
 
 
-def _with_lines(dataset: Dataset, fields: tuple[str, ...]) -> list[Document]:
-    """Products whose lines copy ``fields`` from each part, in the product's part order."""
+def _with_lines(dataset: Dataset, fields: tuple[str, ...]) -> Made:
+    """Products whose lines copy ``fields`` from each part, in the product's part order (each made as it is read)."""
     parts = _parts_by_id(dataset)
-    return [
-        {
-            **product,
-            "parts": [
-                {
-                    "partId": line["partId"],
-                    **{f: parts[line["partId"]][f] for f in fields},
-                    "quantity": line["quantity"],
-                }
-                for line in product["parts"]
-            ],
-        }
-        for product in dataset.collections["products"]
-    ]
+
+    def with_lines(product: Document) -> Document:
+        lines = [
+            {"partId": line["partId"], **{f: parts[line["partId"]][f] for f in fields}, "quantity": line["quantity"]}
+            for line in product["parts"]
+        ]
+        return {**product, "parts": lines}
+
+    return Made(dataset.collections["products"], with_lines)
 
 
-def build_embedded(dataset: Dataset) -> dict[str, list[Document]]:
+def build_embedded(dataset: Dataset) -> dict[str, Sequence[Document]]:
     """Every product holds full copies of its parts; no parts collection."""
     return {"products": _with_lines(dataset, PART_FACTS), "renames": list(dataset.collections["renames"])}
 
 
-def build_referenced(dataset: Dataset) -> dict[str, list[Document]]:
+def build_referenced(dataset: Dataset) -> dict[str, Sequence[Document]]:
     """Products hold part ids and quantities; parts in their own collection."""
     return {
         "products": list(dataset.collections["products"]),
@@ -142,7 +138,7 @@ def build_referenced(dataset: Dataset) -> dict[str, list[Document]]:
     }
 
 
-def build_hybrid(dataset: Dataset) -> dict[str, list[Document]]:
+def build_hybrid(dataset: Dataset) -> dict[str, Sequence[Document]]:
     """Parts in their own collection; products hold each part's id, a copy of its name, and the quantity."""
     return {
         "products": _with_lines(dataset, DUPLICATION_POLICY["copied"]),

@@ -11,9 +11,10 @@ Orders copy the product's name and price at the time of sale (extended reference
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from workbook.shapes.spec import CollectionSpec, Document, IndexSpec, ShapeSpec, json_schema
+from workbook.shapes.spec import CollectionSpec, Document, IndexSpec, Made, ShapeSpec, json_schema
 
 if TYPE_CHECKING:
     from workbook.datasets import Dataset
@@ -93,7 +94,7 @@ def review_entry(review: Document) -> Document:
     return {key: value for key, value in review.items() if key != "productId"}
 
 
-def newest(reviews: list[Document], count: int | None = None) -> list[Document]:
+def newest(reviews: Sequence[Document], count: int | None = None) -> list[Document]:
     """Reviews newest first (``_id`` breaks ties), at most ``count``."""
     ordered = sorted(reviews, key=lambda r: (r["createdAt"], r["_id"]), reverse=True)
     return ordered if count is None else ordered[:count]
@@ -110,17 +111,17 @@ def _shared(dataset: Dataset) -> dict[str, list[Document]]:
     return {name: list(dataset.collections[name]) for name in ("categories", "customers", "orders")}
 
 
-def build_embedded(dataset: Dataset) -> dict[str, list[Document]]:
+def build_embedded(dataset: Dataset) -> dict[str, Sequence[Document]]:
     """Every product holds all its reviews, oldest first (as they were appended)."""
     grouped = _reviews_by_product(dataset)
-    products = [
-        {**product, "reviews": list(reversed(newest(grouped.get(product["_id"], []))))}
-        for product in dataset.collections["products"]
-    ]
-    return {"products": products, **_shared(dataset)}
+
+    def with_reviews(product: Document) -> Document:
+        return {**product, "reviews": list(reversed(newest(grouped.get(product["_id"], []))))}
+
+    return {"products": Made(dataset.collections["products"], with_reviews), **_shared(dataset)}
 
 
-def build_referenced(dataset: Dataset) -> dict[str, list[Document]]:
+def build_referenced(dataset: Dataset) -> dict[str, Sequence[Document]]:
     """Products without reviews; reviews in their own collection."""
     return {
         "products": list(dataset.collections["products"]),
@@ -129,14 +130,16 @@ def build_referenced(dataset: Dataset) -> dict[str, list[Document]]:
     }
 
 
-def build_hybrid(dataset: Dataset) -> dict[str, list[Document]]:
+def build_hybrid(dataset: Dataset) -> dict[str, Sequence[Document]]:
     """Reviews in their own collection, plus the newest five and a rating summary in each product."""
     grouped = _reviews_by_product(dataset)
-    products = []
-    for product in dataset.collections["products"]:
+
+    def with_summary(product: Document) -> Document:
         reviews = grouped.get(product["_id"], [])
         summary = {"count": len(reviews), "sum": sum(r["rating"] for r in reviews)}
-        products.append({**product, "recentReviews": newest(reviews, RECENT_REVIEWS), "rating": summary})
+        return {**product, "recentReviews": newest(reviews, RECENT_REVIEWS), "rating": summary}
+
+    products = Made(dataset.collections["products"], with_summary)
     return {"products": products, "reviews": list(dataset.collections["reviews"]), **_shared(dataset)}
 
 
