@@ -957,9 +957,19 @@ def test_both_applications_are_restored_from_the_cache_as_they_were_stored(
         def refused(*_: Any, **__: Any) -> Any:
             raise AssertionError("stored again instead of restored")
 
+        kept_twice: dict[str, bool] = {}
+        from_plain = snapshot._from_plain
+
+        def spied(collections: dict[str, dict[str, Any]]) -> Any:
+            kept_twice.update({name: not state.get("derived") for name, state in collections.items()})
+            return from_plain(collections)
+
         with monkeypatch.context() as patched:
             patched.setattr(loading, "fill", refused)
+            patched.setattr(snapshot, "_from_plain", spied)
             restored = applications.load_applications(store, second, progress=False)
+        # each document held once: the file has the documents, and the engine's payloads are made from them
+        assert kept_twice == {"orders": False, "pick_lines": False}
         assert fingerprint(second.client, second.name) == fingerprint(first.client, first.name)
         assert sorted(second.list_collection_names()) == ["orders", "pick_lines"]
         columns = ["round_trips", "docs_examined", "results"]

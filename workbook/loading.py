@@ -375,9 +375,16 @@ def fill(db: Database, collection: str, documents: list[dict[str, Any]]) -> int:
 
     local = is_offline(db)
     if local and bulkload_enabled():
+        if all("_id" in document for document in documents):
+            documents = [_as_stored(document) for document in documents]  # as _load_collection, for the reads
         installed = _install(db, collection, documents)
         if installed is not None:
-            return installed[1]
+            with_ids, stored, _ = installed
+            if stored == len(documents) and all(map(operator.is_, with_ids, documents)):
+                # the reads hold the very documents the payloads were encoded from: a snapshot then derives
+                # the payloads instead of keeping a second copy (the applications' orders: 73 MiB restored)
+                _seed_reads(db, collection, documents)
+            return stored
     kind = "offline" if local else "mongodb"  # no bulk load (or an index kind it does not build): batches
     return sum(_insert(db, collection, documents[i : i + BATCH], kind) for i in range(0, len(documents), BATCH))
 
