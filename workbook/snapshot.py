@@ -50,6 +50,7 @@ from bson.objectid import ObjectId
 
 from workbook import gc_pause
 from workbook.errors import CacheFolderError
+from workbook.key_positions import KeyPositions, Positions
 from workbook.sizes import offline_size_state, seed_offline_sizes
 
 if TYPE_CHECKING:
@@ -253,10 +254,9 @@ def _rebuild_collection(items: list[tuple[Any, Any]], sources: Sequence[Any] | N
     chunk_count = -(-count // _ORDER_CHUNK_SIZE)
     collection: Any = MemoryCollection()
     collection._values = HashTrieMap(rows)
-    collection._ordinals = HashTrieMap((key, position) for position, (key, _) in enumerate(rows))
-    collection._locations = HashTrieMap(
-        (key, (position // _ORDER_CHUNK_SIZE, position % _ORDER_CHUNK_SIZE)) for position, (key, _) in enumerate(rows)
-    )
+    positions = Positions([key for key, _ in rows])  # both are a key's position: a dict made when a write asks
+    collection._ordinals = KeyPositions(positions, None)
+    collection._locations = KeyPositions(positions, _ORDER_CHUNK_SIZE)
     chunks: dict[int, Any] = {}
     for chunk in range(chunk_count):
         part = tuple(rows[chunk * _ORDER_CHUNK_SIZE : (chunk + 1) * _ORDER_CHUNK_SIZE])

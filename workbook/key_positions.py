@@ -1,0 +1,136 @@
+"""A restored collection's key ordinals and locations, looked up in its order instead of held in two maps.
+
+mongoeco 4.11.0 keeps, beside each collection's documents, two persistent maps over every storage key:
+its insertion ordinal (``_ordinals``) and its chunk and offset in the natural order (``_locations``).
+A collection restored from a snapshot or bulk-loaded is laid out in one pass, so both are the key's
+position in that order (the location is ``divmod(position, chunk size)``). Held as ``rpds`` maps they
+cost about 150 bytes a key each, outside Python's allocator (tracemalloc never saw them), for 400,000
+keys in notebook 01; and they are read only by writes (a replacement, a delete, ``ordered_keys``).
+
+:class:`KeyPositions` stands for either map: ``get``, ``[key]``, ``in`` and ``len`` answer from one
+dict of positions per collection, made the first time a write asks (:class:`Positions`), and from a
+persistent map of the keys written since; ``insert``, ``remove``, ``discard`` and ``update`` return a
+new view, as the persistent map does. Reading it whole (``items``, iterating, comparing) walks the
+positions and the changes. ``MemoryCollection`` uses no other method of these maps (mongoeco 4.11);
+tests/test_key_positions.py runs random writes against the maps mongoeco builds itself.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+_ABSENT = object()
+_GONE = object()
+"""A key a write removed, in a view's changes."""
+
+
+class Positions:
+    """Where each key of a collection laid out in one pass stands in its order, from a dict made on first use."""
+
+    __slots__ = ("_keys", "_lock", "_table")
+
+    def __init__(self, keys: Sequence[Any]) -> None:
+        self._keys: Sequence[Any] | None = keys
+        self._table: dict[Any, int] | None = None
+        self._lock = threading.Lock()
+
+    def table(self) -> dict[Any, int]:
+        """Each key's position (made once, on the first call, from any thread)."""
+        table = self._table
+        if table is None:
+            with self._lock:
+                if self._table is None:
+                    assert self._keys is not None
+                    self._table = dict(zip(self._keys, range(len(self._keys)), strict=True))
+                    self._keys = None  # the table holds them
+                table = self._table
+        return table
+
+    def __len__(self) -> int:
+        return len(self._table if self._table is not None else self._keys or ())
+
+
+class KeyPositions:
+    """``_ordinals`` (``chunk`` None: the position) or ``_locations`` (the position's chunk and offset) of a
+    collection laid out in one pass, as the ``rpds.HashTrieMap`` they stand for (see the module docstring)."""
+
+    __slots__ = ("changes", "chunk", "positions", "size")
+
+    def __init__(self, positions: Positions, chunk: int | None, changes: Any = None, size: int | None = None) -> None:
+        if changes is None:
+            from rpds import HashTrieMap
+
+            changes = HashTrieMap()
+        self.positions, self.chunk, self.changes = positions, chunk, changes
+        self.size = len(positions) if size is None else size
+
+    def _laid_out(self, key: Any) -> Any:
+        position = self.positions.table().get(key)
+        if position is None:
+            return _ABSENT
+        return position if self.chunk is None else divmod(position, self.chunk)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        found = self.changes.get(key, _ABSENT)
+        if found is _ABSENT:
+            found = self._laid_out(key)
+        return default if found is _ABSENT or found is _GONE else found
+
+    def __getitem__(self, key: Any) -> Any:
+        found = self.get(key, _ABSENT)
+        if found is _ABSENT:
+            raise KeyError(key)
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        return self.get(key, _ABSENT) is not _ABSENT
+
+    def __len__(self) -> int:
+        return self.size
+
+    def _with(self, changes: Any, size: int) -> KeyPositions:
+        return KeyPositions(self.positions, self.chunk, changes, size)
+
+    def insert(self, key: Any, value: Any) -> KeyPositions:
+        return self._with(self.changes.insert(key, value), self.size + (key not in self))
+
+    def update(self, values: Mapping[Any, Any]) -> KeyPositions:
+        new = sum(1 for key in values if key not in self)
+        return self._with(self.changes.update(values), self.size + new)
+
+    def remove(self, key: Any) -> KeyPositions:
+        if key not in self:
+            raise KeyError(key)
+        return self._with(self.changes.insert(key, _GONE), self.size - 1)
+
+    def discard(self, key: Any) -> KeyPositions:
+        return self.remove(key) if key in self else self
+
+    def items(self) -> Iterator[tuple[Any, Any]]:
+        changes = self.changes
+        for key in self.positions.table():
+            if key not in changes:
+                yield key, self._laid_out(key)
+        for key, value in changes.items():
+            if value is not _GONE:
+                yield key, value
+
+    def keys(self) -> Iterator[Any]:
+        return (key for key, _ in self.items())
+
+    def values(self) -> Iterator[Any]:
+        return (value for _, value in self.items())
+
+    def __iter__(self) -> Iterator[Any]:
+        return self.keys()
+
+    def __eq__(self, other: object) -> bool:
+        items = getattr(other, "items", None)
+        return callable(items) and dict(self.items()) == dict(items())
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"KeyPositions({dict(self.items())!r})"
