@@ -35,10 +35,20 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 def test_a_restored_shape_holds_a_bounded_multiple_of_its_bson_bytes(cache: Path, dataset: str, shape: str) -> None:
     loaded = workbook.load(dataset, shape, scale="tiny", progress=False)  # writes the snapshot file
     try:
-        footprint = shape_footprint(dataset, shape, scale="tiny")
+        footprint = shape_footprint(dataset, shape, scale="tiny", resident=False)
         assert footprint.bson_bytes == sum(c.bytes for c in loaded.report.collections) > 0
         assert footprint.traced_bytes > footprint.bson_bytes, "the documents themselves are held"
         assert footprint.traced_bytes <= HELD_PER_BSON_BYTE * footprint.bson_bytes + HELD_FIXED, footprint
+    finally:
+        loaded.db.client.drop_database(loaded.db.name)
+
+
+def test_the_resident_memory_is_measured_in_a_fresh_process(cache: Path) -> None:
+    """RSS read in this process, after other tests freed memory, reused it and read 0; a fresh process pays it."""
+    loaded = workbook.load("parts", "embedded", scale="tiny", progress=False)
+    try:
+        footprint = shape_footprint("parts", "embedded", scale="tiny")
+        assert footprint.rss_bytes > 0 and footprint.rss_ratio == footprint.rss_bytes / footprint.bson_bytes
     finally:
         loaded.db.client.drop_database(loaded.db.name)
 
