@@ -90,6 +90,34 @@ def test_bulk_installed_state_equals_inserting_through_the_wire(no_snapshots: No
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
+def test_writes_after_a_bulk_load_leave_the_state_writes_after_inserts_leave(no_snapshots: None, dataset: str) -> None:
+    """A bulk-loaded collection's key ordinals and locations are read from its order (workbook/key_positions.py):
+    deletes, replacements, updates and inserts over the wire then leave every map as on inserted documents."""
+    data = workbook.generate(dataset, "tiny", 7)
+    bulk, wire = _db("x"), _db("y")
+    try:
+        workbook.load(data, "referenced", bulk, progress=False)
+        _through_the_wire(wire, data, "referenced")
+        for collection in shape_spec(dataset, "referenced").collection_names:
+            documents = list(wire[collection].find())
+            ids = [document["_id"] for document in documents]
+            for db in (bulk, wire):
+                db[collection].delete_many({"_id": {"$in": ids[::7]}})
+                db[collection].update_many({"_id": {"$in": ids[1::5]}}, {"$set": {"touched": True}})
+                db[collection].replace_one({"_id": ids[2]}, {k: v for k, v in documents[2].items() if k != "_id"})
+                db[collection].insert_many(documents[::7])  # back, at the end of the order
+                db[collection].delete_one({"_id": ids[7]})
+            expected, got = _engine_state(wire.name, collection), _engine_state(bulk.name, collection)
+            for part, value in expected.items():
+                if not part.startswith(tuple(f"{i['name']}." for i in wire[collection].list_indexes())):
+                    assert got[part] == value, f"{dataset} {collection}: {part} differs"
+            assert list(bulk[collection].find()) == list(wire[collection].find())
+    finally:
+        for db in (bulk, wire):
+            db.client.drop_database(db.name)
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
 def test_the_engine_reads_a_bulk_loaded_document_as_the_document_itself(no_snapshots: None, dataset: str) -> None:
     """After a bulk load the engine's decoded caches of a document that decodes to itself are the
     loaded document (one copy held), and equal what the engine decodes after a wire insert."""
