@@ -10,7 +10,7 @@ from mongoeco.engines.memory import _StoredDocument
 
 import workbook.offline_engine  # noqa: F401  (installs the batched appends, as the offline default runs)
 from workbook import engine_compat, offline_appends, snapshot
-from workbook.key_positions import KeyPositions
+from workbook.key_positions import KeyPositions, KeyValues
 
 from .test_offline_appends import _state
 
@@ -31,6 +31,7 @@ def test_random_writes_into_a_restored_collection_leave_the_maps_mongoeco_would(
     rng = random.Random(seed)
     restored, reference = _pair(rng.choice([0, 1, 127, 128, 129, 700]), rng)
     assert type(restored._ordinals) is type(restored._locations) is KeyPositions
+    assert type(restored._values) is KeyValues
     assert _state(restored) == _state(reference)
     original = offline_appends._INSTALLED[0]
     for step in range(200):
@@ -59,6 +60,8 @@ def test_random_writes_into_a_restored_collection_leave_the_maps_mongoeco_would(
             assert restored.ordered_keys(wanted, limit=3) == reference.ordered_keys(wanted, limit=3)
         else:
             for key in rng.sample(keys, min(len(keys), 5)) + [10**10]:
+                assert restored.get(key, "none") is reference.get(key, "none")
+                assert (key in restored) == (key in reference)
                 assert (key in restored._ordinals) == (key in reference._ordinals)
                 assert restored._locations.get(key, "none") == reference._locations.get(key, "none")
                 assert len(restored._ordinals) == len(reference._ordinals) == len(reference)
@@ -68,13 +71,14 @@ def test_random_writes_into_a_restored_collection_leave_the_maps_mongoeco_would(
 
 
 def test_reads_of_a_restored_collection_make_no_positions() -> None:
-    """The dict of positions is made when a write first asks for one, not by a restore or by reads."""
+    """The dict of positions is made when a lookup first asks for one, not by a restore or by a scan."""
     restored, _ = _pair(300, random.Random(1))
     positions = restored._ordinals.positions
+    assert positions is restored._values.positions is restored._locations.positions  # one for the three maps
     key, value = next(iter(restored.items()))
-    assert restored[key] is value and restored.get(key) is value and key in restored and len(restored) == 300
-    assert [k for k, _ in restored.items()][:1] == [key]
+    assert [k for k, _ in restored.items()][:1] == [key] and len(restored) == 300
     assert positions._table is None
+    assert restored[key] is value and restored.get(key) is value and key in restored
     del restored[key]  # a delete finds the key's location
     assert positions._table is not None and len(restored._locations) == 299 and key not in restored._ordinals
 

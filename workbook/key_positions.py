@@ -1,17 +1,21 @@
-"""A restored collection's key ordinals and locations, looked up in its order instead of held in two maps.
+"""A restored collection's documents, key ordinals and locations, looked up in its order instead of held in maps.
 
-mongoeco 4.11.0 keeps, beside each collection's documents, two persistent maps over every storage key:
-its insertion ordinal (``_ordinals``) and its chunk and offset in the natural order (``_locations``).
-A collection restored from a snapshot or bulk-loaded is laid out in one pass, so both are the key's
-position in that order (the location is ``divmod(position, chunk size)``). Held as ``rpds`` maps they
-cost about 150 bytes a key each, outside Python's allocator (tracemalloc never saw them), for 400,000
-keys in notebook 01; and they are read only by writes (a replacement, a delete, ``ordered_keys``).
+mongoeco 4.11.0 keeps three persistent maps over every storage key of a collection: its stored
+document (``_values``), its insertion ordinal (``_ordinals``) and its chunk and offset in the natural
+order (``_locations``). A collection restored from a snapshot or bulk-loaded is laid out in one pass,
+so the last two are the key's position in that order (the location is ``divmod(position, chunk
+size)``) and the first is the row at that position. Held as ``rpds`` maps they cost about 150 bytes a
+key each, outside Python's allocator (tracemalloc never saw them), for 400,000 keys in notebook 01;
+the order maps are read only by writes (a replacement, a delete, ``ordered_keys``), the documents by
+a lookup of their key (a full scan reads the order's chunks).
 
-:class:`KeyPositions` stands for either map: ``get``, ``[key]``, ``in`` and ``len`` answer from one
-dict of positions per collection, made the first time a write asks (:class:`Positions`), and from a
-persistent map of the keys written since; ``insert``, ``remove``, ``discard`` and ``update`` return a
-new view, as the persistent map does. Reading it whole (``items``, iterating, comparing) walks the
-positions and the changes. ``MemoryCollection`` uses no other method of these maps (mongoeco 4.11);
+:class:`KeyPositions` stands for either order map and :class:`KeyValues` for the documents: ``get``,
+``[key]``, ``in`` and ``len`` answer from the rows and one dict of positions per collection, made the
+first time a lookup asks (:class:`Positions`), and from a persistent map of the keys written since;
+``insert``, ``remove``, ``discard`` and ``update`` return a new view, as the persistent map does.
+Reading one whole (``items``, iterating, comparing) walks the positions and the changes.
+``MemoryCollection`` uses no other method of these maps (mongoeco 4.11), and the workbench reads
+``_values`` only for its identity (a new one after every write, as the persistent map's);
 tests/test_key_positions.py runs random writes against the maps mongoeco builds itself.
 """
 
@@ -27,12 +31,13 @@ _GONE = object()
 
 
 class Positions:
-    """Where each key of a collection laid out in one pass stands in its order, from a dict made on first use."""
+    """The (key, value) rows of a collection laid out in one pass, in its order, and each key's position in
+    them, from a dict made on first use."""
 
-    __slots__ = ("_keys", "_lock", "_table")
+    __slots__ = ("_lock", "_table", "rows")
 
-    def __init__(self, keys: Sequence[Any]) -> None:
-        self._keys: Sequence[Any] | None = keys
+    def __init__(self, rows: Sequence[tuple[Any, Any]]) -> None:
+        self.rows = rows
         self._table: dict[Any, int] | None = None
         self._lock = threading.Lock()
 
@@ -42,14 +47,12 @@ class Positions:
         if table is None:
             with self._lock:
                 if self._table is None:
-                    assert self._keys is not None
-                    self._table = dict(zip(self._keys, range(len(self._keys)), strict=True))
-                    self._keys = None  # the table holds them
+                    self._table = {key: position for position, (key, _) in enumerate(self.rows)}
                 table = self._table
         return table
 
     def __len__(self) -> int:
-        return len(self._table if self._table is not None else self._keys or ())
+        return len(self.rows)
 
 
 class KeyPositions:
@@ -134,3 +137,22 @@ class KeyPositions:
 
     def __repr__(self) -> str:
         return f"KeyPositions({dict(self.items())!r})"
+
+
+class KeyValues(KeyPositions):
+    """``_values`` of a collection laid out in one pass: each key's stored document, read from its row."""
+
+    __slots__ = ()
+
+    def __init__(self, positions: Positions, changes: Any = None, size: int | None = None) -> None:
+        super().__init__(positions, None, changes, size)
+
+    def _laid_out(self, key: Any) -> Any:
+        position = self.positions.table().get(key)
+        return _ABSENT if position is None else self.positions.rows[position][1]
+
+    def _with(self, changes: Any, size: int) -> KeyValues:
+        return KeyValues(self.positions, changes, size)
+
+    def __repr__(self) -> str:
+        return f"KeyValues({len(self)} documents)"

@@ -167,7 +167,7 @@ def _merged(persistent: Any, added: dict[Any, Any]) -> Any:
     """``persistent`` (an rpds map) with ``added``'s new keys: built afresh when it holds no more keys than ``added``
     (rpds builds a map from pairs five times faster than it updates one, but reads a map's own items back at
     1.8 microseconds each), else updated; the same map either way."""
-    if type(persistent) is KeyPositions:  # a restored collection's: its changes take them
+    if isinstance(persistent, KeyPositions):  # a restored collection's: its changes take them
         return persistent.update(added)
     if len(persistent) <= len(added):
         return type(persistent)(itertools.chain(persistent.items(), added.items()))

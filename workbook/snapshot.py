@@ -50,7 +50,7 @@ from bson.objectid import ObjectId
 
 from workbook import gc_pause
 from workbook.errors import CacheFolderError
-from workbook.key_positions import KeyPositions, Positions
+from workbook.key_positions import KeyPositions, KeyValues, Positions
 from workbook.sizes import offline_size_state, seed_offline_sizes
 
 if TYPE_CHECKING:
@@ -253,8 +253,8 @@ def _rebuild_collection(items: list[tuple[Any, Any]], sources: Sequence[Any] | N
     count = len(rows)
     chunk_count = -(-count // _ORDER_CHUNK_SIZE)
     collection: Any = MemoryCollection()
-    collection._values = HashTrieMap(rows)
-    positions = Positions([key for key, _ in rows])  # both are a key's position: a dict made when a write asks
+    positions = Positions(rows)  # the three maps read each key's row: a dict of positions made when first asked
+    collection._values = KeyValues(positions)
     collection._ordinals = KeyPositions(positions, None)
     collection._locations = KeyPositions(positions, _ORDER_CHUNK_SIZE)
     chunks: dict[int, Any] = {}
