@@ -100,9 +100,8 @@ DocumentKeys = tuple[
 ]
 """What one document gave one index: the document itself, its (sort keys, values) pairs (or, for a document
 with one key, most of them, its :class:`Entry`, whose keys and values are held anyway: a list and a pair
-less per document and index, a tenth of a restored store's memory), and the array prefixes met per indexed
-path. Kept by :func:`build_index` so a rebuild after a write generates keys only for the documents that
-changed."""
+less per document and index), and the array prefixes met per indexed path. Made from an index
+(:attr:`IndexData.memo`) so a rebuild after a write generates keys only for the documents that changed."""
 
 KeyMemo = dict[int, DocumentKeys]
 """Per-document index keys by ``id(document)`` (the document is kept in the value, so an id is never reused)."""
@@ -124,13 +123,37 @@ class IndexData:
     spec: IndexDefinition
     entries: list[Entry]
     multikey_paths: dict[str, list[str]] = field(default_factory=dict)
-    memo: KeyMemo = field(default_factory=dict, repr=False)
-    """Each document's keys, for a rebuild after a write (see :func:`build_index`)."""
+    documents: Sequence[Mapping[str, Any]] = field(default=(), repr=False)
+    """The documents the entries' record ids number (the model's own list, not a copy)."""
+    arrays: dict[int, list[AbstractSet[str]]] = field(default_factory=dict, repr=False)
+    """The array prefixes per path of each document that met an array, by ``id(document)`` (the others met none)."""
 
     @property
     def is_multikey(self) -> bool:
         """Whether any document produced more than one key (an array on an indexed path)."""
         return any(self.multikey_paths.values())
+
+    @property
+    def memo(self) -> KeyMemo:
+        """Each document's keys, for a rebuild after a write (see :func:`build_index`), made from the entries
+        when asked: kept beside them, a dict entry and a tuple per document and index were an eighth of a
+        restored followers/referenced (7.2 MiB of 57). A document that gave no key is not in it."""
+        by_rid: dict[int, list[Entry]] = {}
+        for entry in self.entries:
+            found = by_rid.get(entry.rid)
+            if found is None:
+                by_rid[entry.rid] = [entry]
+            else:
+                found.append(entry)
+        none, arrays, documents = _no_arrays(len(self.spec.paths)), self.arrays, self.documents
+        memo: KeyMemo = {}
+        for rid, entries in by_rid.items():
+            document = documents[rid]
+            keys: list[tuple[tuple[tuple, ...], tuple[Any, ...]]] | Entry = (
+                entries[0] if len(entries) == 1 else [(entry.keys, entry.values) for entry in entries]
+            )
+            memo[id(document)] = (document, keys, arrays.get(id(document), none))
+        return memo
 
 
 NO_ARRAYS: frozenset[str] = frozenset()
@@ -279,13 +302,13 @@ def build_index(
 
     ``earlier`` (read, never changed) holds the keys of documents an earlier build of the same
     index saw; a document found there (the same object) is not walked again. The returned index's
-    ``memo`` holds exactly the current documents' keys, for the next build.
+    ``memo`` gives exactly the current documents' keys, for the next build.
     """
     collate = spec.collate
     entries: list[Entry] = []
     multikey: dict[str, set[str]] = {path: set() for path in spec.paths}
     earlier = earlier or {}
-    memo: KeyMemo = {}
+    arrays_of: dict[int, list[AbstractSet[str]]] = {}
     scalars = _ScalarKeys(spec) if spec.partial is None and not spec.sparse and not spec.hashed else None
     no_arrays = scalars.no_arrays if scalars is not None else None
     append = entries.append
@@ -297,24 +320,22 @@ def build_index(
             keys_of_document, arrays_per_path = short
         else:
             keys_of_document, arrays_per_path = _document_keys(spec, document, collate)
-        if arrays_per_path is not no_arrays:  # the shared "no array on any path" adds nothing
+        if arrays_per_path is not no_arrays and any(arrays_per_path):  # "no array on any path" adds nothing
             for path, arrays in zip(spec.paths, arrays_per_path, strict=True):
                 multikey[path] |= arrays
-        if isinstance(keys_of_document, Entry):  # one key, remembered as its entry
+            arrays_of[id(document)] = arrays_per_path
+        if isinstance(keys_of_document, Entry):  # one key, as the memo gives it
             keys_of_document = [(keys_of_document.keys, keys_of_document.values)]
-        if len(keys_of_document) == 1:  # most documents: one key, no generator; remembered as its entry
+        if len(keys_of_document) == 1:  # most documents: one key, no generator
             keys, values = keys_of_document[0]
-            entry = Entry(keys, values, rid)
-            append(entry)
-            memo[id(document)] = (document, entry, arrays_per_path)
+            append(Entry(keys, values, rid))
         else:
             entries.extend(Entry(keys, values, rid) for keys, values in keys_of_document)
-            memo[id(document)] = (document, keys_of_document, arrays_per_path)
     # Stable multi-pass sort: equal keys stay in record-id order, as in a WiredTiger index.
     for position in reversed(range(len(spec.fields))):
         entries.sort(key=functools.partial(_field_key, position), reverse=spec.fields[position][1] < 0)
     paths = {path: sorted(prefixes) for path, prefixes in multikey.items()}
-    return IndexData(spec, entries, paths, memo)
+    return IndexData(spec, entries, paths, documents, arrays_of)
 
 
 _SCALAR_TYPES = frozenset({str, int, float, bool, type(None), datetime.datetime, ObjectId})
@@ -520,9 +541,9 @@ def update_index(earlier: IndexData, documents: Sequence[Mapping[str, Any]], del
         entries = [e for e in earlier.entries if e.rid not in replaced] if replaced else list(earlier.entries)
     else:
         entries = [Entry(e.keys, e.values, moved[e.rid]) for e in earlier.entries if moved[e.rid] >= 0]
-    memo = earlier.memo  # moved on, not copied: the earlier model never reads its memo again
+    arrays_of = dict(earlier.arrays)  # a copy: the earlier model's memo is made from its own
     for gone in delta.gone:
-        memo.pop(gone, None)
+        arrays_of.pop(gone, None)
     multikey = {path: set(prefixes) for path, prefixes in earlier.multikey_paths.items()}
     descending = tuple(direction < 0 for _, direction in spec.fields)
 
@@ -532,12 +553,13 @@ def update_index(earlier: IndexData, documents: Sequence[Mapping[str, Any]], del
     for rid in delta.added:
         document = documents[rid]
         keys_of_document, arrays_per_path = _document_keys(spec, document, spec.collate)
-        memo[id(document)] = (document, keys_of_document, arrays_per_path)
+        if any(arrays_per_path):
+            arrays_of[id(document)] = arrays_per_path
         for path, arrays in zip(spec.paths, arrays_per_path, strict=True):
             multikey[path] |= arrays
         for keys, values in keys_of_document:
             bisect.insort(entries, Entry(keys, values, rid), key=order)
-    return IndexData(spec, entries, {path: sorted(p) for path, p in multikey.items()}, memo)
+    return IndexData(spec, entries, {path: sorted(p) for path, p in multikey.items()}, documents, arrays_of)
 
 
 def _document_keys(

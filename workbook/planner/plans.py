@@ -27,7 +27,7 @@ from workbook.planner.bounds import (
     translate,
 )
 from workbook.planner.collation import normalize
-from workbook.planner.keys import Delta, IndexData, IndexDefinition, KeyMemo, build_index, hashed_key, update_index
+from workbook.planner.keys import Delta, IndexData, IndexDefinition, build_index, hashed_key, update_index
 from workbook.planner.predicates import Predicate, indexable
 from workbook.planner.query import FindQuery
 from workbook.planner.reading import FETCHING
@@ -85,15 +85,16 @@ class CollectionModel:
         """Each index's definition less ``hidden``, which changes no key: hiding an index and showing it
         again (``collMod``, as notebook 02 does) keeps the keys its documents gave it."""
         self._built: dict[str, IndexData] = {}
-        self._memos: dict[str, KeyMemo] = {}
-        """Keys inherited from ``previous`` for indexes not built yet (read-only, shared)."""
+        self._memos: dict[str, IndexData] = {}
+        """Earlier builds inherited from ``previous`` for indexes not built yet, whose memo gives their documents'
+        keys (read-only, shared)."""
         self._ids = list(map(id, self.documents))
         self._earlier: dict[str, IndexData] = {}
         """``previous``'s built indexes, updated by :attr:`_delta` instead of rebuilt (read-only, shared)."""
         self._delta: Delta | None = None
         if previous is not None and previous.collation == self.collation:
             same = {n for n in self._definitions if previous._definitions.get(n) == self._definitions[n]}
-            earlier = {**previous._memos, **{name: data.memo for name, data in previous._built.items()}}
+            earlier = {**previous._memos, **previous._built}
             same_keys = {n for n, d in self._key_definitions.items() if previous._key_definitions.get(n) == d}
             self._memos = {n: m for n, m in earlier.items() if n in same_keys}
             self._delta = Delta.between(previous._ids, self._ids)
@@ -108,7 +109,9 @@ class CollectionModel:
                 if earlier is not None and self._delta is not None:
                     self._built[spec.name] = update_index(earlier, self.documents, self._delta)
                 else:
-                    self._built[spec.name] = build_index(spec, self.documents, self._memos.pop(spec.name, None))
+                    inherited = self._memos.pop(spec.name, None)
+                    memo = None if inherited is None else inherited.memo
+                    self._built[spec.name] = build_index(spec, self.documents, memo)
             self._memos.pop(spec.name, None)
         return self._built[spec.name]
 
