@@ -133,7 +133,7 @@ def _measure_here(dataset: str, shape: str, scale: str, seed: int) -> int:
     import workbook
     from workbook.namespace import shape_database_name
 
-    warm = workbook.connect(database=f"{shape_database_name(dataset, shape)}_warm", quiet=True)
+    warm = workbook.connect(database="footprint_warm", quiet=True)
     workbook.load(dataset, shape, warm, scale="tiny", seed=seed, progress=False)
     db = workbook.connect(database=shape_database_name(dataset, shape), quiet=True)
     gc.collect()
