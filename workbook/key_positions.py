@@ -55,7 +55,26 @@ class Positions:
         return len(self.rows)
 
 
-class KeyPositions:
+class MapView:
+    """``[key]`` and ``in`` for a view that stands for a persistent map and answers ``get`` (this module's views,
+    and :class:`workbook.snapshot.LazyTable`)."""
+
+    __slots__ = ()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        raise NotImplementedError
+
+    def __getitem__(self, key: Any) -> Any:
+        found = self.get(key, _ABSENT)
+        if found is _ABSENT:
+            raise KeyError(key)
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        return self.get(key, _ABSENT) is not _ABSENT
+
+
+class KeyPositions(MapView):
     """``_ordinals`` (``chunk`` None: the position) or ``_locations`` (the position's chunk and offset) of a
     collection laid out in one pass, as the ``rpds.HashTrieMap`` they stand for (see the module docstring)."""
 
@@ -80,15 +99,6 @@ class KeyPositions:
         if found is _ABSENT:
             found = self._laid_out(key)
         return default if found is _ABSENT or found is _GONE else found
-
-    def __getitem__(self, key: Any) -> Any:
-        found = self.get(key, _ABSENT)
-        if found is _ABSENT:
-            raise KeyError(key)
-        return found
-
-    def __contains__(self, key: object) -> bool:
-        return self.get(key, _ABSENT) is not _ABSENT
 
     def __len__(self) -> int:
         return self.size

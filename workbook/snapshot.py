@@ -50,7 +50,7 @@ from bson.objectid import ObjectId
 
 from workbook import gc_pause
 from workbook.errors import CacheFolderError
-from workbook.key_positions import KeyPositions, KeyValues, Positions
+from workbook.key_positions import KeyPositions, KeyValues, MapView, Positions
 from workbook.sizes import offline_size_state, seed_offline_sizes
 
 if TYPE_CHECKING:
@@ -445,7 +445,7 @@ _GONE = object()
 """A key a write removed, in a :class:`LazyTable`'s changes."""
 
 
-class LazyTable:
+class LazyTable(MapView):
     """One of a lazy index map's tables, as the ``rpds.HashTrieMap`` it stands for: a write's lookups,
     inserts and removals of a key cost that key's bucket, not the whole table.
 
@@ -470,15 +470,6 @@ class LazyTable:
         if found is not _ABSENT:
             return found
         return self.pending.value(self.table, key, default)
-
-    def __getitem__(self, key: Any) -> Any:
-        found = self.get(key, _ABSENT)
-        if found is _ABSENT:
-            raise KeyError(key)
-        return found
-
-    def __contains__(self, key: object) -> bool:
-        return self.get(key, _ABSENT) is not _ABSENT
 
     def insert(self, key: Any, value: Any) -> LazyTable:
         return LazyTable(self.pending, self.table, self.changes.insert(key, value))
