@@ -164,18 +164,18 @@ def test_a_rebuild_reuses_the_keys_of_unchanged_documents() -> None:
     spec = IndexDefinition.from_info({"name": "a_1", "key": {"a": 1}, "v": 2}, None)
     first = build_index(spec, documents)
     changed = [*documents[:50], {"_id": 50, "a": 7}, *documents[51:], {"_id": 100, "a": 0}]
-    second = build_index(spec, changed, first.memo)
+    second = build_index(spec, changed, first.memo())
     scratch = build_index(spec, changed)
     assert [(e.keys, e.rid) for e in second.entries] == [(e.keys, e.rid) for e in scratch.entries]
     assert second.multikey_paths == scratch.multikey_paths == {"a": ["a"]}
 
     def first_key(built: Any, document: dict[str, Any]) -> Any:
-        keys = built.memo[id(document)][1]  # the sort keys of the document's (first) key
+        keys = built.memo()[id(document)][1]  # the sort keys of the document's (first) key
         return keys.keys if isinstance(keys, Entry) else keys[0][0]
 
     assert first_key(second, documents[0]) is first_key(first, documents[0])  # not walked again
     assert first_key(second, changed[50]) is not first_key(scratch, changed[50])
-    assert id(documents[50]) not in second.memo  # only the current documents are given
+    assert id(documents[50]) not in second.memo()  # only the current documents are given
 
 
 def test_the_model_reads_the_documents_in_natural_order(db: Database) -> None:

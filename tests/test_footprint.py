@@ -57,9 +57,9 @@ def test_index_keys_of_documents_without_arrays_share_one_empty_prefix_set() -> 
     spec = IndexDefinition.from_info({"name": "a_1_b_1", "key": {"a": 1, "b": 1}})
     documents = [{"_id": i, "a": i % 3, "b": {"c": i}} for i in range(50)] + [{"_id": 50, "a": [1, 2]}]
     index = build_index(spec, documents)
-    prefixes = [arrays for _, _, per_path in index.memo.values() for arrays in per_path]
+    prefixes = [arrays for _, _, per_path in index.memo().values() for arrays in per_path]
     assert sum(arrays is NO_ARRAYS for arrays in prefixes) == len(prefixes) - 1  # all but the array's path
-    assert len({id(per_path) for _, _, per_path in index.memo.values() if not any(per_path)}) == 1  # one list
+    assert len({id(per_path) for _, _, per_path in index.memo().values() if not any(per_path)}) == 1  # one list
     assert index.multikey_paths == {"a": ["a"], "b": []}
     assert not hasattr(index.entries[0], "__dict__") and isinstance(index.entries[0], Entry)  # slotted
 

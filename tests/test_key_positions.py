@@ -77,6 +77,7 @@ def test_reads_of_a_restored_collection_make_no_positions() -> None:
     assert positions is restored._values.positions is restored._locations.positions  # one for the three maps
     key, value = next(iter(restored.items()))
     assert [k for k, _ in restored.items()][:1] == [key] and len(restored) == 300
+    assert dict(restored._values.items())[key] is value and dict(restored._ordinals.items())[key] == 0  # in order
     assert positions._table is None
     assert restored[key] is value and restored.get(key) is value and key in restored
     del restored[key]  # a delete finds the key's location

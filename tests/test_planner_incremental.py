@@ -144,9 +144,9 @@ def test_a_rebuild_from_the_memo_equals_a_build_from_nothing() -> None:
     for info in INDEXES:
         spec = IndexDefinition.from_info(info)
         first = build_index(spec, documents)
-        assert any(isinstance(known[1], Entry) for known in first.memo.values()), "one-key documents remembered"
+        assert any(isinstance(known[1], Entry) for known in first.memo().values()), "one-key documents remembered"
         shuffled = documents[::-1]
-        again = build_index(spec, shuffled, first.memo)
+        again = build_index(spec, shuffled, first.memo())
         fresh = build_index(spec, shuffled)
         assert [(e.keys, e.values, e.rid) for e in again.entries] == [(e.keys, e.values, e.rid) for e in fresh.entries]
         assert again.multikey_paths == fresh.multikey_paths

@@ -109,7 +109,7 @@ def test_the_short_path_builds_the_index_the_general_walk_builds(spec: int, seed
         _same(a.values, b.values) and _same(a.keys, b.keys) for a, b in zip(fast.entries, general.entries, strict=True)
     )
     assert fast.multikey_paths == general.multikey_paths
-    assert {k: (v[1], v[2]) for k, v in fast.memo.items()} == {k: (v[1], v[2]) for k, v in general.memo.items()}
+    assert {k: (v[1], v[2]) for k, v in fast.memo().items()} == {k: (v[1], v[2]) for k, v in general.memo().items()}
 
 
 def test_the_short_path_takes_the_plain_documents() -> None:

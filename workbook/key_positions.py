@@ -25,8 +25,9 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-_ABSENT = object()
-_GONE = object()
+ABSENT = object()
+"""What a view's ``get`` gives for a key it does not hold, before the caller's default."""
+GONE = object()
 """A key a write removed, in a view's changes."""
 
 
@@ -56,22 +57,31 @@ class Positions:
 
 
 class MapView:
-    """``[key]`` and ``in`` for a view that stands for a persistent map and answers ``get`` (this module's views,
-    and :class:`workbook.snapshot.LazyTable`)."""
+    """A view that stands for a persistent map: what it held to begin with (:meth:`_base`), and a persistent map
+    of the keys written since (``changes``, a removed key as :data:`GONE`). ``get``, ``[key]`` and ``in`` for this
+    module's views and :class:`workbook.snapshot.LazyTable`."""
 
     __slots__ = ()
+    changes: Any
 
-    def get(self, key: Any, default: Any = None) -> Any:
+    def _base(self, key: Any) -> Any:
+        """What the view held for ``key`` before any write (:data:`ABSENT` if nothing)."""
         raise NotImplementedError
 
+    def get(self, key: Any, default: Any = None) -> Any:
+        found = self.changes.get(key, ABSENT)
+        if found is ABSENT:
+            found = self._base(key)
+        return default if found is ABSENT or found is GONE else found
+
     def __getitem__(self, key: Any) -> Any:
-        found = self.get(key, _ABSENT)
-        if found is _ABSENT:
+        found = self.get(key, ABSENT)
+        if found is ABSENT:
             raise KeyError(key)
         return found
 
     def __contains__(self, key: object) -> bool:
-        return self.get(key, _ABSENT) is not _ABSENT
+        return self.get(key, ABSENT) is not ABSENT
 
 
 class KeyPositions(MapView):
@@ -88,17 +98,13 @@ class KeyPositions(MapView):
         self.positions, self.chunk, self.changes = positions, chunk, changes
         self.size = len(positions) if size is None else size
 
-    def _laid_out(self, key: Any) -> Any:
-        position = self.positions.table().get(key)
-        if position is None:
-            return _ABSENT
+    def _at(self, position: int) -> Any:
+        """What the map holds for the key laid out at ``position``."""
         return position if self.chunk is None else divmod(position, self.chunk)
 
-    def get(self, key: Any, default: Any = None) -> Any:
-        found = self.changes.get(key, _ABSENT)
-        if found is _ABSENT:
-            found = self._laid_out(key)
-        return default if found is _ABSENT or found is _GONE else found
+    def _base(self, key: Any) -> Any:
+        position = self.positions.table().get(key)
+        return ABSENT if position is None else self._at(position)
 
     def __len__(self) -> int:
         return self.size
@@ -116,18 +122,18 @@ class KeyPositions(MapView):
     def remove(self, key: Any) -> KeyPositions:
         if key not in self:
             raise KeyError(key)
-        return self._with(self.changes.insert(key, _GONE), self.size - 1)
+        return self._with(self.changes.insert(key, GONE), self.size - 1)
 
     def discard(self, key: Any) -> KeyPositions:
         return self.remove(key) if key in self else self
 
     def items(self) -> Iterator[tuple[Any, Any]]:
         changes = self.changes
-        for key in self.positions.table():
+        for position, (key, _) in enumerate(self.positions.rows):  # in order: no dict of positions needed
             if key not in changes:
-                yield key, self._laid_out(key)
+                yield key, self._at(position)
         for key, value in changes.items():
-            if value is not _GONE:
+            if value is not GONE:
                 yield key, value
 
     def keys(self) -> Iterator[Any]:
@@ -157,9 +163,8 @@ class KeyValues(KeyPositions):
     def __init__(self, positions: Positions, changes: Any = None, size: int | None = None) -> None:
         super().__init__(positions, None, changes, size)
 
-    def _laid_out(self, key: Any) -> Any:
-        position = self.positions.table().get(key)
-        return _ABSENT if position is None else self.positions.rows[position][1]
+    def _at(self, position: int) -> Any:
+        return self.positions.rows[position][1]
 
     def _with(self, changes: Any, size: int) -> KeyValues:
         return KeyValues(self.positions, changes, size)

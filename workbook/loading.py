@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import operator
 import time
 from collections.abc import Iterable, Sequence
 from itertools import batched
@@ -252,13 +251,7 @@ def _load_collection(
         db.create_collection(spec.name)
     sizes: list[int] = []
     if kind == "offline" and bulkload_enabled() and all(_plain(index) for index in spec.indexes):
-        accepted = _within_limit(documents, spec.name, report, bar, sizes)
-        if all("_id" in document for document in accepted):
-            # as a server stores them (workbook.wire_form), sharing every string with the documents the
-            # notebook holds (memory), so nothing decodes the payloads again for the explain model or
-            # the snapshot (speed)
-            accepted = [_as_stored(document) for document in accepted]
-        stored = _bulk(db, spec, accepted, sizes, bar, lease)
+        stored = _bulk(db, spec, _within_limit(documents, spec.name, report, bar, sizes), sizes, bar, lease)
     else:  # a batch at a time, from making each document to sending it: they never all exist at once (memory)
         each = batched(documents, BATCH, strict=False)
         batches = (_within_limit(batch, spec.name, report, bar, sizes) for batch in each)
@@ -343,8 +336,6 @@ def _bulk(
     if version is not None:
         indexes = [("_id",), *(tuple(field for field, _ in index.keys) for index in spec.indexes)]
         seed_sizes_from_documents(db.name, spec.name, version, with_ids, sizes, indexes)
-    if stored == len(documents) and all(map(operator.is_, with_ids, documents)):  # as decoded: _load_collection
-        _seed_reads(db, spec.name, documents)
     bar.update(len(documents))
     return stored
 
@@ -375,22 +366,20 @@ def fill(db: Database, collection: str, documents: list[dict[str, Any]]) -> int:
 
     local = is_offline(db)
     if local and bulkload_enabled():
-        if all("_id" in document for document in documents):
-            documents = [_as_stored(document) for document in documents]  # as _load_collection, for the reads
         installed = _install(db, collection, documents)
         if installed is not None:
-            with_ids, stored, _ = installed
-            if stored == len(documents) and all(map(operator.is_, with_ids, documents)):
-                # the reads hold the very documents the payloads were encoded from: a snapshot then derives
-                # the payloads instead of keeping a second copy (the applications' orders: 73 MiB restored)
-                _seed_reads(db, collection, documents)
-            return stored
+            return installed[1]
     kind = "offline" if local else "mongodb"  # no bulk load (or an index kind it does not build): batches
     return sum(_insert(db, collection, documents[i : i + BATCH], kind) for i in range(0, len(documents), BATCH))
 
 
 def _install(db: Database, collection: str, documents: list[dict[str, Any]]) -> tuple[list[Any], int, Any] | None:
     """Bulk-load ``documents`` (given an ``_id`` where they lack one) into the empty ``collection``.
+
+    Documents that all have an ``_id`` are stored as a server stores them (:func:`_as_stored`), sharing every
+    string with the documents the notebook holds, and the offline reads are seeded with those very objects:
+    nothing decodes the payloads again for the explain model, and a snapshot derives the payloads from them
+    instead of keeping a second copy (the applications' orders restored: 124 MiB held, then 57).
 
     Returns (the documents as stored, how many, the installed contents' version for
     :mod:`workbook.sizes`), or None when the collection has an index kind the bulk loader does not
@@ -400,11 +389,17 @@ def _install(db: Database, collection: str, documents: list[dict[str, Any]]) -> 
 
     from workbook import bulkload
 
-    with_ids = [d if "_id" in d else {"_id": ObjectId(), **d} for d in documents]
+    given_ids = all("_id" in document for document in documents)
+    if given_ids:
+        with_ids = [_as_stored(document) for document in documents]
+    else:
+        with_ids = [d if "_id" in d else {"_id": ObjectId(), **d} for d in documents]
     try:
         stored = _insert(db, collection, with_ids, "bulk")
     except bulkload.NotBulkLoadable:
         return None
+    if given_ids and stored == len(with_ids):
+        _seed_reads(db, collection, with_ids)
     return with_ids, stored, bulkload.INSTALLED.pop((db.name, collection), None)
 
 

@@ -50,7 +50,7 @@ from bson.objectid import ObjectId
 
 from workbook import gc_pause
 from workbook.errors import CacheFolderError
-from workbook.key_positions import KeyPositions, KeyValues, MapView, Positions
+from workbook.key_positions import ABSENT, GONE, KeyPositions, KeyValues, MapView, Positions
 from workbook.sizes import offline_size_state, seed_offline_sizes
 
 if TYPE_CHECKING:
@@ -410,8 +410,8 @@ class PendingIndex:
         tables = self.tables
         if tables is not None:
             return tables[table].get(key, default)
-        found = self.made[table].get(key, _ABSENT)
-        if found is not _ABSENT:
+        found = self.made[table].get(key, ABSENT)
+        if found is not ABSENT:
             return found
         with self.lock:
             if self.tables is not None:
@@ -440,11 +440,6 @@ class PendingIndex:
         )
 
 
-_ABSENT = object()
-_GONE = object()
-"""A key a write removed, in a :class:`LazyTable`'s changes."""
-
-
 class LazyTable(MapView):
     """One of a lazy index map's tables, as the ``rpds.HashTrieMap`` it stands for: a write's lookups,
     inserts and removals of a key cost that key's bucket, not the whole table.
@@ -463,13 +458,8 @@ class LazyTable(MapView):
         self.pending, self.table, self.changes = pending, table, changes
         self._built: Any = None
 
-    def get(self, key: Any, default: Any = None) -> Any:
-        found = self.changes.get(key, _ABSENT)
-        if found is _GONE:
-            return default
-        if found is not _ABSENT:
-            return found
-        return self.pending.value(self.table, key, default)
+    def _base(self, key: Any) -> Any:
+        return self.pending.value(self.table, key, ABSENT)
 
     def insert(self, key: Any, value: Any) -> LazyTable:
         return LazyTable(self.pending, self.table, self.changes.insert(key, value))
@@ -477,14 +467,14 @@ class LazyTable(MapView):
     def remove(self, key: Any) -> LazyTable:
         if key not in self:
             raise KeyError(key)
-        return LazyTable(self.pending, self.table, self.changes.insert(key, _GONE))
+        return LazyTable(self.pending, self.table, self.changes.insert(key, GONE))
 
     def whole(self) -> Any:
         """The ``HashTrieMap`` this view stands for (built once, with the changes applied)."""
         if self._built is None:
             table = self.pending.build()[self.table]
             for key, value in self.changes.items():
-                table = table.discard(key) if value is _GONE else table.insert(key, value)
+                table = table.discard(key) if value is GONE else table.insert(key, value)
             self._built = table
         return self._built
 

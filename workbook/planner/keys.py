@@ -101,7 +101,7 @@ DocumentKeys = tuple[
 """What one document gave one index: the document itself, its (sort keys, values) pairs (or, for a document
 with one key, most of them, its :class:`Entry`, whose keys and values are held anyway: a list and a pair
 less per document and index), and the array prefixes met per indexed path. Made from an index
-(:attr:`IndexData.memo`) so a rebuild after a write generates keys only for the documents that changed."""
+(:meth:`IndexData.memo`) so a rebuild after a write generates keys only for the documents that changed."""
 
 KeyMemo = dict[int, DocumentKeys]
 """Per-document index keys by ``id(document)`` (the document is kept in the value, so an id is never reused)."""
@@ -133,10 +133,9 @@ class IndexData:
         """Whether any document produced more than one key (an array on an indexed path)."""
         return any(self.multikey_paths.values())
 
-    @property
     def memo(self) -> KeyMemo:
         """Each document's keys, for a rebuild after a write (see :func:`build_index`), made from the entries
-        when asked: kept beside them, a dict entry and a tuple per document and index were an eighth of a
+        on each call: kept beside them, a dict entry and a tuple per document and index were an eighth of a
         restored followers/referenced (7.2 MiB of 57). A document that gave no key is not in it."""
         by_rid: dict[int, list[Entry]] = {}
         for entry in self.entries:
@@ -541,7 +540,7 @@ def update_index(earlier: IndexData, documents: Sequence[Mapping[str, Any]], del
         entries = [e for e in earlier.entries if e.rid not in replaced] if replaced else list(earlier.entries)
     else:
         entries = [Entry(e.keys, e.values, moved[e.rid]) for e in earlier.entries if moved[e.rid] >= 0]
-    arrays_of = dict(earlier.arrays)  # a copy: the earlier model's memo is made from its own
+    arrays_of = earlier.arrays  # moved on, not copied: the earlier model never makes its memo again
     for gone in delta.gone:
         arrays_of.pop(gone, None)
     multikey = {path: set(prefixes) for path, prefixes in earlier.multikey_paths.items()}

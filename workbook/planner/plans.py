@@ -110,7 +110,7 @@ class CollectionModel:
                     self._built[spec.name] = update_index(earlier, self.documents, self._delta)
                 else:
                     inherited = self._memos.pop(spec.name, None)
-                    memo = None if inherited is None else inherited.memo
+                    memo = None if inherited is None else inherited.memo()
                     self._built[spec.name] = build_index(spec, self.documents, memo)
             self._memos.pop(spec.name, None)
         return self._built[spec.name]
