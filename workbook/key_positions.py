@@ -25,7 +25,7 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-ABSENT = object()
+NOT_HELD = object()
 """What a view's ``get`` gives for a key it does not hold, before the caller's default."""
 GONE = object()
 """A key a write removed, in a view's changes."""
@@ -65,23 +65,23 @@ class MapView:
     changes: Any
 
     def _base(self, key: Any) -> Any:
-        """What the view held for ``key`` before any write (:data:`ABSENT` if nothing)."""
+        """What the view held for ``key`` before any write (:data:`NOT_HELD` if nothing)."""
         raise NotImplementedError
 
     def get(self, key: Any, default: Any = None) -> Any:
-        found = self.changes.get(key, ABSENT)
-        if found is ABSENT:
+        found = self.changes.get(key, NOT_HELD)
+        if found is NOT_HELD:
             found = self._base(key)
-        return default if found is ABSENT or found is GONE else found
+        return default if found is NOT_HELD or found is GONE else found
 
     def __getitem__(self, key: Any) -> Any:
-        found = self.get(key, ABSENT)
-        if found is ABSENT:
+        found = self.get(key, NOT_HELD)
+        if found is NOT_HELD:
             raise KeyError(key)
         return found
 
     def __contains__(self, key: object) -> bool:
-        return self.get(key, ABSENT) is not ABSENT
+        return self.get(key, NOT_HELD) is not NOT_HELD
 
 
 class KeyPositions(MapView):
@@ -104,7 +104,7 @@ class KeyPositions(MapView):
 
     def _base(self, key: Any) -> Any:
         position = self.positions.table().get(key)
-        return ABSENT if position is None else self._at(position)
+        return NOT_HELD if position is None else self._at(position)
 
     def __len__(self) -> int:
         return self.size

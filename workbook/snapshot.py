@@ -50,7 +50,7 @@ from bson.objectid import ObjectId
 
 from workbook import gc_pause
 from workbook.errors import CacheFolderError
-from workbook.key_positions import ABSENT, GONE, KeyPositions, KeyValues, MapView, Positions
+from workbook.key_positions import GONE, NOT_HELD, KeyPositions, KeyValues, MapView, Positions
 from workbook.sizes import offline_size_state, seed_offline_sizes
 
 if TYPE_CHECKING:
@@ -410,8 +410,8 @@ class PendingIndex:
         tables = self.tables
         if tables is not None:
             return tables[table].get(key, default)
-        found = self.made[table].get(key, ABSENT)
-        if found is not ABSENT:
+        found = self.made[table].get(key, NOT_HELD)
+        if found is not NOT_HELD:
             return found
         with self.lock:
             if self.tables is not None:
@@ -459,7 +459,7 @@ class LazyTable(MapView):
         self._built: Any = None
 
     def _base(self, key: Any) -> Any:
-        return self.pending.value(self.table, key, ABSENT)
+        return self.pending.value(self.table, key, NOT_HELD)
 
     def insert(self, key: Any, value: Any) -> LazyTable:
         return LazyTable(self.pending, self.table, self.changes.insert(key, value))
