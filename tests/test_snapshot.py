@@ -194,6 +194,45 @@ def test_restored_indexes_are_built_when_first_read_and_then_as_an_eager_build(c
             db.client.drop_database(db.name)
 
 
+@pytest.mark.parametrize(
+    ("dataset", "shape", "collection"), [("followers", "referenced", "follows"), ("parts", "embedded", "products")]
+)
+def test_a_restored_index_answers_a_few_keys_from_the_file_without_making_every_bucket(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, dataset: str, shape: str, collection: str
+) -> None:
+    """An equality lookup or a write asks a restored index about one key: its members are read from the
+    file's columns alone (making every bucket held 46 MiB for parts/embedded's part lines), and they are
+    the members the index was saved with, for every key, multikey and unique alike."""
+    data = workbook.generate(dataset, "tiny", 7)
+    first, second = _db("l"), _db("e")
+    engine = offline_server().engine
+    try:
+        workbook.load(data, shape, first, progress=False)
+        snapshot.forget()  # from the file, as a new kernel
+        workbook.load(dataset, shape, second, scale="tiny", progress=False)
+        indexes = engine._index_data[second.name][collection]
+        lazy = {name: index for name, index in indexes.items() if "pending" in vars(index)}
+        assert lazy, f"{dataset}/{shape} restores its {collection}' indexes lazily"
+        for name, index in lazy.items():
+            original = dict(snapshot._plain_index(engine._index_data[first.name][collection][name])[1])
+            eager = snapshot._index_tables(list(original.items()))
+            buckets = index.pending.buckets
+            assert isinstance(buckets, snapshot.FileBuckets), f"{name}: not restored from the file's columns"
+            with monkeypatch.context() as patched:
+                patched.setattr(snapshot, "_buckets", lambda *args: pytest.fail("every bucket was made"))
+                for key, members in original.items():
+                    assert buckets.members(key) == members, f"{name}: other members for {key!r}"
+                assert buckets.members(("not", "a", "key")) is None
+                key = next(iter(original))
+                assert index.get(key) == eager[0][key], f"{name}: the engine's lookup differs from an eager map's"
+            assert index.pending.tables is None and index.pending.by_key is None, f"{name}: built whole"
+        several = [name for name in lazy if any(len(m) > 1 for _, m in snapshot._made(lazy[name].pending.buckets))]
+        assert several or dataset != "parts", "parts' part lines index has keys with several members"
+    finally:
+        for db in (first, second):
+            db.client.drop_database(db.name)
+
+
 def test_a_pending_index_is_built_with_the_collector_paused_and_restarted_after(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

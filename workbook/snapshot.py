@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from functools import cache, partial
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -386,7 +386,7 @@ class PendingIndex:
     def __init__(self, buckets: Any) -> None:
         self.buckets: Any = buckets  # the list of (key, members), or a function making it (:func:`_made`)
         self.tables: tuple[Any, Any, Any] | None = None
-        self.by_key: dict[Any, list[tuple[int, Any]]] | None = None  # the buckets by key, for a few keys' values
+        self.by_key: dict[Any, list[tuple[int, Any]]] | None = None  # the buckets given, by key, for a few keys
         self.made: tuple[dict[Any, Any], dict[Any, Any], dict[Any, Any]] = ({}, {}, {})
         from rpds import HashTrieMap
 
@@ -416,16 +416,23 @@ class PendingIndex:
         with self.lock:
             if self.tables is not None:
                 return self.tables[table].get(key, default)
-            if self.by_key is None:
-                self.by_key = dict(_made(self.buckets))
-                self.buckets = self.by_key.items  # what build() needs, without a second copy
-            members = self.by_key.get(key)
+            members = self._members(key)
             if members is None:
                 return default
             values = _bucket_maker()(members)
             for made_of, value in zip(self.made, values, strict=True):
                 made_of[key] = value
             return values[table]
+
+    def _members(self, key: Any) -> list[tuple[int, Any]] | None:
+        """``key``'s (ordinal, member) list, made alone from a file's columns, or found in the buckets given."""
+        buckets = self.buckets
+        if isinstance(buckets, FileBuckets):
+            return buckets.members(key)
+        if self.by_key is None:
+            self.by_key = dict(_made(buckets))
+            self.buckets = self.by_key.items  # what build() needs, without a second copy
+        return self.by_key.get(key)
 
     def untouched(self, index: Any) -> bool:
         """Whether ``index`` still holds exactly these buckets: a lazy map of them, built or not, never written."""
@@ -959,6 +966,56 @@ def _buckets(
     return buckets
 
 
+class FileBuckets:
+    """One restored index's buckets, still in the file's columns: all of them made when the engine builds
+    the index's tables (calling it: :func:`_buckets`), or one key's alone (:meth:`members`).
+
+    A write or an equality lookup asks a restored index about a few keys (:meth:`PendingIndex.value`).
+    Making every bucket for that held two objects per member: 46 MiB for the 417,000 part lines of
+    parts/embedded, to find the products using one part. Here a key's members are read from its row's
+    packed numbers when asked; what is kept is a dict from each key to its place, and three small arrays.
+    """
+
+    __slots__ = ("fix", "places", "rows", "storage_keys", "width")
+
+    def __init__(self, rows: list[dict[str, Any]], width: int | None, fix: bool, storage_keys: list[Any]) -> None:
+        self.rows, self.width, self.fix, self.storage_keys = rows, width, fix, storage_keys
+        self.places: tuple[dict[Any, int], Any, Any, Any] | None = None
+
+    def __call__(self) -> list[tuple[Any, list[tuple[int, Any]]]]:
+        return _buckets(self.rows, self.width, self.fix, self.storage_keys)
+
+    def _places(self) -> tuple[dict[Any, int], Any, Any, Any]:
+        """Each key's number, and by number its row, its first member in that row and its member count."""
+        if self.places is None:
+            numbers: dict[Any, int] = {}
+            rows, starts, counts = [], [], []
+            for at, row in enumerate(self.rows):
+                keys = _index_keys(row, self.width, self.fix)
+                sizes = [1] * len(keys) if row["n"] is None else row["n"]
+                start = 0
+                for key, count in zip(keys, sizes, strict=True):
+                    numbers[key] = len(rows)  # a later bucket of the same key wins, as in a dict of the buckets
+                    rows.append(at)
+                    starts.append(start)
+                    counts.append(count)
+                    start += count
+            self.places = (numbers, np.asarray(rows, "<i4"), np.asarray(starts, "<i8"), np.asarray(counts, "<i8"))
+        return self.places
+
+    def members(self, key: Any) -> list[tuple[int, Any]] | None:
+        """``key``'s (ordinal, storage key) members, or None if the index holds no such key."""
+        numbers, rows, starts, counts = self._places()
+        number = numbers.get(key)
+        if number is None:
+            return None
+        packed = self.rows[int(rows[number])]["m"]
+        start, count = int(starts[number]), int(counts[number])
+        values = np.frombuffer(packed, dtype="<i4" if packed[0] == 4 else "<i8", offset=1)
+        pairs = iter(values[2 * start : 2 * (start + count)].tolist())
+        return list(zip(pairs, map(self.storage_keys.__getitem__, pairs), strict=True))
+
+
 def _made(buckets: Any) -> list[tuple[Any, list[tuple[int, Any]]]]:
     """An index's buckets: a list as given, or made now from a file's chunks (:func:`_buckets`)."""
     return buckets() if callable(buckets) else buckets
@@ -979,7 +1036,7 @@ def _from_sections(contents: dict[str, Any], rows: list[dict[str, Any]]) -> dict
         for index in entry["indexes"]:
             part = rows[at : at + index["chunks"]]  # made into buckets when the engine first reads the index
             at += index["chunks"]
-            buckets = partial(_buckets, part, index["width"], index["fix"], storage_keys)
+            buckets = FileBuckets(part, index["width"], index["fix"], storage_keys)
             index_data[index["name"]] = (index["next"], buckets)
         sizes = None
         if entry["sizes"] is not None:
