@@ -989,7 +989,9 @@ class FileBuckets:
         """Each key's number, and by number its row, its first member in that row and its member count."""
         if self.places is None:
             numbers: dict[Any, int] = {}
-            rows, starts, counts = [], [], []
+            rows: list[int] = []
+            starts: list[int] = []
+            counts: list[int] = []
             for at, row in enumerate(self.rows):
                 keys = _index_keys(row, self.width, self.fix)
                 sizes = [1] * len(keys) if row["n"] is None else row["n"]
