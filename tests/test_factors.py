@@ -48,6 +48,53 @@ def test_the_squillions_test_finds_the_ceiling() -> None:
     assert list(table.index) == [case[0] for case in relations.GROWTH_CASES]
 
 
+def test_the_tables_keep_their_counts_and_no_dataset(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The squillions test and the factor table read each dataset once between them, and keep only the
+    counts: every dataset they generated is gone afterwards (keeping them held 109 MiB in notebook 02)."""
+    import gc
+    import weakref
+
+    import workbook.datasets
+
+    made: list[tuple[str, str, weakref.ref[object]]] = []
+    original = workbook.datasets.generate
+
+    def counted(name: str, scale: str, seed: int = 7) -> object:
+        data = original(name, scale, seed=seed)
+        made.append((name, scale, weakref.ref(data)))
+        return data
+
+    monkeypatch.setattr(workbook.datasets, "generate", counted)
+    factors.measured.cache_clear()
+    table = relations.growth_test(("tiny", "tiny"), seed=3)
+    parts, followers = (
+        factors.evidence("parts", scale="tiny", seed=3),
+        factors.evidence("followers", scale="tiny", seed=3),
+    )
+    gc.collect()
+    assert sorted((name, scale) for name, scale, _ in made) == [
+        ("followers", "tiny"),
+        ("parts", "tiny"),
+        ("store", "tiny"),
+    ]
+    assert all(alive() is None for _, _, alive in made), "a generated dataset is still held"
+    data = original("parts", "tiny", seed=3)
+    longest = max(len(product["parts"]) for product in data.collections["products"])
+    used = {line["partId"] for product in data.collections["products"] for line in product["parts"]}
+    unused = sum(part["_id"] not in used for part in data.collections["parts"])
+    assert table.loc["a product's part lines", "largest at tiny"] == longest
+    assert (
+        f"at most {longest} lines" in parts.loc["growth", "because"]
+        and f"{unused:,} parts" in parts.loc["lifecycle", "because"]
+    )
+    follows = original("followers", "tiny", seed=3).collections["follows"]
+    most = max(sum(f["followedId"] == user for f in follows) for user in {f["followedId"] for f in follows})
+    assert (
+        table.loc["a user's followers", "largest at tiny"] == most
+        and f"has {most:,} followers" in followers.loc["growth", "because"]
+    )
+
+
 def test_parts_query_table_records_filters_and_sorts() -> None:
     table = workbook.workload("parts").query_table()
     assert list(table.columns) == ["rate", "type", "filter", "sort", "returns"]

@@ -387,13 +387,6 @@ GROWTH_CASES: tuple[tuple[str, str, str, str], ...] = (
 """The squillions test's cases: (relationship, dataset, collection, the array or the parent-id field)."""
 
 
-def _longest(dataset: Any, collection: str, field: str) -> int:
-    documents = dataset.collections[collection]
-    if documents and isinstance(documents[0].get(field), list):
-        return max(len(document[field]) for document in documents)
-    return max(Counter(document[field] for document in documents).values())
-
-
 def growth_test(scales: tuple[str, str] = ("tiny", "small"), *, seed: int = 7) -> pd.DataFrame:
     """The squillions test, measured: does anything stop the count from growing?
 
@@ -401,7 +394,7 @@ def growth_test(scales: tuple[str, str] = ("tiny", "small"), *, seed: int = 7) -
     while the data grows has a ceiling (an array can hold it); one that grows with the data has none.
     """
     from workbook.datasets import sizes
-    from workbook.factors import generated
+    from workbook.factors import measured
     from workbook.waiting import wait_bar
 
     small, large = scales
@@ -410,7 +403,7 @@ def growth_test(scales: tuple[str, str] = ("tiny", "small"), *, seed: int = 7) -
     counts: dict[tuple[str, str], int] = {}
     with wait_bar(steps, desc="generate and count", unit="dataset") as bar:
         for (relationship, dataset, collection, field), scale in bar:
-            counts[(relationship, scale)] = _longest(generated(dataset, scale, seed), collection, field)
+            counts[(relationship, scale)] = measured(dataset, scale, seed)[f"{collection}.{field}"]
     for relationship, dataset, collection, _field in GROWTH_CASES:
         grew = sizes(dataset, large)[collection] / sizes(dataset, small)[collection]
         before, after = counts[(relationship, small)], counts[(relationship, large)]
