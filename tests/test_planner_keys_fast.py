@@ -123,6 +123,20 @@ def test_the_short_path_takes_the_plain_documents() -> None:
     assert scalars.keys({"_id": 1, "a": Int64(1)}) is None and scalars.keys({"_id": 1, "a": []}) is None
 
 
+def test_array_elements_held_once_share_one_key_pair_across_documents() -> None:
+    """A restored dataset holds each distinct string once: the multikey index keeps one (keys, values) pair per
+    element object, shared by every document holding it, and a distinct but equal object keeps its own."""
+    part, other, twin = "part-1", "part-2", "".join(["part-", "1"])
+    documents = [{"_id": n, "l": [{"x": part}, {"x": other if n % 2 else part}]} for n in range(50)]
+    documents.append({"_id": 50, "l": [{"x": twin}]})
+    built = build_index(IndexDefinition.from_info({"name": "l", "key": {"l.x": 1}}), documents)
+    of_part = [entry for entry in built.entries if entry.values[0] is part]
+    assert len(of_part) == 50 and len({id(entry.keys) for entry in of_part}) == 1
+    assert len({id(entry.values) for entry in of_part}) == 1
+    (of_twin,) = [entry for entry in built.entries if entry.rid == 50]
+    assert of_twin.values[0] is twin and of_twin.keys == of_part[0].keys and of_twin.values is not of_part[0].values
+
+
 def test_date_keys_are_the_milliseconds_bson_stores() -> None:
     """A date's key is its BSON value (milliseconds since the epoch, naive dates read as UTC), checked
     against pymongo's own encoder over random dates from year 2 to 9980, naive and aware."""
