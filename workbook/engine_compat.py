@@ -300,6 +300,12 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         "batch the replies of finds the model executes (workbook.offline_reads)",
         instance_attribute=True,
     ),
+    PrivateName(
+        "mongoeco.wire.cursors",
+        "WireCursorStore._state",
+        "a cursor's remaining documents, to cut a getMore's batch at 16 MiB (workbook.offline_cursors)",
+        instance_attribute=True,
+    ),
     PrivateName(_PROXY, "AsyncMongoEcoProxyServer._session_store", "the executor's sessions", instance_attribute=True),
     PrivateName(_PROXY, "AsyncMongoEcoProxyServer._surface", "the executor's command surface", instance_attribute=True),
     PrivateName(_PROXY, "AsyncMongoEcoProxyServer._auth", "the executor's authentication", instance_attribute=True),
@@ -855,6 +861,7 @@ def instance_problems(engine: Any, proxy: Any) -> list[str]:
         _COLLECTION: collection,
         _HUB: _change_stream_hub(),
         _PROFILING: getattr(engine, "_profiler", None),
+        "WireCursorStore": getattr(proxy, "_cursor_store", None),
     }
     found = []
     for name in PRIVATE_NAMES:
@@ -1903,6 +1910,20 @@ def install_projection_fixes() -> None:
 
 
 _SHARED_VALUES: contextvars.ContextVar[bool] = contextvars.ContextVar("workbench_shared_values", default=False)
+
+
+def sharing_projection(project: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``project`` (a :func:`projection_executor`) run within :func:`shared_projected_values`, one document at a
+    time: for a reply's batches projected as they are sent, long after the find that made the cursor."""
+
+    def run(document: Any) -> Any:
+        token = _SHARED_VALUES.set(True)
+        try:
+            return project(document)
+        finally:
+            _SHARED_VALUES.reset(token)
+
+    return run
 
 
 @contextlib.contextmanager

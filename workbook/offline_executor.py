@@ -57,6 +57,7 @@ from workbook.offline_commands import (
     transaction_key,
     writes_out,
 )
+from workbook.offline_cursors import SizedCursors
 from workbook.offline_engine import new_profiled_command, refused_before_storage
 from workbook.offline_explain import hook_for
 from workbook.offline_indexes import ListedIndexes
@@ -634,6 +635,7 @@ class WorkbenchProxy(_ProxyBase):
     def __init__(self, *, server: OfflineServer, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._predecoded = {}
+        self._cursor_store = SizedCursors()  # batches cut at 16 MiB, as MongoDB cuts them
         self._executor = WorkbenchExecutor(
             self._client, self._cursor_store, self._session_store, surface=self._surface, auth=self._auth
         )

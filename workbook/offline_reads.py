@@ -32,6 +32,7 @@ import bson
 from workbook import engine_compat, engine_reads, offline_aggregation, planner
 from workbook.errors import ExplainError, InvalidQueryError, UnknownHintError
 from workbook.facts import MAX_BLOCKING_SORT_BYTES, QUERY_EXCEEDED_MEMORY_LIMIT, bson_size
+from workbook.offline_cursors import Projection, batch_of
 from workbook.offline_explain import NOT_MODELLED_CODE
 from workbook.planner.predicates import parse_filter
 from workbook.planner.query import asks_sort_key, make_query
@@ -246,7 +247,8 @@ class ReadLayer:
                 _refuse_ignored(sent, KEY_BOUNDS)
             in_bounds = await self._bounded(model, database, name, args, sent)
             self._profile(database, name, body, time.perf_counter_ns() - started)
-            return self._reply(body, raw, namespace, self._projected(context, model, in_bounds), context, cursors)
+            documents, project = self._projected(context, model, in_bounds)
+            return self._reply(body, raw, namespace, documents, context, cursors, project)
         if asks_sort_key(body.get("projection")):  # the engine's projection has no sortKey: the model's
             projected = await self._run(model, database, name, args, projected=True)
             if projected is None:
@@ -262,16 +264,18 @@ class ReadLayer:
         if sorted_in_memory and body.get("allowDiskUse") is False:
             self._check_sort_memory(model, rids)
         self._profile(database, name, body, time.perf_counter_ns() - started)
-        return self._reply(body, raw, namespace, self._projected(context, model, rids), context, cursors)
+        documents, project = self._projected(context, model, rids)
+        return self._reply(body, raw, namespace, documents, context, cursors, project)
 
     @staticmethod
-    def _projected(context: Any, model: Any, rids: list[int]) -> list[Any]:
-        """The documents at ``rids``, projected from the decoded document as the engine's find does."""
+    def _projected(context: Any, model: Any, rids: list[int]) -> tuple[list[Any], Projection | None]:
+        """The documents at ``rids`` (the engine's public forms, as its find returns them), and the projection
+        each batch applies to them as it is sent (:mod:`workbook.offline_cursors`), as the engine's find does."""
         sent = context.command_document  # the engine's own forms (a regex is its Regex), as its find reads them
+        documents = [model.documents[rid] for rid in rids]
         if not sent.get("projection"):
-            return [model.documents[rid] for rid in rids]  # the engine's public forms, as its find returns
-        project = engine_compat.projection_executor(sent["projection"], sent.get("filter"))
-        return [project(model.documents[rid]) for rid in rids]
+            return documents, None
+        return documents, engine_compat.projection_executor(sent["projection"], sent.get("filter"))
 
     async def _keys(self, model: Any, database: str, name: str, args: planner.FindArgs) -> list[dict[str, Any]]:
         """A find with ``returnKey`` run on the model (:mod:`workbook.planner.returnkey`), off the event loop."""
@@ -329,12 +333,11 @@ class ReadLayer:
         documents, _ = await loop.run_in_executor(None, engine_reads.public_records, self._engine, database, name)
         skip, limit = body.get("skip") or 0, abs(body.get("limit") or 0)
         documents = documents[skip : skip + limit] if limit else documents[skip:]
-        if body.get("projection"):
-            project = engine_compat.projection_executor(body["projection"], None)  # the engine's forms, as sent
-            with engine_compat.shared_projected_values():  # the reply is encoded, never changed: no copies
-                documents = [project(document) for document in documents]
+        project = None
+        if body.get("projection"):  # the engine's forms, as sent; the reply is encoded, never changed: no copies
+            project = engine_compat.sharing_projection(engine_compat.projection_executor(body["projection"], None))
         self._profile(database, name, body, time.perf_counter_ns() - started)
-        return self._reply(body, raw, f"{database}.{name}", documents, context, cursors)
+        return self._reply(body, raw, f"{database}.{name}", documents, context, cursors, project)
 
     def _reply(
         self,
@@ -344,13 +347,18 @@ class ReadLayer:
         documents: list[Any],
         context: Any,
         cursors: Any,
+        project: Projection | None = None,
     ) -> dict[str, Any]:
-        """The find's reply: one batch for a negative limit or singleBatch, else a cursor the engine batches."""
-        reply = {"cursor": {"firstBatch": documents, "ns": namespace, "id": 0}, "ok": 1.0}
+        """The find's reply: one batch for a negative limit or singleBatch, else a cursor batched as MongoDB
+        batches (:class:`workbook.offline_cursors.SizedCursors`), each batch projected by ``project`` as sent."""
         if body.get("singleBatch") or (isinstance(body.get("limit"), int) and body["limit"] < 0):
-            return reply  # one batch, cursor closed, as MongoDB answers a negative limit
+            batch = batch_of(documents, None, project)  # one batch (16 MiB at most), cursor closed, as MongoDB
+            return {"cursor": {"firstBatch": batch, "ns": namespace, "id": 0}, "ok": 1.0}
+        reply = {"cursor": {"firstBatch": documents, "ns": namespace, "id": 0}, "ok": 1.0}
         lsid = raw.get("lsid")
-        return dict(cursors.materialize_command_result(body, reply, lsid=lsid, connection=context.connection))
+        return dict(
+            cursors.materialize_command_result(body, reply, lsid=lsid, connection=context.connection, project=project)
+        )
 
     async def count(self, context: Any) -> dict[str, Any] | None:
         """The reply to a ``count`` command, counted from the model's plan (a hinted sparse index counts

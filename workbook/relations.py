@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
@@ -206,11 +206,13 @@ def stale_copies(loaded: LoadedShape) -> int:
 
     Read through the wire from a server; on the offline default, from the engine's storage.
     """
+    from workbook.operations.parts import SCAN_BATCH
+
     parts = stored_documents(loaded.db, "parts")
-    products = stored_documents(loaded.db, "products")
+    products: Iterable[Mapping[str, Any]] | None = stored_documents(loaded.db, "products")
     if parts is None or products is None:
         parts = list(loaded.db.parts.find({}, {"name": 1}))
-        products = list(loaded.db.products.find({}, {"parts.partId": 1, "parts.name": 1}))
+        products = loaded.db.products.find({}, {"parts.partId": 1, "parts.name": 1}, batch_size=SCAN_BATCH)
     names = {part["_id"]: part.get("name") for part in parts}
     return sum(
         1
