@@ -25,6 +25,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import itertools
 import operator
 import os
 import stat
@@ -972,50 +973,70 @@ class FileBuckets:
 
     A write or an equality lookup asks a restored index about a few keys (:meth:`PendingIndex.value`).
     Making every bucket for that held two objects per member: 46 MiB for the 417,000 part lines of
-    parts/embedded, to find the products using one part. Here a key's members are read from its row's
-    packed numbers when asked; what is kept is a dict from each key to its place, and three small arrays.
+    parts/embedded, to find the products using one part. A dict from each key to its place still held
+    35 MiB for the store's 137,000 review keys after one ``run_workload``. What is kept is five arrays:
+    each key's hash, sorted, and its row, its place in the row, its first member and its member count. A
+    lookup finds the key's hash, makes the key of each place with that hash from its row and compares,
+    and reads the members from the row's packed numbers.
     """
 
     __slots__ = ("fix", "places", "rows", "storage_keys", "width")
 
     def __init__(self, rows: list[dict[str, Any]], width: int | None, fix: bool, storage_keys: list[Any]) -> None:
         self.rows, self.width, self.fix, self.storage_keys = rows, width, fix, storage_keys
-        self.places: tuple[dict[Any, int], Any, Any, Any] | None = None
+        self.places: tuple[Any, Any, Any, Any, Any] | None = None
 
     def __call__(self) -> list[tuple[Any, list[tuple[int, Any]]]]:
         return _buckets(self.rows, self.width, self.fix, self.storage_keys)
 
-    def _places(self) -> tuple[dict[Any, int], Any, Any, Any]:
-        """Each key's number, and by number its row, its first member in that row and its member count."""
+    def _places(self) -> tuple[Any, Any, Any, Any, Any]:
+        """Each key's hash (sorted), and in the same order its row, its number in the row, its first member in
+        the row and its member count."""
         if self.places is None:
-            numbers: dict[Any, int] = {}
+            hashes: list[int] = []
             rows: list[int] = []
+            numbers: list[int] = []
             starts: list[int] = []
             counts: list[int] = []
             for at, row in enumerate(self.rows):
                 keys = _index_keys(row, self.width, self.fix)
+                hashes.extend(map(hash, keys))
+                rows.extend([at] * len(keys))
+                numbers.extend(range(len(keys)))
                 sizes = [1] * len(keys) if row["n"] is None else row["n"]
-                start = 0
-                for key, count in zip(keys, sizes, strict=True):
-                    numbers[key] = len(rows)  # a later bucket of the same key wins, as in a dict of the buckets
-                    rows.append(at)
-                    starts.append(start)
-                    counts.append(count)
-                    start += count
-            self.places = (numbers, np.asarray(rows, "<i4"), np.asarray(starts, "<i8"), np.asarray(counts, "<i8"))
+                counts.extend(sizes)
+                starts.extend(itertools.accumulate(sizes, initial=0))
+                starts.pop()  # accumulate gives one start past the last bucket
+            order = np.argsort(np.asarray(hashes, dtype=np.int64), kind="stable")  # equal hashes: file order
+            columns = [np.asarray(column, dtype=np.int64)[order] for column in (hashes, rows, numbers, starts, counts)]
+            self.places = (columns[0], columns[1], columns[2], columns[3], columns[4])
         return self.places
+
+    def _key(self, row: dict[str, Any], number: int) -> Any:
+        """Key number ``number`` of ``row``, as :func:`_index_keys` makes it."""
+        width = self.width
+        if width is None:
+            return _frozen(row["k"][number])
+        if not width:
+            return ()
+        flat = row["f"][2 * width * number : 2 * width * (number + 1)]
+        pairs = zip(flat[::2], flat[1::2], strict=True)
+        return tuple(_fixed_part(t, v) for t, v in pairs) if self.fix else tuple(pairs)
 
     def members(self, key: Any) -> list[tuple[int, Any]] | None:
         """``key``'s (ordinal, storage key) members, or None if the index holds no such key."""
-        numbers, rows, starts, counts = self._places()
-        number = numbers.get(key)
-        if number is None:
-            return None
-        packed = self.rows[int(rows[number])]["m"]
-        start, count = int(starts[number]), int(counts[number])
-        values = np.frombuffer(packed, dtype="<i4" if packed[0] == 4 else "<i8", offset=1)
-        pairs = iter(values[2 * start : 2 * (start + count)].tolist())
-        return list(zip(pairs, map(self.storage_keys.__getitem__, pairs), strict=True))
+        hashes, rows, numbers, starts, counts = self._places()
+        wanted = hash(key)
+        low, high = np.searchsorted(hashes, wanted, "left"), np.searchsorted(hashes, wanted, "right")
+        for place in reversed(range(int(low), int(high))):  # a later bucket of the same key wins, as in a dict
+            row = self.rows[int(rows[place])]
+            if self._key(row, int(numbers[place])) == key:
+                packed = row["m"]
+                start, count = int(starts[place]), int(counts[place])
+                values = np.frombuffer(packed, dtype="<i4" if packed[0] == 4 else "<i8", offset=1)
+                pairs = iter(values[2 * start : 2 * (start + count)].tolist())
+                return list(zip(pairs, map(self.storage_keys.__getitem__, pairs), strict=True))
+        return None
 
 
 def _made(buckets: Any) -> list[tuple[Any, list[tuple[int, Any]]]]:
