@@ -65,7 +65,7 @@ def test_the_tables_keep_their_counts_and_no_dataset(monkeypatch: pytest.MonkeyP
         return data
 
     monkeypatch.setattr(workbook.datasets, "generate", counted)
-    factors.measured.cache_clear()
+    factors.dataset_counts.cache_clear()
     table = relations.growth_test(("tiny", "tiny"), seed=3)
     parts, followers = (
         factors.evidence("parts", scale="tiny", seed=3),

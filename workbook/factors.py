@@ -36,8 +36,16 @@ CASES = ("parts", "followers")
 """The relationships the table is filled for: a product's parts, a user's followers."""
 
 
+GROWTH_CASES: tuple[tuple[str, str, str, str], ...] = (
+    ("an order's lines", "store", "orders", "items"),
+    ("a product's part lines", "parts", "products", "parts"),
+    ("a user's followers", "followers", "follows", "followedId"),
+)
+"""The squillions test's cases: (relationship, dataset, collection, the array or the parent-id field)."""
+
+
 @lru_cache(maxsize=16)
-def measured(name: str, scale: str, seed: int) -> dict[str, int]:
+def dataset_counts(name: str, scale: str, seed: int) -> dict[str, int]:
     """The counts the factor table and the squillions test read from one generated dataset, kept for this
     process: the largest count of each relationship the squillions test names (``"collection.field"``: an
     array's length, or how many documents share a parent id) and, for parts, the parts no product uses.
@@ -46,7 +54,6 @@ def measured(name: str, scale: str, seed: int) -> dict[str, int]:
     notebook 02's kernel (once for the learner's ``parts``), 109 MiB that stayed to the end.
     """
     from workbook.datasets import generate
-    from workbook.relations import GROWTH_CASES
 
     data = generate(name, scale, seed=seed)
     counts = {}
@@ -72,7 +79,7 @@ def factor_table() -> pd.DataFrame:
 def _parts_evidence(scale: str, seed: int) -> dict[str, tuple[str, str]]:
     from workbook.dataset_parts import workload
 
-    counts = measured("parts", scale, seed)
+    counts = dataset_counts("parts", scale, seed)
     lines, unused = counts["products.parts"], counts["unused parts"]
     rates = {op.name: op.rate for op in workload("parts").operations}
     return {
@@ -97,7 +104,7 @@ def _parts_evidence(scale: str, seed: int) -> dict[str, tuple[str, str]]:
 def _followers_evidence(scale: str, seed: int) -> dict[str, tuple[str, str]]:
     from workbook.dataset_parts import workload
 
-    most = measured("followers", scale, seed)["follows.followedId"]
+    most = dataset_counts("followers", scale, seed)["follows.followedId"]
     rates = {op.name: op.rate for op in workload("followers").operations}
     return {
         "read pattern": (

@@ -27,12 +27,12 @@ from workbook.offline_limits import engine_bson_size
 BATCH_BYTES = MAX_BSON_SIZE
 """The most document bytes one batch carries (MongoDB's ``kMaxBytesToReturnToClientAtOnce``, 16 MiB)."""
 
-Projection = Callable[[Any], Any]
+Projector = Callable[[Any], Any]
 """A find's projection, applied to one stored document."""
 
 
 def batch_of(
-    documents: Sequence[Any], wanted: int | None, project: Projection | None = None, limit: int = BATCH_BYTES
+    documents: Sequence[Any], wanted: int | None, project: Projector | None = None, limit: int = BATCH_BYTES
 ) -> list[Any]:
     """The first batch of ``documents`` (each projected by ``project``, if given): at most ``wanted`` (all when
     None), no more than fit in ``limit`` bytes, but always one."""
@@ -59,7 +59,7 @@ class SizedCursors(WireCursorStore):
 
     def __init__(self) -> None:
         super().__init__()
-        self._projections: dict[int, Projection] = {}
+        self._projections: dict[int, Projector] = {}
 
     def clear(self) -> None:
         super().clear()
@@ -72,7 +72,7 @@ class SizedCursors(WireCursorStore):
         *,
         lsid: Any = None,
         connection: Any = None,
-        project: Projection | None = None,
+        project: Projector | None = None,
     ) -> dict[str, Any]:
         """mongoeco's, with the first batch cut at 16 MiB; ``project``: each document's projection, for a
         find whose ``firstBatch`` holds the stored documents (applied to each batch as it is sent)."""

@@ -11,7 +11,7 @@ operators, ...) or cannot read (a malformed command) goes to the engine unchange
 and error messages stand; so do reads inside a transaction (they must see the transaction's own
 writes, which the committed model does not hold), tailable cursors and the find options listed in
 :data:`ENGINE_OPTIONS`, except those the engine would ignore (:data:`IGNORED_BY_THE_ENGINE`): the model
-answers ``min``/``max`` and ``returnKey``, and refuses the rest by name. Projection is applied by the
+answers ``min``/``max`` and ``returnKey``, and refuses the rest by name. Projector is applied by the
 engine's own projection code, which covers every projection form (``$slice``, ``$elemMatch``,
 positional) the same way for both paths.
 """
@@ -32,7 +32,7 @@ import bson
 from workbook import engine_compat, engine_reads, offline_aggregation, planner
 from workbook.errors import ExplainError, InvalidQueryError, UnknownHintError
 from workbook.facts import MAX_BLOCKING_SORT_BYTES, QUERY_EXCEEDED_MEMORY_LIMIT, bson_size
-from workbook.offline_cursors import Projection, batch_of
+from workbook.offline_cursors import Projector, batch_of
 from workbook.offline_explain import NOT_MODELLED_CODE
 from workbook.planner.predicates import parse_filter
 from workbook.planner.query import asks_sort_key, make_query
@@ -268,7 +268,7 @@ class ReadLayer:
         return self._reply(body, raw, namespace, documents, context, cursors, project)
 
     @staticmethod
-    def _projected(context: Any, model: Any, rids: list[int]) -> tuple[list[Any], Projection | None]:
+    def _projected(context: Any, model: Any, rids: list[int]) -> tuple[list[Any], Projector | None]:
         """The documents at ``rids`` (the engine's public forms, as its find returns them), and the projection
         each batch applies to them as it is sent (:mod:`workbook.offline_cursors`), as the engine's find does."""
         sent = context.command_document  # the engine's own forms (a regex is its Regex), as its find reads them
@@ -347,7 +347,7 @@ class ReadLayer:
         documents: list[Any],
         context: Any,
         cursors: Any,
-        project: Projection | None = None,
+        project: Projector | None = None,
     ) -> dict[str, Any]:
         """The find's reply: one batch for a negative limit or singleBatch, else a cursor batched as MongoDB
         batches (:class:`workbook.offline_cursors.SizedCursors`), each batch projected by ``project`` as sent."""

@@ -21,6 +21,7 @@ import pandas as pd
 from workbook.calls import measure_call
 from workbook.engine_reads import stored_documents
 from workbook.errors import UnknownChoiceError, WorkbookError
+from workbook.factors import GROWTH_CASES, dataset_counts
 from workbook.loaded import Loadable, LoadedShape, loaded_shapes
 from workbook.operations.parts import PartsOperations
 from workbook.shapes.parts import DUPLICATION_POLICY, PART_FACTS
@@ -381,14 +382,6 @@ def refresh_copies(loaded: LoadedShape) -> int:
     return refresh_part_names(loaded.db)
 
 
-GROWTH_CASES: tuple[tuple[str, str, str, str], ...] = (
-    ("an order's lines", "store", "orders", "items"),
-    ("a product's part lines", "parts", "products", "parts"),
-    ("a user's followers", "followers", "follows", "followedId"),
-)
-"""The squillions test's cases: (relationship, dataset, collection, the array or the parent-id field)."""
-
-
 def growth_test(scales: tuple[str, str] = ("tiny", "small"), *, seed: int = 7) -> pd.DataFrame:
     """The squillions test, measured: does anything stop the count from growing?
 
@@ -396,7 +389,6 @@ def growth_test(scales: tuple[str, str] = ("tiny", "small"), *, seed: int = 7) -
     while the data grows has a ceiling (an array can hold it); one that grows with the data has none.
     """
     from workbook.datasets import sizes
-    from workbook.factors import measured
     from workbook.waiting import wait_bar
 
     small, large = scales
@@ -405,7 +397,7 @@ def growth_test(scales: tuple[str, str] = ("tiny", "small"), *, seed: int = 7) -
     counts: dict[tuple[str, str], int] = {}
     with wait_bar(steps, desc="generate and count", unit="dataset") as bar:
         for (relationship, dataset, collection, field), scale in bar:
-            counts[(relationship, scale)] = measured(dataset, scale, seed)[f"{collection}.{field}"]
+            counts[(relationship, scale)] = dataset_counts(dataset, scale, seed)[f"{collection}.{field}"]
     for relationship, dataset, collection, _field in GROWTH_CASES:
         grew = sizes(dataset, large)[collection] / sizes(dataset, small)[collection]
         before, after = counts[(relationship, small)], counts[(relationship, large)]
