@@ -37,6 +37,8 @@ def batch_of(
     """The first batch of ``documents`` (each projected by ``project``, if given): at most ``wanted`` (all when
     None), no more than fit in ``limit`` bytes, but always one."""
     count = len(documents) if not wanted else min(wanted, len(documents))
+    if count <= 1:  # one document is always sent, whatever its size: nothing to measure (a find_one)
+        return [document if project is None else project(document) for document in documents[:count]]
     batch: list[Any] = []
     total = 0
     for number in range(count):
