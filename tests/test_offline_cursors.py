@@ -130,3 +130,38 @@ def test_a_cursor_projects_each_batch_as_it_is_sent_and_forgets_the_projection_a
     )
     cursors.kill_cursors({"killCursors": "c", "cursors": [again["cursor"]["id"]]}, db_name="d")
     assert not cursors._projections and len(cursors) == 0
+
+
+def test_find_getmore_bsonsize(db: Database) -> None:
+    """Ported from MongoDB's jstests/core/query/find/find_getmore_bsonsize.js: documents near 16 MiB come one
+    per batch, ``batchSize: 0`` opens a cursor with an empty first batch, and a document of exactly 16 MiB
+    comes back alone in a closed cursor."""
+    one_kb, one_mb = 1024, 1024 * 1024
+    db.c.insert_one({"_id": 0, "padding": "x" * (one_mb - one_kb)})
+    db.c.insert_one({"_id": 1, "padding": "y" * (16 * one_mb - one_kb)})
+    reply = db.command("find", "c")
+    assert reply["cursor"]["id"] > 0 and reply["cursor"]["ns"] == f"{db.name}.c"
+    assert len(reply["cursor"]["firstBatch"]) == 1  # the second would make an invalid reply
+    more = db.command("getMore", reply["cursor"]["id"], collection="c")
+    assert more["cursor"]["id"] == 0 and len(more["cursor"]["nextBatch"]) == 1
+    reply = db.command("find", "c", batchSize=0)
+    assert reply["cursor"]["id"] > 0 and reply["cursor"]["firstBatch"] == []
+    more = db.command("getMore", reply["cursor"]["id"], collection="c")
+    assert more["cursor"]["id"] > 0 and [d["_id"] for d in more["cursor"]["nextBatch"]] == [0]
+    more = db.command("getMore", reply["cursor"]["id"], collection="c")
+    assert more["cursor"]["id"] == 0 and [d["_id"] for d in more["cursor"]["nextBatch"]] == [1]
+    db.c.drop()
+    biggest = {"_id": 0, "padding": "y" * (16 * one_mb - 28)}  # the jstest's _id is a double: 4 bytes more
+    assert len(bson.encode(biggest)) == 16 * one_mb
+    db.c.insert_one(biggest)
+    reply = db.command("find", "c")
+    assert reply["cursor"]["id"] == 0 and len(reply["cursor"]["firstBatch"]) == 1
+
+
+def test_a_projected_find_with_batch_size_zero_projects_every_batch(db: Database) -> None:
+    """``batchSize: 0`` with a projection: the first batch is empty, and what the cursor sends is projected."""
+    db.c.insert_many([{"_id": n, "a": n, "b": "drop me"} for n in range(5)])
+    reply = db.command("find", "c", projection={"a": 1}, batchSize=0)
+    assert reply["cursor"]["firstBatch"] == [] and reply["cursor"]["id"] > 0
+    more = db.command("getMore", reply["cursor"]["id"], collection="c")
+    assert more["cursor"]["nextBatch"] == [{"_id": n, "a": n} for n in range(5)] and more["cursor"]["id"] == 0

@@ -1917,11 +1917,8 @@ def sharing_projection(project: Callable[[Any], Any]) -> Callable[[Any], Any]:
     time: for a reply's batches projected as they are sent, long after the find that made the cursor."""
 
     def run(document: Any) -> Any:
-        token = _SHARED_VALUES.set(True)
-        try:
+        with shared_projected_values():
             return project(document)
-        finally:
-            _SHARED_VALUES.reset(token)
 
     return run
 

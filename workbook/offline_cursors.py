@@ -82,7 +82,19 @@ class SizedCursors(WireCursorStore):
         documents = cursor.get("firstBatch") if isinstance(cursor, dict) else None
         spec = command_document.get("cursor")
         asked = command_document.get("batchSize", spec.get("batchSize") if isinstance(spec, dict) else None)
-        if not isinstance(documents, list) or not documents or (asked is not None and _requested(asked) is None):
+        if not isinstance(cursor, dict) or not isinstance(documents, list) or not documents:
+            return super().materialize_command_result(command_document, result, lsid=lsid, connection=connection)
+        if asked == 0 and type(asked) is int:  # MongoDB: an empty first batch and a cursor over everything
+            held = {**result, "cursor": {**cursor, "firstBatch": [None, *documents]}}  # mongoeco keeps all but one
+            reply = super().materialize_command_result(
+                {**command_document, "batchSize": 1}, held, lsid=lsid, connection=connection
+            )
+            reply["cursor"]["firstBatch"] = []
+            if project is not None:
+                self._projections[reply["cursor"]["id"]] = project
+            return reply
+        if asked is not None and _requested(asked) is None:  # malformed: mongoeco's refusal, in its words
+            cursor["firstBatch"] = documents if project is None else [project(document) for document in documents]
             return super().materialize_command_result(command_document, result, lsid=lsid, connection=connection)
         batch = batch_of(documents, _requested(asked), project)
         if len(batch) < len(documents):

@@ -23,7 +23,7 @@ from workbook.engine_reads import stored_documents
 from workbook.errors import UnknownChoiceError, WorkbookError
 from workbook.factors import GROWTH_CASES, dataset_counts
 from workbook.loaded import Loadable, LoadedShape, loaded_shapes
-from workbook.operations.parts import PartsOperations
+from workbook.operations.parts import SCAN_BATCH, PartsOperations
 from workbook.shapes.parts import DUPLICATION_POLICY, PART_FACTS
 from workbook.shapes.spec import Document
 
@@ -207,8 +207,6 @@ def stale_copies(loaded: LoadedShape) -> int:
 
     Read through the wire from a server; on the offline default, from the engine's storage.
     """
-    from workbook.operations.parts import SCAN_BATCH
-
     parts = stored_documents(loaded.db, "parts")
     products: Iterable[Mapping[str, Any]] | None = stored_documents(loaded.db, "products")
     if parts is None or products is None:

@@ -789,11 +789,16 @@ def _index_keys(row: dict[str, Any], width: int | None, fix: bool) -> list[Any]:
     """The index keys of one bucket chunk, from its flat column or (unusual keys) one by one."""
     if width is None:
         return [_frozen(key) for key in row["k"]]
-    flat = iter(row["f"])
-    parts: list[Any] = (
-        [_fixed_part(t, v) for t, v in zip(flat, flat, strict=True)] if fix else list(zip(flat, flat, strict=True))
-    )
+    parts = _key_parts(row["f"], fix)
     return list(zip(*[iter(parts)] * width, strict=True)) if width else [() for _ in _unpacked(row["m"])[::2]]
+
+
+def _key_parts(flat: list[Any], fix: bool) -> list[Any]:
+    """The (tag, value) parts of index keys from their flat column (tag, value, tag, value...)."""
+    pairs = iter(flat)
+    if fix:
+        return [_fixed_part(t, v) for t, v in zip(pairs, pairs, strict=True)]
+    return list(zip(pairs, pairs, strict=True))
 
 
 _STRING_COLUMNS = ("t", "i", "f", "ids")
@@ -1019,9 +1024,7 @@ class FileBuckets:
             return _frozen(row["k"][number])
         if not width:
             return ()
-        flat = row["f"][2 * width * number : 2 * width * (number + 1)]
-        pairs = zip(flat[::2], flat[1::2], strict=True)
-        return tuple(_fixed_part(t, v) for t, v in pairs) if self.fix else tuple(pairs)
+        return tuple(_key_parts(row["f"][2 * width * number : 2 * width * (number + 1)], self.fix))
 
     def members(self, key: Any) -> list[tuple[int, Any]] | None:
         """``key``'s (ordinal, storage key) members, or None if the index holds no such key."""
