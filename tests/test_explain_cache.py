@@ -170,8 +170,8 @@ def test_a_rebuild_reuses_the_keys_of_unchanged_documents() -> None:
     assert second.multikey_paths == scratch.multikey_paths == {"a": ["a"]}
 
     def first_key(built: Any, document: dict[str, Any]) -> Any:
-        keys = built.memo()[id(document)][1]  # the sort keys of the document's (first) key
-        return keys.keys if isinstance(keys, Entry) else keys[0][0]
+        keys = built.memo()[id(document)][1]  # the document's (first) entry
+        return keys if isinstance(keys, Entry) else keys[0]
 
     assert first_key(second, documents[0]) is first_key(first, documents[0])  # not walked again
     assert first_key(second, changed[50]) is not first_key(scratch, changed[50])

@@ -124,17 +124,71 @@ def test_the_short_path_takes_the_plain_documents() -> None:
 
 
 def test_array_elements_held_once_share_one_key_pair_across_documents() -> None:
-    """A restored dataset holds each distinct string once: the multikey index keeps one (keys, values) pair per
-    element object, shared by every document holding it, and a distinct but equal object keeps its own."""
+    """A restored dataset holds each distinct string once. An index with the simple collation holds each element
+    bare, the document's own object, and no sort key; a collated index keeps one (keys, values) pair per element
+    object, shared by every document holding it, and a distinct but equal object keeps its own."""
     part, other, twin = "part-1", "part-2", "".join(["part-", "1"])
     documents = [{"_id": n, "l": [{"x": part}, {"x": other if n % 2 else part}]} for n in range(50)]
     documents.append({"_id": 50, "l": [{"x": twin}]})
-    built = build_index(IndexDefinition.from_info({"name": "l", "key": {"l.x": 1}}), documents)
+    simple = build_index(IndexDefinition.from_info({"name": "l", "key": {"l.x": 1}}), documents)
+    held = [(entry._keys, entry._values) for entry in simple.entries]
+    assert all(kept is keys._ONE for kept, _ in held) and sum(value is part for _, value in held) == 50
+    assert [value for _, value in held if value is twin] == [twin]
+    collated = {"name": "l", "key": {"l.x": 1}, "collation": {"locale": "en", "strength": 2}}
+    built = build_index(IndexDefinition.from_info(collated), documents)
     of_part = [entry for entry in built.entries if entry.values[0] is part]
-    assert len(of_part) == 50 and len({id(entry.keys) for entry in of_part}) == 1
-    assert len({id(entry.values) for entry in of_part}) == 1
+    assert len(of_part) == 50 and len({id(entry._keys) for entry in of_part}) == 1
+    assert len({id(entry._values) for entry in of_part}) == 1
     (of_twin,) = [entry for entry in built.entries if entry.rid == 50]
-    assert of_twin.values[0] is twin and of_twin.keys == of_part[0].keys and of_twin.values is not of_part[0].values
+    assert of_twin.values[0] is twin and of_twin.keys == of_part[0].keys and of_twin._values is not of_part[0]._values
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("spec", range(len(SPECS)))
+def test_an_index_reads_back_the_keys_the_general_walk_makes(spec: int, seed: int) -> None:
+    """Each entry's keys, made again when read (the simple collation) or held (a collation), are the sort keys
+    ``_document_keys`` gives its document, in index order: per field in its direction, then record id."""
+    rng = random.Random(seed)
+    documents = [_document(rng, number) for number in range(150)]
+    definition = IndexDefinition.from_info({"name": f"i{spec}", **SPECS[spec]})
+    try:
+        built = build_index(definition, documents)
+    except Exception:  # parallel arrays, an array on a hashed path: refused (the test above holds both ways equal)
+        return
+    expected = [
+        (rid, pair_keys, values)
+        for rid, document in enumerate(documents)
+        for pair_keys, values in keys._document_keys(definition, document, definition.collate)[0]
+    ]
+    for position in reversed(range(len(definition.fields))):
+        expected.sort(key=lambda row: row[1][position], reverse=definition.fields[position][1] < 0)
+    got = [(entry.rid, entry.keys, entry.values) for entry in built.entries]
+    assert got == expected
+    assert all(_same(a[1], b[1]) and _same(a[2], b[2]) for a, b in zip(got, expected, strict=True))
+    lean = [entry._keys is keys._ONE or entry._keys is None for entry in built.entries]
+    assert all(lean) if definition.collate is None else not any(lean)
+
+
+def test_an_index_holds_about_a_hundred_bytes_a_key() -> None:
+    """A one-field index over 20,000 distinct dates holds an entry and its record id per key: no sort key, no
+    one-item tuples (each key's sort key, its milliseconds and the two tuples were 250 bytes a key)."""
+    import gc
+    import tracemalloc
+
+    start = datetime.datetime(2024, 1, 1)
+    documents = [{"_id": n, "at": start + datetime.timedelta(seconds=n)} for n in range(20_000)]
+    definition = IndexDefinition.from_info({"name": "at_1", "key": {"at": 1}})
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        built = build_index(definition, documents)
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(built.entries) == 20_000 and built.entries[5].keys == (keys.sort_key(documents[5]["at"]),)
+    assert held / len(built.entries) <= 110, f"{held / len(built.entries):.0f} bytes a key"
 
 
 def test_date_keys_are_the_milliseconds_bson_stores() -> None:

@@ -9,6 +9,7 @@ plan_ranker.{h,cpp} (trial length, productivity, bonuses, tie-breaking heuristic
 from __future__ import annotations
 
 import itertools
+from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,7 +89,8 @@ class CollectionModel:
         self._memos: dict[str, IndexData] = {}
         """Earlier builds inherited from ``previous`` for indexes not built yet, whose memo gives their documents'
         keys (read-only, shared)."""
-        self._ids = list(map(id, self.documents))
+        self._ids = array("q", map(id, self.documents))
+        """``id()`` of each document, in record order (:meth:`Delta.between`): 8 bytes each, not an int object."""
         self._earlier: dict[str, IndexData] = {}
         """``previous``'s built indexes, updated by :attr:`_delta` instead of rebuilt (read-only, shared)."""
         self._delta: Delta | None = None

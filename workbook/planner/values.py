@@ -149,6 +149,11 @@ def sort_key(value: Any, collate: Collate | None = None) -> tuple:
     >>> sort_key(None) < sort_key(3) < sort_key("a") < sort_key({}) < sort_key([]) < sort_key(True)
     True
     """
+    kind = type(value)  # the two commonest exact types first: an index's keys are made again when read
+    if kind is str:
+        return (RANK_STRING, collate(value) if collate else value)
+    if kind is int:
+        return (RANK_NUMBER, value, 1)
     rank = type_rank(value)
     if rank == RANK_NUMBER:
         number = _number(value)
