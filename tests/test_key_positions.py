@@ -10,7 +10,7 @@ from mongoeco.engines.memory import _StoredDocument
 
 import workbook.offline_engine  # noqa: F401  (installs the batched appends, as the offline default runs)
 from workbook import engine_compat, offline_appends, snapshot
-from workbook.key_positions import KeyPositions, KeyValues
+from workbook.key_positions import KeyPositions, KeyValues, Positions
 
 from .test_offline_appends import _state
 
@@ -71,17 +71,57 @@ def test_random_writes_into_a_restored_collection_leave_the_maps_mongoeco_would(
 
 
 def test_reads_of_a_restored_collection_make_no_positions() -> None:
-    """The dict of positions is made when a lookup first asks for one, not by a restore or by a scan."""
+    """The keys' positions are made when a lookup first asks for one, not by a restore or by a scan."""
     restored, _ = _pair(300, random.Random(1))
     positions = restored._ordinals.positions
     assert positions is restored._values.positions is restored._locations.positions  # one for the three maps
     key, value = next(iter(restored.items()))
     assert [k for k, _ in restored.items()][:1] == [key] and len(restored) == 300
     assert dict(restored._values.items())[key] is value and dict(restored._ordinals.items())[key] == 0  # in order
-    assert positions._table is None
+    assert positions._places is None
     assert restored[key] is value and restored.get(key) is value and key in restored
     del restored[key]  # a delete finds the key's location
-    assert positions._table is not None and len(restored._locations) == 299 and key not in restored._ordinals
+    assert positions._places is not None and len(restored._locations) == 299 and key not in restored._ordinals
+
+
+class _Colliding:
+    """A key whose hash is its group's: equal hashes, unequal keys, as a dict meets them."""
+
+    def __init__(self, group: int, name: str) -> None:
+        self.group, self.name = group, name
+
+    def __hash__(self) -> int:
+        return self.group
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Colliding) and (other.group, other.name) == (self.group, self.name)
+
+
+def test_keys_with_equal_hashes_find_their_own_positions() -> None:
+    keys: list[Any] = [_Colliding(n % 3, f"k{n}") for n in range(30)] + [-1, -2, ("t", 1), "x", 2**70]
+    random.Random(3).shuffle(keys)
+    positions = Positions([(key, None) for key in keys])
+    assert hash(-1) == hash(-2)  # CPython's own collision, among the others
+    assert [positions.position(key) for key in keys] == list(range(len(keys)))
+    assert [positions.position(_Colliding(n % 3, f"k{n}")) for n in range(3)] == [
+        keys.index(_Colliding(n, f"k{n}")) for n in range(3)
+    ]
+    assert positions.position(_Colliding(1, "absent")) is None and positions.position(-3) is None
+    assert positions.position(("t", 1)) == keys.index(("t", 1)) and positions.position(1.0) is None
+
+
+def test_the_positions_of_a_hundred_thousand_keys_take_sixteen_bytes_a_key() -> None:
+    import tracemalloc
+
+    positions = Positions([(("i", n), None) for n in range(100_000)])
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        assert positions.position(("i", 99_999)) == 99_999
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held <= 16 * 100_000, f"{held / 100_000:.1f} bytes a key"
 
 
 def test_a_missing_key_is_a_key_error_as_in_the_persistent_map() -> None:

@@ -10,8 +10,9 @@ the order maps are read only by writes (a replacement, a delete, ``ordered_keys`
 a lookup of their key (a full scan reads the order's chunks).
 
 :class:`KeyPositions` stands for either order map and :class:`KeyValues` for the documents: ``get``,
-``[key]``, ``in`` and ``len`` answer from the rows and one dict of positions per collection, made the
-first time a lookup asks (:class:`Positions`), and from a persistent map of the keys written since;
+``[key]``, ``in`` and ``len`` answer from the rows and each key's position found by its hash (two arrays
+per collection, made the first time a lookup asks: :class:`Positions`), and from a persistent map of the
+keys written since;
 ``insert``, ``remove``, ``discard`` and ``update`` return a new view, as the persistent map does.
 Reading one whole (``items``, iterating, comparing) walks the positions and the changes.
 ``MemoryCollection`` uses no other method of these maps (mongoeco 4.11), and the workbench reads
@@ -33,24 +34,47 @@ GONE = object()
 
 class Positions:
     """The (key, value) rows of a collection laid out in one pass, in its order, and each key's position in
-    them, from a dict made on first use."""
+    them, found by its hash in two arrays made on first use: the keys' hashes, sorted, and their positions.
 
-    __slots__ = ("_lock", "_table", "rows")
+    A dict of positions was 70 bytes a key (its entry and an int object per position), 7.2 MiB for the 103,000
+    keys notebook 01's ``run_workload`` looks up in its three store shapes; the arrays are 12 bytes a key. A
+    lookup is a binary search and one key comparison per equal hash (about a microsecond, against the
+    engine's write of about a millisecond that asks for it).
+    """
+
+    __slots__ = ("_lock", "_places", "rows")
 
     def __init__(self, rows: Sequence[tuple[Any, Any]]) -> None:
         self.rows = rows
-        self._table: dict[Any, int] | None = None
+        self._places: tuple[Any, Any] | None = None
         self._lock = threading.Lock()
 
-    def table(self) -> dict[Any, int]:
-        """Each key's position (made once, on the first call, from any thread)."""
-        table = self._table
-        if table is None:
+    def _made(self) -> tuple[Any, Any]:
+        """(the keys' hashes, sorted; each one's position), made once, on the first call, from any thread."""
+        places = self._places
+        if places is None:
             with self._lock:
-                if self._table is None:
-                    self._table = {key: position for position, (key, _) in enumerate(self.rows)}
-                table = self._table
-        return table
+                if self._places is None:
+                    import numpy as np
+
+                    hashes = np.fromiter((hash(key) for key, _ in self.rows), dtype=np.int64, count=len(self.rows))
+                    order = np.argsort(hashes, kind="stable")
+                    self._places = (hashes[order], order.astype(np.int32))
+                places = self._places
+        return places
+
+    def position(self, key: Any) -> int | None:
+        """Where ``key`` is laid out (None if it is not), as a dict of positions answers: equal hash, then equal key."""
+        hashes, order = self._made()
+        wanted = hash(key)
+        at, rows = int(hashes.searchsorted(wanted)), self.rows
+        while at < len(hashes) and hashes[at] == wanted:
+            position = int(order[at])
+            found = rows[position][0]
+            if found is key or found == key:
+                return position
+            at += 1
+        return None
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -103,7 +127,7 @@ class KeyPositions(MapView):
         return position if self.chunk is None else divmod(position, self.chunk)
 
     def _base(self, key: Any) -> Any:
-        position = self.positions.table().get(key)
+        position = self.positions.position(key)
         return NOT_HELD if position is None else self._at(position)
 
     def __len__(self) -> int:

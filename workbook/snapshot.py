@@ -33,6 +33,7 @@ import struct
 import tempfile
 import threading
 import time
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -980,7 +981,8 @@ class FileBuckets:
     Making every bucket for that held two objects per member: 46 MiB for the 417,000 part lines of
     parts/embedded, to find the products using one part. A dict from each key to its place still held
     35 MiB for the store's 137,000 review keys after one ``run_workload``. What is kept is five arrays:
-    each key's hash, sorted, and its row, its place in the row, its first member and its member count. A
+    each key's hash (8 bytes), sorted, and its row, its place in the row, its first member and its member
+    count (4 bytes each: 24 bytes a key, 40 in int64 columns). A
     lookup finds the key's hash, makes the key of each place with that hash from its row and compares,
     and reads the members from the row's packed numbers.
     """
@@ -998,22 +1000,22 @@ class FileBuckets:
         """Each key's hash (sorted), and in the same order its row, its number in the row, its first member in
         the row and its member count."""
         if self.places is None:
-            hashes: list[int] = []
-            rows: list[int] = []
-            numbers: list[int] = []
-            starts: list[int] = []
-            counts: list[int] = []
+            hashes = array("q")  # machine integers as they are made, not an int object each (4 of them a key)
+            rows, numbers, starts, counts = array("i"), array("i"), array("i"), array("i")
             for at, row in enumerate(self.rows):
                 keys = _index_keys(row, self.width, self.fix)
                 hashes.extend(map(hash, keys))
-                rows.extend([at] * len(keys))
+                rows.extend(itertools.repeat(at, len(keys)))
                 numbers.extend(range(len(keys)))
                 sizes = [1] * len(keys) if row["n"] is None else row["n"]
                 counts.extend(sizes)
                 starts.extend(itertools.accumulate(sizes, initial=0))
                 starts.pop()  # accumulate gives one start past the last bucket
-            order = np.argsort(np.asarray(hashes, dtype=np.int64), kind="stable")  # equal hashes: file order
-            columns = [np.asarray(column, dtype=np.int64)[order] for column in (hashes, rows, numbers, starts, counts)]
+            order = np.argsort(np.frombuffer(hashes, dtype=np.int64), kind="stable")  # equal hashes: file order
+            columns = [
+                np.frombuffer(column, dtype=column.typecode)[order]
+                for column in (hashes, rows, numbers, starts, counts)
+            ]
             self.places = (columns[0], columns[1], columns[2], columns[3], columns[4])
         return self.places
 
