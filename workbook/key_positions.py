@@ -22,7 +22,9 @@ tests/test_key_positions.py runs random writes against the maps mongoeco builds 
 
 from __future__ import annotations
 
+import bisect
 import threading
+from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -59,7 +61,9 @@ class Positions:
 
                     hashes = np.fromiter((hash(key) for key, _ in self.rows), dtype=np.int64, count=len(self.rows))
                     order = np.argsort(hashes, kind="stable")
-                    self._places = (hashes[order], order.astype(np.int32))
+                    # searched with bisect, which reads an array's items as ints: about half the time of a numpy
+                    # searchsorted call, for one key
+                    self._places = (array("q", hashes[order].tobytes()), array("i", order.astype(np.int32).tobytes()))
                 places = self._places
         return places
 
@@ -67,9 +71,9 @@ class Positions:
         """Where ``key`` is laid out (None if it is not), as a dict of positions answers: equal hash, then equal key."""
         hashes, order = self._made()
         wanted = hash(key)
-        at, rows = int(hashes.searchsorted(wanted)), self.rows
+        at, rows = bisect.bisect_left(hashes, wanted), self.rows
         while at < len(hashes) and hashes[at] == wanted:
-            position = int(order[at])
+            position = order[at]
             found = rows[position][0]
             if found is key or found == key:
                 return position

@@ -108,30 +108,18 @@ KeyMemo = dict[int, DocumentKeys]
 class Entry:
     """One index key: per-field sort keys (already collated), the raw values, and the record id.
 
-    An index with the simple collation keeps only the values (a lone value bare, :meth:`lean`): each sort
-    key is ``sort_key(value)``, made again when read. Held, the sort keys and the two one-item tuples took
-    a one-field index from 92 to 244 bytes a key (280 for dates, whose key holds their milliseconds); the
-    ``_id`` index of a restored followers/referenced was 13.5 MiB for 5.2 MiB of documents' BSON. A
+    An index with the simple collation keeps only the values (a lone value bare, :func:`_lean_entry`): each
+    sort key is ``sort_key(value)``, made again when read. Held, the sort keys and the two one-item tuples
+    took a one-field index from 92 to 244 bytes a key (280 for dates, whose key holds their milliseconds);
+    the ``_id`` index of a restored followers/referenced was 13.5 MiB for 5.2 MiB of documents' BSON. A
     collated index keeps its keys: they are made with its collation.
     """
 
     __slots__ = ("_keys", "_values", "rid")
 
-    def __init__(self, keys: tuple[tuple, ...], values: tuple[Any, ...], rid: int) -> None:
-        self._keys: Any = keys
-        self._values: Any = values
-        self.rid = rid
-
-    @classmethod
-    def lean(cls, values: tuple[Any, ...], rid: int) -> Entry:
-        """A key of an index with the simple collation, holding its values (a lone value bare) and no sort keys."""
-        entry = cls.__new__(cls)
-        if len(values) == 1:
-            entry._keys, entry._values = _ONE, values[0]
-        else:
-            entry._keys, entry._values = None, values
-        entry.rid = rid
-        return entry
+    def __init__(self, keys: Any, values: Any, rid: int) -> None:
+        """``keys`` and ``values`` as the properties give them, or as :func:`_lean_entry` holds them."""
+        self._keys, self._values, self.rid = keys, values, rid
 
     @property
     def keys(self) -> tuple[tuple, ...]:
@@ -148,11 +136,7 @@ class Entry:
 
     def at(self, rid: int) -> Entry:
         """This key for the record id ``rid`` (itself when the id is the same), held as lean as it is."""
-        if rid == self.rid:
-            return self
-        entry = Entry.__new__(Entry)
-        entry._keys, entry._values, entry.rid = self._keys, self._values, rid
-        return entry
+        return self if rid == self.rid else Entry(self._keys, self._values, rid)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Entry):
@@ -367,7 +351,7 @@ def build_index(
     scalars = _ScalarKeys(spec) if spec.partial is None and not spec.sparse and not spec.hashed else None
     no_arrays = scalars.no_arrays if scalars is not None else None
     append = keyed.append
-    make, lean = _entry_maker(spec), spec.collate is None
+    make = _entry_maker(spec)
     for rid, document in enumerate(documents):
         known = earlier.get(id(document))
         kept: Entry | list[Entry] | None = None
@@ -388,12 +372,7 @@ def build_index(
                 keyed.extend((entry.keys, entry.at(rid)) for entry in kept)
         elif len(keys_of_document) == 1:  # most documents: one key, no generator
             keys, values = keys_of_document[0]
-            if not lean:
-                append((keys, Entry(keys, values, rid)))
-            elif len(values) == 1:
-                append((keys, Entry(_ONE, values[0], rid)))  # type: ignore[arg-type]
-            else:
-                append((keys, Entry(None, values, rid)))  # type: ignore[arg-type]
+            append((keys, make(keys, values, rid)))
         else:
             keyed.extend((keys, make(keys, values, rid)) for keys, values in keys_of_document)
     # Stable multi-pass sort: equal keys stay in record-id order, as in a WiredTiger index.
@@ -718,12 +697,14 @@ def _pair_key(position: int, pair: tuple[tuple[tuple, ...], Entry]) -> tuple[Any
 
 
 def _entry_maker(spec: IndexDefinition) -> Any:
-    """How an index's entries are made from (sort keys, values, record id): lean (:meth:`Entry.lean`, the keys
-    made again when read) for the simple collation, where a key is ``sort_key`` of its value; held for a collation."""
-    if spec.collate is None:
-        lean = Entry.lean
-        return lambda keys, values, rid: lean(values, rid)
-    return Entry
+    """How an index's entries are made from (sort keys, values, record id): lean for the simple collation, where a
+    key is ``sort_key`` of its value (:func:`_lean_entry`); with its keys for a collation (:class:`Entry`)."""
+    return _lean_entry if spec.collate is None else Entry
+
+
+def _lean_entry(keys: tuple[tuple, ...], values: tuple[Any, ...], rid: int) -> Entry:
+    """An entry that holds its values (a lone value bare) and not ``keys``: :attr:`Entry.keys` makes them again."""
+    return Entry(_ONE, values[0], rid) if len(values) == 1 else Entry(None, values, rid)
 
 
 def _check_parallel_arrays(spec: IndexDefinition, array_fields: list[AbstractSet[str]]) -> None:
