@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from workbook.__main__ import main as cli
 from workbook.dev import bench
@@ -235,3 +236,15 @@ def test_the_update_many_rows_time_real_updates_and_hold_linearity_to_two_x():
         assert ratio.name == "  its cost per document: of 300 / of 30" and ratio.value > 0 and ratio.goal == "<= 2 x"
     finally:
         db.client.drop_database(db.name)
+
+
+def test_the_idle_server_is_read_once_its_memory_settles(monkeypatch: Any) -> None:
+    """A server read at its first answer is still starting (103-136 MiB, then 83): the reading that counts is the
+    first that agrees with the one before it, within 1 MiB; a reading that never settles gives the last at the limit."""
+    slept: list[float] = []
+    monkeypatch.setattr(bench.time, "sleep", slept.append)
+    readings = iter(mib * 2**20 for mib in (120, 95, 83, 83.5, 60))
+    assert bench._settled(lambda: next(readings)) == int(83.5 * 2**20) and slept == [0.5, 0.5, 0.5]
+    climbing = iter(range(0, 100 * 2**20, 4 * 2**20))
+    slept.clear()
+    assert bench._settled(lambda: next(climbing), limit=2.0) == 16 * 2**20 and len(slept) == 4
