@@ -78,10 +78,10 @@ def test_reads_of_a_restored_collection_make_no_positions() -> None:
     key, value = next(iter(restored.items()))
     assert [k for k, _ in restored.items()][:1] == [key] and len(restored) == 300
     assert dict(restored._values.items())[key] is value and dict(restored._ordinals.items())[key] == 0  # in order
-    assert positions._places is None
+    assert positions._order is None
     assert restored[key] is value and restored.get(key) is value and key in restored
     del restored[key]  # a delete finds the key's location
-    assert positions._places is not None and len(restored._locations) == 299 and key not in restored._ordinals
+    assert positions._order is not None and len(restored._locations) == 299 and key not in restored._ordinals
 
 
 class _Colliding:

@@ -34,50 +34,63 @@ GONE = object()
 """A key a write removed, in a view's changes."""
 
 
+class HashOrder:
+    """Places 0..n-1 found by their keys' hashes: the hashes sorted and each one's place, in two machine-integer
+    arrays (12 bytes a key; a dict from each key was about 70). :meth:`places` gives the places with one hash; the
+    caller compares its keys there, as a dict compares keys of equal hash. Searched with ``bisect``, which reads
+    an array's items as ints: about half the time of numpy's ``searchsorted`` called for one key."""
+
+    __slots__ = ("_hashes", "_places")
+
+    def __init__(self, hashes: array) -> None:
+        """``hashes``: each place's key hash, an ``array("q")`` in place order."""
+        import numpy as np
+
+        values = np.frombuffer(hashes, dtype=np.int64)
+        order = np.argsort(values, kind="stable")  # equal hashes keep their places' order
+        self._hashes = array("q", values[order].tobytes())
+        self._places = array("i", order.astype(np.int32).tobytes())
+
+    def places(self, key_hash: int) -> list[int]:
+        """The places whose key hashes to ``key_hash``, in place order."""
+        at = bisect.bisect_left(self._hashes, key_hash)
+        return self._places[at : bisect.bisect_right(self._hashes, key_hash, lo=at)].tolist()
+
+
 class Positions:
     """The (key, value) rows of a collection laid out in one pass, in its order, and each key's position in
-    them, found by its hash in two arrays made on first use: the keys' hashes, sorted, and their positions.
+    them, found by its hash (:class:`HashOrder`, made on first use).
 
     A dict of positions was 70 bytes a key (its entry and an int object per position), 7.2 MiB for the 103,000
-    keys notebook 01's ``run_workload`` looks up in its three store shapes; the arrays are 12 bytes a key. A
-    lookup is a binary search and one key comparison per equal hash (about a microsecond, against the
-    engine's write of about a millisecond that asks for it).
+    keys notebook 01's ``run_workload`` looks up in its three store shapes. A lookup is a binary search and one
+    key comparison per equal hash (about 0.6 us, against the engine's write or one-key read of about a
+    millisecond that asks for it).
     """
 
-    __slots__ = ("_lock", "_places", "rows")
+    __slots__ = ("_lock", "_order", "rows")
 
     def __init__(self, rows: Sequence[tuple[Any, Any]]) -> None:
         self.rows = rows
-        self._places: tuple[Any, Any] | None = None
+        self._order: HashOrder | None = None
         self._lock = threading.Lock()
 
-    def _made(self) -> tuple[Any, Any]:
-        """(the keys' hashes, sorted; each one's position), made once, on the first call, from any thread."""
-        places = self._places
-        if places is None:
+    def _made(self) -> HashOrder:
+        """The keys' hash order, made once, on the first call, from any thread."""
+        order = self._order
+        if order is None:
             with self._lock:
-                if self._places is None:
-                    import numpy as np
-
-                    hashes = np.fromiter((hash(key) for key, _ in self.rows), dtype=np.int64, count=len(self.rows))
-                    order = np.argsort(hashes, kind="stable")
-                    # searched with bisect, which reads an array's items as ints: about half the time of a numpy
-                    # searchsorted call, for one key
-                    self._places = (array("q", hashes[order].tobytes()), array("i", order.astype(np.int32).tobytes()))
-                places = self._places
-        return places
+                if self._order is None:
+                    self._order = HashOrder(array("q", [hash(key) for key, _ in self.rows]))
+                order = self._order
+        return order
 
     def position(self, key: Any) -> int | None:
         """Where ``key`` is laid out (None if it is not), as a dict of positions answers: equal hash, then equal key."""
-        hashes, order = self._made()
-        wanted = hash(key)
-        at, rows = bisect.bisect_left(hashes, wanted), self.rows
-        while at < len(hashes) and hashes[at] == wanted:
-            position = order[at]
+        rows = self.rows
+        for position in self._made().places(hash(key)):
             found = rows[position][0]
             if found is key or found == key:
                 return position
-            at += 1
         return None
 
     def __len__(self) -> int:

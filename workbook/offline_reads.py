@@ -11,7 +11,7 @@ operators, ...) or cannot read (a malformed command) goes to the engine unchange
 and error messages stand; so do reads inside a transaction (they must see the transaction's own
 writes, which the committed model does not hold), tailable cursors and the find options listed in
 :data:`ENGINE_OPTIONS`, except those the engine would ignore (:data:`IGNORED_BY_THE_ENGINE`): the model
-answers ``min``/``max`` and ``returnKey``, and refuses the rest by name. Projector is applied by the
+answers ``min``/``max`` and ``returnKey``, and refuses the rest by name. Projection is applied by the
 engine's own projection code, which covers every projection form (``$slice``, ``$elemMatch``,
 positional) the same way for both paths.
 """

@@ -52,7 +52,7 @@ from bson.objectid import ObjectId
 
 from workbook import gc_pause
 from workbook.errors import CacheFolderError
-from workbook.key_positions import GONE, NOT_HELD, KeyPositions, KeyValues, MapView, Positions
+from workbook.key_positions import GONE, NOT_HELD, HashOrder, KeyPositions, KeyValues, MapView, Positions
 from workbook.sizes import offline_size_state, seed_offline_sizes
 
 if TYPE_CHECKING:
@@ -980,27 +980,27 @@ class FileBuckets:
     A write or an equality lookup asks a restored index about a few keys (:meth:`PendingIndex.value`).
     Making every bucket for that held two objects per member: 46 MiB for the 417,000 part lines of
     parts/embedded, to find the products using one part. A dict from each key to its place still held
-    35 MiB for the store's 137,000 review keys after one ``run_workload``. What is kept is five arrays:
-    each key's hash (8 bytes), sorted, and its row, its place in the row, its first member and its member
-    count (4 bytes each: 24 bytes a key, 40 in int64 columns). A
-    lookup finds the key's hash, makes the key of each place with that hash from its row and compares,
-    and reads the members from the row's packed numbers.
+    35 MiB for the store's 137,000 review keys after one ``run_workload``. What is kept is the keys' hash
+    order (:class:`workbook.key_positions.HashOrder`) and four columns of machine integers: each key's row,
+    its place in the row, its first member and its member count (28 bytes a key in all). A lookup makes the
+    key of each place with its hash from the row and compares, and reads the members from the row's packed
+    numbers.
     """
 
     __slots__ = ("fix", "places", "rows", "storage_keys", "width")
 
     def __init__(self, rows: list[dict[str, Any]], width: int | None, fix: bool, storage_keys: list[Any]) -> None:
         self.rows, self.width, self.fix, self.storage_keys = rows, width, fix, storage_keys
-        self.places: tuple[Any, Any, Any, Any, Any] | None = None
+        self.places: tuple[HashOrder, array, array, array, array] | None = None
 
     def __call__(self) -> list[tuple[Any, list[tuple[int, Any]]]]:
         return _buckets(self.rows, self.width, self.fix, self.storage_keys)
 
-    def _places(self) -> tuple[Any, Any, Any, Any, Any]:
-        """Each key's hash (sorted), and in the same order its row, its number in the row, its first member in
-        the row and its member count."""
+    def _places(self) -> tuple[HashOrder, array, array, array, array]:
+        """The keys' hash order (:class:`workbook.key_positions.HashOrder`), and in file order each key's row, its
+        number in the row, its first member in the row and its member count."""
         if self.places is None:
-            hashes = array("q")  # machine integers as they are made, not an int object each (4 of them a key)
+            hashes = array("q")  # machine integers as they are made, not an int object each (5 of them a key)
             rows, numbers, starts, counts = array("i"), array("i"), array("i"), array("i")
             for at, row in enumerate(self.rows):
                 keys = _index_keys(row, self.width, self.fix)
@@ -1011,12 +1011,7 @@ class FileBuckets:
                 counts.extend(sizes)
                 starts.extend(itertools.accumulate(sizes, initial=0))
                 starts.pop()  # accumulate gives one start past the last bucket
-            order = np.argsort(np.frombuffer(hashes, dtype=np.int64), kind="stable")  # equal hashes: file order
-            columns = [
-                np.frombuffer(column, dtype=column.typecode)[order]
-                for column in (hashes, rows, numbers, starts, counts)
-            ]
-            self.places = (columns[0], columns[1], columns[2], columns[3], columns[4])
+            self.places = (HashOrder(hashes), rows, numbers, starts, counts)
         return self.places
 
     def _key(self, row: dict[str, Any], number: int) -> Any:
@@ -1030,14 +1025,12 @@ class FileBuckets:
 
     def members(self, key: Any) -> list[tuple[int, Any]] | None:
         """``key``'s (ordinal, storage key) members, or None if the index holds no such key."""
-        hashes, rows, numbers, starts, counts = self._places()
-        wanted = hash(key)
-        low, high = np.searchsorted(hashes, wanted, "left"), np.searchsorted(hashes, wanted, "right")
-        for place in reversed(range(int(low), int(high))):  # a later bucket of the same key wins, as in a dict
-            row = self.rows[int(rows[place])]
-            if self._key(row, int(numbers[place])) == key:
+        order, rows, numbers, starts, counts = self._places()
+        for place in reversed(order.places(hash(key))):  # a later bucket of the same key wins, as in a dict
+            row = self.rows[rows[place]]
+            if self._key(row, numbers[place]) == key:
                 packed = row["m"]
-                start, count = int(starts[place]), int(counts[place])
+                start, count = starts[place], counts[place]
                 values = np.frombuffer(packed, dtype="<i4" if packed[0] == 4 else "<i8", offset=1)
                 pairs = iter(values[2 * start : 2 * (start + count)].tolist())
                 return list(zip(pairs, map(self.storage_keys.__getitem__, pairs), strict=True))

@@ -342,9 +342,9 @@ def build_index(
     ``memo`` gives exactly the current documents' keys, for the next build.
     """
     collate = spec.collate
+    # each entry beside its sort keys, for the sort: a lean entry makes them again when read, and they are made
+    # here anyway (once per distinct value)
     keyed: list[tuple[tuple[tuple, ...], Entry]] = []
-    """Each entry beside its sort keys, for the sort: a lean entry makes them again when read, and they are
-    made here anyway (once per distinct value)."""
     multikey: dict[str, set[str]] = {path: set() for path in spec.paths}
     earlier = earlier or {}
     arrays_of: dict[int, list[AbstractSet[str]]] = {}
