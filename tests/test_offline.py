@@ -112,6 +112,70 @@ def test_the_wire_answers_handshakes_while_the_engine_is_busy(offline_db):
     assert answered < 1.5, f"the handshake waited {answered:.1f} s for the busy engine"
 
 
+def _from_the_network_loop(awaitable_of):
+    """Run ``awaitable_of(server)`` on the offline server's network loop, as a command's handler does."""
+    import asyncio
+
+    server = offline_server()
+
+    async def main():
+        return await awaitable_of(server)
+
+    return asyncio.run_coroutine_threadsafe(main(), server._network_loop).result(timeout=10)
+
+
+def test_a_command_crosses_to_the_engine_loop_and_back_with_its_result_or_its_error():
+    import asyncio
+    import threading
+
+    from pymongo.errors import OperationFailure
+
+    seen = []
+
+    async def answer(value):
+        seen.append(threading.current_thread().name)
+        await asyncio.sleep(0.01)  # one that waits: it goes on, on the engine loop, after the wait
+        seen.append(threading.current_thread().name)
+        return value
+
+    async def refuse():
+        seen.append(threading.current_thread().name)  # one that ends without waiting
+        raise OperationFailure("refused", code=2)
+
+    assert _from_the_network_loop(lambda server: server.on_engine(answer({"ok": 1.0}))) == {"ok": 1.0}
+    with pytest.raises(OperationFailure, match="refused") as raised:
+        _from_the_network_loop(lambda server: server.on_engine(refuse()))
+    assert raised.value.code == 2
+    assert seen == ["workbook-engine"] * 3
+
+
+def test_a_command_whose_client_stops_waiting_is_cancelled_on_the_engine_loop():
+    import asyncio
+    import threading
+
+    cancelled, started = threading.Event(), threading.Event()
+
+    async def long_command():
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    async def give_up(server):
+        waiting = asyncio.ensure_future(server.on_engine(long_command()))
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        return True
+
+    assert _from_the_network_loop(give_up)
+    assert cancelled.wait(5), "the engine's task went on after its client stopped waiting"
+
+
 def test_a_duplicate_inserted_while_a_unique_index_builds_fails_the_build(offline_db, monkeypatch):
     """The fast unique build checks and marks in one locked step: a write during the build cannot slip in."""
     from workbook import engine_compat

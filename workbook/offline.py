@@ -69,6 +69,20 @@ measured 2026-12-02). A thread that waits for nothing never asks, so a kernel wi
 work pays nothing."""
 
 
+def _copy_outcome[T](task: asyncio.Task[T], outcome: asyncio.Future[T]) -> None:
+    """Give ``outcome`` (on the network loop) what the engine loop's ``task`` ended with, unless it was given up."""
+    if outcome.done():
+        if not task.cancelled():
+            task.exception()  # read, so asyncio does not report it as never retrieved
+        return
+    if task.cancelled():
+        outcome.cancel()
+    elif (error := task.exception()) is not None:
+        outcome.set_exception(error)
+    else:
+        outcome.set_result(task.result())
+
+
 class OfflineServer:
     """The engine on its own event loop thread, and its wire server on 127.0.0.1 on another.
 
@@ -158,8 +172,32 @@ class OfflineServer:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
 
     async def on_engine(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
-        """Await, from the network loop, a coroutine run on the engine loop."""
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, self._loop))
+        """Await, from the network loop, a coroutine run on the engine loop.
+
+        Every command that touches data crosses here, so the crossing is kept to one call each way: the
+        engine loop starts the coroutine as it takes the call (an eager task: one that ends without waiting
+        is never scheduled again), and its outcome comes back by one ``call_soon_threadsafe`` onto the
+        network loop. ``run_coroutine_threadsafe`` added a ``concurrent.futures.Future`` (a lock and a
+        condition) and two chained callbacks: a bare crossing took 320-380 us on this machine that way,
+        225-230 us this way (``ping`` over the wire: 890-950 us). If the network side stops waiting (its
+        client went away), the engine's task is cancelled, as before.
+        """
+        network = asyncio.get_running_loop()
+        outcome: asyncio.Future[_T] = network.create_future()
+        started: list[asyncio.Task[_T]] = []
+
+        def start() -> None:
+            task = asyncio.Task(coroutine, loop=self._loop, eager_start=True)
+            started.append(task)
+            task.add_done_callback(lambda done: network.call_soon_threadsafe(_copy_outcome, done, outcome))
+
+        self._loop.call_soon_threadsafe(start)
+        try:
+            return await outcome
+        except asyncio.CancelledError:
+            # after start in the engine loop's queue, so the task is there to cancel (a no-op once it is done)
+            self._loop.call_soon_threadsafe(lambda: [task.cancel() for task in started])
+            raise
 
     def bulk_insert(self, db_name: str, coll_name: str, documents: Iterable[Mapping[str, Any]]) -> int:
         """Insert many documents straight into the engine (the fast path for loads); returns the count.
