@@ -115,6 +115,29 @@ def test_the_model_is_reused_while_nothing_changes(db: Database, monkeypatch: py
     assert len(builds) == 2
 
 
+def test_the_collection_is_listed_again_only_after_a_write(
+    db: Database, other_client: MongoClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its existence, indexes and options are read from the engine once per write stamp, not for every find."""
+    listed: list[str] = []
+    real = native.ExplainHook._collection
+
+    def counting(self: Any, database: str, name: str) -> Any:
+        listed.append(name)
+        return real(self, database, name)
+
+    monkeypatch.setattr(native.ExplainHook, "_collection", counting)
+    for _ in range(3):
+        assert [d["_id"] for d in db.items.find({"a": 2})] == [2]
+        assert workbook.explain(db.items, {"a": 2}).summary()["index"] == "a_1"
+    assert listed == ["items"]
+    other_client[db.name].items.create_index("b")  # another client's index: the next find lists again
+    assert workbook.explain(db.items, {"b": 1}).summary()["index"] == "b_1"
+    other_client[db.name].items.drop_index("a_1")
+    assert workbook.explain(db.items, {"a": 2}).summary()["plan"] == "COLLSCAN"
+    assert listed == ["items"] * 3
+
+
 # --- incremental rebuilds ---------------------------------------------------------------------
 
 QUERIES: list[dict[str, Any]] = [

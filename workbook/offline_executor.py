@@ -196,11 +196,11 @@ class WorkbenchExecutor(_ExecutorBase):
         explained = await self._explain.answer(context)  # explain hook
         if explained is not None:
             return dict(explained)
-        self._explain.note(context)  # explain hook: count writes from any client (before and after)
+        self._explain.note(context, local)  # explain hook: count writes from any client (before and after)
         try:
             return await self._dispatch(context, command, db_name, local)
         finally:
-            self._explain.note(context)
+            self._explain.note(context, local)
 
     async def _dispatch(
         self, context: Any, command: str, db_name: str, local: tuple[str, dict[str, Any]] | None
