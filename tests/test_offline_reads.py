@@ -375,3 +375,31 @@ def test_the_profiler_files_each_operation_once_under_its_collection_with_its_co
     finally:
         db.command("profile", 0)
         db["system.profile"].drop()
+
+
+def test_a_find_by_id_runs_its_plan_on_the_servers_loop_and_others_off_it(
+    db: Database, engine: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A find of one plain ``_id`` reads one document at most (IDHACK), so it does not cross to a worker thread
+    and back; every other find still runs off the loop, and each answers as before."""
+    import threading
+
+    if engine is not None:
+        pytest.skip("the offline default's read layer")
+    ran: list[str] = []
+    real = offline_reads.planner.find_records
+
+    def recording(*args, **kwargs):  # type: ignore[no-untyped-def]
+        ran.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(offline_reads.planner, "find_records", recording)
+    db.c.insert_many([{"_id": i, "a": i % 3} for i in range(20)] + [{"_id": "x", "a": 9}, {"_id": {"k": 5}, "a": 8}])
+    on_loop = [{"_id": 7}, {"_id": "x"}, {"_id": 99}]
+    off_loop = [{"_id": {"$eq": 7}}, {"_id": 7, "a": 1}, {"a": 1}, {"_id": {"k": 5}}, {"_id": {"$in": [1, 2]}}]
+    answers = {repr(f): sorted(map(repr, (d["_id"] for d in db.c.find(f)))) for f in on_loop + off_loop}
+    assert ran[: len(on_loop)] == ["workbook-engine"] * len(on_loop)
+    assert "workbook-engine" not in ran[len(on_loop) :] and len(ran) == len(on_loop + off_loop)
+    assert answers["{'_id': 7}"] == ["7"] and answers["{'_id': 99}"] == [] and answers["{'_id': 'x'}"] == ["'x'"]
+    assert answers["{'_id': 7, 'a': 1}"] == ["7"] and answers["{'_id': {'k': 5}}"] == ["{'k': 5}"]
+    assert answers["{'_id': {'$in': [1, 2]}}"] == ["1", "2"]
