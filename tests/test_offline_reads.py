@@ -395,11 +395,47 @@ def test_a_find_by_id_runs_its_plan_on_the_servers_loop_and_others_off_it(
 
     monkeypatch.setattr(offline_reads.planner, "find_records", recording)
     db.c.insert_many([{"_id": i, "a": i % 3} for i in range(20)] + [{"_id": "x", "a": 9}, {"_id": {"k": 5}, "a": 8}])
-    on_loop = [{"_id": 7}, {"_id": "x"}, {"_id": 99}]
+    on_loop = [{"_id": 7}, {"_id": 7.0}, {"_id": 99}]
     off_loop = [{"_id": {"$eq": 7}}, {"_id": 7, "a": 1}, {"a": 1}, {"_id": {"k": 5}}, {"_id": {"$in": [1, 2]}}]
     answers = {repr(f): sorted(map(repr, (d["_id"] for d in db.c.find(f)))) for f in on_loop + off_loop}
     assert ran[: len(on_loop)] == ["workbook-engine"] * len(on_loop)
     assert "workbook-engine" not in ran[len(on_loop) :] and len(ran) == len(on_loop + off_loop)
-    assert answers["{'_id': 7}"] == ["7"] and answers["{'_id': 99}"] == [] and answers["{'_id': 'x'}"] == ["'x'"]
+    assert answers["{'_id': 7}"] == ["7"] == answers["{'_id': 7.0}"] and answers["{'_id': 99}"] == []
     assert answers["{'_id': 7, 'a': 1}"] == ["7"] and answers["{'_id': {'k': 5}}"] == ["{'k': 5}"]
     assert answers["{'_id': {'$in': [1, 2]}}"] == ["1", "2"]
+
+
+def test_a_find_of_one_string_or_objectid_id_reads_it_by_its_key_with_the_models_answer(
+    db: Database, engine: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a write the model rebuilds from every document; a find of one exact ``_id`` does not need it. Its
+    answers (projection, limit, batches, a missing id, after updates and deletes) equal the model's, it counts
+    as a use of ``_id_``, and no model is built for it."""
+    from workbook import offline_explain
+
+    ids = [f"k{i}" for i in range(30)] + [ObjectId() for _ in range(5)]
+    db.c.insert_many([{"_id": i, "a": n % 4, "b": {"c": n}} for n, i in enumerate(ids)])
+    db.c.update_one({"_id": "k3"}, {"$set": {"a": 99}})
+    db.c.delete_one({"_id": "k4"})
+    finds = [
+        ({"_id": "k3"}, None, 0),
+        ({"_id": "k4"}, None, 0),
+        ({"_id": "nothere"}, None, 0),
+        ({"_id": ids[32]}, {"b.c": 1, "_id": 0}, 0),
+        ({"_id": "k5"}, {"a": 1}, -1),
+        ({"_id": "k6"}, None, 1),
+    ]
+    for filter_, projection, limit in finds:  # the model's answer: the same find through {$in: [...]}
+        model_answer = list(db.c.find({"_id": {"$in": [filter_["_id"]]}}, projection, limit=limit))
+        assert list(db.c.find(filter_, projection, limit=limit)) == model_answer
+    if engine is not None:
+        return
+    builds: list[int] = []
+    real = offline_explain.planner.CollectionModel
+    monkeypatch.setattr(offline_explain.planner, "CollectionModel", lambda *a, **k: builds.append(1) or real(*a, **k))
+    before = {s["name"]: s["accesses"]["ops"] for s in db.c.aggregate([{"$indexStats": {}}])}["_id_"]
+    for n in range(20):
+        db.c.update_one({"_id": "k7"}, {"$inc": {"a": 1}})
+        assert db.c.find_one({"_id": "k7"})["a"] == 4 + n  # 7 % 4 == 3, then one more per update
+    after = {s["name"]: s["accesses"]["ops"] for s in db.c.aggregate([{"$indexStats": {}}])}["_id_"]
+    assert builds == [] and after - before == 20

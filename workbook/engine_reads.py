@@ -90,6 +90,17 @@ def public_records(engine: Any, database: str, collection: str) -> tuple[list[Ma
     return documents, records
 
 
+def stored_by_id(engine: Any, database: str, collection: str, identifier: Any) -> list[Mapping[str, Any]]:
+    """The committed document stored under ``identifier``'s storage key, as :func:`public_records` gives it (a list
+    of one, or empty). Only where the key is exact (a string or ObjectId ``_id``, no collation): a number may be
+    stored under another numeric type's key."""
+    storage = engine._storage.get(database, {}).get(collection)
+    stored = None if storage is None else storage.get(engine._storage_key(identifier))
+    if stored is None:
+        return []
+    return [engine_compat.with_pymongo_scalars(engine._borrow_public_storage_document(stored))]
+
+
 def _keep_chunks(key: tuple[int, str, str], chunks: dict[int, _Chunk]) -> None:
     """Keep ``chunks`` as the collection's most recently read, dropping the least recent past :data:`_CHUNKS_KEPT`."""
     with _chunk_lock:

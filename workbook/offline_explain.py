@@ -28,7 +28,7 @@ BAD_VALUE_CODE = 2  # BadValue: what MongoDB answers for a hint naming no index
 
 _ModelKey = tuple[str, str]
 _Catalog = tuple[tuple[int, int], bool, list[Any], dict[str, Any], tuple[tuple[int, int], str, str]]
-"""What :meth:`ExplainHook._catalog` read: (write stamp, exists, indexes, options, the models' cache stamp)."""
+"""What :meth:`ExplainHook.catalog` read: (write stamp, exists, indexes, options, the models' cache stamp)."""
 
 
 def claims(body: Mapping[str, Any]) -> bool:
@@ -108,7 +108,7 @@ class ExplainHook:
             self._client = AsyncMongoClient(self._engine)
         return self._client[database][name]
 
-    async def _catalog(self, database: str, name: str) -> _Catalog:
+    async def catalog(self, database: str, name: str) -> _Catalog:
         """Whether ``database.name`` exists, its indexes and its options, as the engine lists them.
 
         Read again only when the collection's write stamp moved: every command that may create, drop,
@@ -132,7 +132,7 @@ class ExplainHook:
 
     async def model(self, database: str, name: str) -> planner.CollectionModel:
         """The current model of ``database.name`` (cached until any client writes to it)."""
-        _, exists, indexes, options, stamp = await self._catalog(database, name)
+        _, exists, indexes, options, stamp = await self.catalog(database, name)
         key: _ModelKey = (database, name)
         cached = self.models.get(key, stamp)
         if cached is not None:
