@@ -15,11 +15,14 @@ INDEXES = [
     {"name": "_id_", "key": {"_id": 1}},
     {"name": "a_1_b_-1", "key": {"a": 1, "b": -1}},
     {"name": "tags_1", "key": {"tags": 1}, "sparse": True},
+    {"name": "a_ci", "key": {"a": -1}, "collation": {"locale": "en", "strength": 2}},
+    {"name": "b_partial", "key": {"b": 1, "a": 1}, "partialFilterExpression": {"b": {"$gte": 2}}},
+    {"name": "a_hashed", "key": {"a": "hashed"}},
 ]
 
 
 def _document(rng: random.Random, i: int) -> dict[str, Any]:
-    doc: dict[str, Any] = {"_id": i, "a": rng.choice([1, 2, "x", None, 2.5]), "b": rng.randrange(4)}
+    doc: dict[str, Any] = {"_id": i, "a": rng.choice([1, 2, "x", "X", None, 2.5]), "b": rng.randrange(4)}
     if rng.random() < 0.5:
         doc["tags"] = rng.sample(["p", "q", "r", "s"], rng.randrange(0, 3))
     return doc
