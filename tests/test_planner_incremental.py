@@ -153,3 +153,28 @@ def test_a_rebuild_from_the_memo_equals_a_build_from_nothing() -> None:
         fresh = build_index(spec, shuffled)
         assert [(e.keys, e.values, e.rid) for e in again.entries] == [(e.keys, e.values, e.rid) for e in fresh.entries]
         assert again.multikey_paths == fresh.multikey_paths
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_delta_found_by_walking_removals_is_the_one_sets_of_ids_give(seed: int) -> None:
+    """Documents removed (walked at C speed) and appended, in random mixes: the delta equals the one the sets
+    of ids give (the general path); with a document moved as well, both refuse (the kept order changed)."""
+    rng = random.Random(seed)
+    before = list(range(1000, 1000 + rng.choice([5, 70, 600])))
+    after = list(before)
+    fresh = iter(range(10**6, 10**7))
+    for _ in range(rng.randrange(1, 9)):
+        if rng.random() < 0.7 and after:
+            after.pop(rng.randrange(len(after)))
+        else:
+            after.append(next(fresh))
+    if len(after) >= len(before):
+        after.pop(rng.randrange(len(before) // 2))  # at least one removal before the appended ones
+    limit = max(64, Delta.MAX_SHARE * len(after))
+    expected = Delta._matched(before, after, limit)
+    assert expected is not None and expected.moved is not None
+    assert Delta.between(before, after) == expected
+    kept = [i for i in after if i in set(before)]
+    if len(kept) >= 2:
+        moved = [kept[-1], *(i for i in after if i != kept[-1])]  # the last kept document moved to the front
+        assert Delta._matched(before, moved, limit) is None and Delta.between(before, moved) is None

@@ -561,7 +561,19 @@ class Delta:
                 # updated in place (and perhaps appended): none of the new objects is an earlier document moved here
                 added = changed + list(range(count, len(after)))
                 return cls(None, added, frozenset(before[changed_at].tolist()), frozenset(changed))
-        earlier, current_ids = before.tolist(), after.tolist()
+        if len(after) < count + limit:
+            removals = _removals(before, after, limit)
+            if removals is not None:  # documents removed (and perhaps some appended), the rest in order
+                removed, kept = removals
+                stays = np.ones(count, dtype=bool)
+                stays[removed] = False
+                moved = np.where(stays, np.cumsum(stays) - 1, -1).tolist()
+                return cls(moved, list(range(kept, len(after))), frozenset(before[removed].tolist()))
+        return cls._matched(before.tolist(), after.tolist(), limit)
+
+    @classmethod
+    def _matched(cls, earlier: list[int], current_ids: list[int], limit: float) -> Delta | None:
+        """:meth:`between` for any change, by sets of ids (what :func:`_removals` does not walk)."""
         earlier_set, current = set(earlier), set(current_ids)
         gone, new = earlier_set - current, current - earlier_set
         if len(gone) + len(new) > limit:
@@ -572,6 +584,34 @@ class Delta:
         if any(a > b for a, b in itertools.pairwise(kept)):
             return None
         return cls(moved, sorted(position[i] for i in new), frozenset(gone))
+
+
+_WALKED = 16
+"""Up to this many removed documents are found by :func:`_removals`' walk (one vectorized pass each)."""
+
+
+def _removals(before: np.ndarray, after: np.ndarray, limit: float) -> tuple[list[int], int] | None:
+    """(the positions of ``before`` removed, how many of ``after`` are the rest in order) when ``after`` is
+    ``before`` with some documents removed, in order, then perhaps new ones appended; None otherwise, or when
+    over :data:`_WALKED` removals. Each removal is one comparison of the arrays from there on (at C speed): a
+    delete in a collection of 100,000 found its place by sets and a dict of every id (about 40 ms)."""
+    removed: list[int] = []
+    at = kept = 0
+    while at < len(before):
+        span = min(len(before) - at, len(after) - kept)
+        differ = np.flatnonzero(before[at : at + span] != after[kept : kept + span])
+        if not len(differ):
+            at, kept = at + span, kept + span
+            break
+        at, kept = at + int(differ[0]), kept + int(differ[0])
+        removed.append(at)  # taken as removed; what follows must then match, or this is not a removal
+        at += 1
+        if len(removed) > _WALKED:
+            return None
+    removed.extend(range(at, len(before)))  # ``after`` ended first: the rest of ``before`` is gone
+    if not removed or len(removed) + len(after) - kept > limit or _any_in(after[kept:], before):
+        return None  # nothing removed, too many changes, or an appended document was there before (a move)
+    return removed, kept
 
 
 def _int64s(ids: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -621,7 +661,10 @@ def update_index(earlier: IndexData, documents: Sequence[Mapping[str, Any]], del
     if moved is None:
         entries = _without_replaced(earlier, delta.replaced, order)
     else:
-        entries = [e.at(moved[e.rid]) for e in earlier.entries if moved[e.rid] >= 0]
+        # renumbered in one comprehension, not an Entry.at call each: 38 ms for 100,000 entries, not 75
+        entries = [
+            e if r == e.rid else Entry(e._keys, e._values, r) for e in earlier.entries if (r := moved[e.rid]) >= 0
+        ]
     arrays_of = earlier.arrays  # moved on, not copied: the earlier model never makes its memo again
     for gone in delta.gone:
         arrays_of.pop(gone, None)
