@@ -248,3 +248,14 @@ def test_the_idle_server_is_read_once_its_memory_settles(monkeypatch: Any) -> No
     climbing = iter(range(0, 100 * 2**20, 4 * 2**20))
     slept.clear()
     assert bench._settled(lambda: next(climbing), limit=2.0) == 16 * 2**20 and len(slept) == 4
+
+
+def test_the_reads_after_writes_rows_time_a_write_and_a_read_at_both_sizes():
+    figures = bench.bench_reads_after_writes(writes=3, sizes=(30, 300))
+    names = [figure.name for figure in figures]
+    assert len(figures) == 3 * 2 * 3  # three writes, two reads, three figures each
+    assert "delete_one then a find by an indexed field: at 300 / at 30" in names
+    assert "update_one then a find by _id, at 300 documents (CPU)" in names
+    assert all(figure.value > 0 for figure in figures)
+    ratios = [figure for figure in figures if figure.unit == "x"]
+    assert len(ratios) == 6 and all(figure.goal == "<= 2 x" for figure in ratios)

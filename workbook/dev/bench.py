@@ -710,6 +710,53 @@ def bench_write_costs(full: bool, writes: int = 21, sizes: tuple[int, int] = (1_
     return figures
 
 
+READS_AFTER_WRITES: dict[str, Callable[[Any, int], Any]] = {
+    "find by _id": lambda collection, step: collection.find_one({"_id": f"k{300 + step}"}),
+    "find by an indexed field": lambda collection, step: collection.find_one({"n": 300 + step}),
+}
+"""The reads a learner makes after a write (offline, the first read after a write makes the planner model again)."""
+
+
+def bench_reads_after_writes(writes: int = 15, sizes: tuple[int, int] = (1_000, 100_000)) -> list[Figure]:
+    """A single-document write then one read, at 1,000 and 100,000 documents (string ``_id``s, an index on ``n``).
+
+    Offline, a write makes the next read of its collection rebuild the planner model it is answered from, so a
+    read after each write is where a growing collection shows. Measured as :func:`bench_write_costs` measures
+    writes (both sizes side by side, in turns; the median of ``writes`` pairs in this process's CPU time), with
+    the same goal on the ratio, large / small, at most 2."""
+    import workbook
+    from workbook.offline import offline_server
+
+    db = workbook.connect(database="bench_reads_after_writes", quiet=True)
+    server = offline_server()
+    small, large = sizes
+    make_id = ID_TYPES["str"]
+    figures: list[Figure] = []
+    for kind in ("insert_one", "update_one", "delete_one"):
+        for read, run_read in READS_AFTER_WRITES.items():
+            db.client.drop_database(db.name)
+            for size in (small, large):
+                server.bulk_insert(db.name, f"c{size}", ({"_id": make_id(i), "n": i} for i in range(size)))
+                db[f"c{size}"].create_index("n")
+                run_read(db[f"c{size}"], 0)  # the model's first build after the load is paid once, not measured
+            times: dict[int, list[float]] = {small: [], large: []}
+            for step in range(writes):
+                for size in (small, large):
+                    started = time.process_time()
+                    _one_write(db[f"c{size}"], kind, make_id, size, step)
+                    run_read(db[f"c{size}"], step)
+                    times[size].append(time.process_time() - started)
+            at_small, at_large = (statistics.median(times[size]) * 1000 for size in (small, large))
+            label = f"{kind} then a {read}"
+            figures += [
+                Figure("reads after writes", f"{label}, at {small:,} documents (CPU)", at_small, "ms"),
+                Figure("reads after writes", f"{label}, at {large:,} documents (CPU)", at_large, "ms"),
+                Figure("reads after writes", f"{label}: at {large:,} / at {small:,}", at_large / at_small, "x", 2.0),
+            ]
+    db.client.drop_database(db.name)
+    return figures
+
+
 def bench_write_throughput(full: bool) -> list[Figure]:
     """Documents a second over the wire: ``delete_many({})`` (a learner starting over), a filtered
     ``delete_many`` of as many documents (deleted in chunks) with another client pinging meanwhile (the
@@ -1219,6 +1266,7 @@ def measure(full: bool = False) -> BenchRun:
             ("point query", bench_point_query),
             ("lookup", bench_lookup),
             ("write costs", lambda: bench_write_costs(full)),
+            ("reads after writes", bench_reads_after_writes),
             ("write throughput", lambda: bench_write_throughput(full)),
         ]
         steps.append(("engine start", bench_engine_start))
