@@ -1303,18 +1303,25 @@ def install_pushdown_reads(covers: Any, read: Any) -> None:
 
 
 def storage_chunks(storage: Any) -> Any:
-    """Yield ``(chunk, stored values)`` for each chunk of a stored collection, in natural order.
+    """Yield each chunk of a stored collection, in natural order (:func:`chunk_values` gives its stored values).
 
     mongoeco's collection is persistent: a write replaces only the chunk (of at most 128 documents)
     it touches, so a chunk that is the same object in two versions holds the same documents.
     """
-    from mongoeco.engines._memory_collection import _DELETED, _NO_CHUNK
+    from mongoeco.engines._memory_collection import _NO_CHUNK
 
     chunks, chunk_id = storage._chunks, storage._head_chunk
     while chunk_id != _NO_CHUNK:
         chunk = chunks[chunk_id]
-        yield chunk, [item[1] for item in chunk.items if item is not _DELETED]
+        yield chunk
         chunk_id = chunk.following
+
+
+def chunk_values(chunk: Any) -> list[Any]:
+    """The stored values of one chunk of :func:`storage_chunks`, in order (its deleted slots left out)."""
+    from mongoeco.engines._memory_collection import _DELETED
+
+    return [item[1] for item in chunk.items if item is not _DELETED]
 
 
 def bound_delete_operation(collection: Any, filter_spec: Any, comment: Any, session: Any) -> Any:

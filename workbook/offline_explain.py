@@ -17,7 +17,7 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 from workbook import engine_compat, planner
-from workbook.engine_reads import public_records
+from workbook.engine_reads import public_records_and_ids
 from workbook.errors import ExplainError, UnknownHintError, UnsupportedByModelError
 from workbook.explain_cache import ModelCache, WriteCounter
 from workbook.explain_model import collections_read, model_explain
@@ -139,8 +139,10 @@ class ExplainHook:
             return cached
         # Read on the server's event loop, so no write interleaves; an unchanged document is the same
         # object in the next version, and the model reuses the index keys it made for it.
-        documents, records = public_records(self._engine, database, name) if exists else ([], [])
-        model = planner.CollectionModel(documents, indexes, options.get("collation"), previous=self.models.latest(key))
+        documents, records, ids = public_records_and_ids(self._engine, database, name) if exists else ([], [], None)
+        model = planner.CollectionModel(
+            documents, indexes, options.get("collation"), previous=self.models.latest(key), ids=ids
+        )
         if self.writes.stamp(database, name) == stamp[0]:  # no write began meanwhile
             self.models.put(key, stamp, model)
         self._records[key] = (model, records)
