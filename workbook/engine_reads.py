@@ -101,8 +101,13 @@ def public_records_and_ids(
         documents.extend(known[1])
         records.extend(known[2])
         ids.append(known[3])
+    joined = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+    at = 0
+    for place, (chunk, part, stored, _) in current.items():  # each chunk's ids a view of the joined: one copy kept
+        current[place] = (chunk, part, stored, joined[at : at + len(part)])
+        at += len(part)
     _keep_chunks(key, current)
-    return documents, records, np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+    return documents, records, joined
 
 
 def _chunk(chunk: Any, documents: list[Mapping[str, Any]], stored: list[Any]) -> _Chunk:
