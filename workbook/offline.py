@@ -69,6 +69,13 @@ measured 2026-12-02). A thread that waits for nothing never asks, so a kernel wi
 work pays nothing."""
 
 
+def _hand_back[T](network: asyncio.AbstractEventLoop, task: asyncio.Task[T], outcome: asyncio.Future[T]) -> None:
+    """On the engine loop, once ``task`` is done: give its outcome to the network loop (unless that loop is closed,
+    the server stopping, as asyncio's own chained futures do)."""
+    if not network.is_closed():
+        network.call_soon_threadsafe(_copy_outcome, task, outcome)
+
+
 def _copy_outcome[T](task: asyncio.Task[T], outcome: asyncio.Future[T]) -> None:
     """Give ``outcome`` (on the network loop) what the engine loop's ``task`` ended with, unless it was given up."""
     if outcome.done():
@@ -189,7 +196,7 @@ class OfflineServer:
         def start() -> None:
             task = asyncio.Task(coroutine, loop=self._loop, eager_start=True)
             started.append(task)
-            task.add_done_callback(lambda done: network.call_soon_threadsafe(_copy_outcome, done, outcome))
+            task.add_done_callback(lambda done: _hand_back(network, done, outcome))
 
         self._loop.call_soon_threadsafe(start)
         try:

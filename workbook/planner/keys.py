@@ -693,19 +693,19 @@ def _without_replaced(earlier: IndexData, replaced: AbstractSet[int], order: Any
     entries = list(earlier.entries)
     if not replaced:
         return entries
-    spec, documents = earlier.spec, earlier.documents
+    spec, documents, make = earlier.spec, earlier.documents, _entry_maker(earlier.spec)
     places: list[int] = []
     for rid in replaced:
         for keys, values in _document_keys(spec, documents[rid], spec.collate)[0]:
-            wanted = _entry_maker(spec)(keys, values, rid)
+            wanted = make(keys, values, rid)
             place = bisect.bisect_left(entries, order(wanted), key=order)
             if place == len(entries) or entries[place].rid != rid or entries[place].keys != wanted.keys:
                 return [e for e in earlier.entries if e.rid not in replaced]
             places.append(place)
-    for place in sorted(set(places), reverse=True):
-        del entries[place]
-    if len(places) != len(set(places)):  # a document with two equal keys: one entry each way, filter instead
+    if len(set(places)) != len(places):  # two keys found at one entry: filter instead
         return [e for e in earlier.entries if e.rid not in replaced]
+    for place in sorted(places, reverse=True):
+        del entries[place]
     return entries
 
 
