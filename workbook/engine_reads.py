@@ -115,12 +115,12 @@ def _chunk(chunk: Any, documents: list[Mapping[str, Any]], stored: list[Any]) ->
     return chunk, documents, stored, np.fromiter(map(id, documents), dtype=np.int64, count=len(documents))
 
 
-def stored_by_id(engine: Any, database: str, collection: str, identifier: Any) -> list[Mapping[str, Any]]:
-    """The committed document stored under ``identifier``'s storage key, as :func:`public_records` gives it (a list
-    of one, or empty). Only where the key is exact (a string or ObjectId ``_id``, no collation): a number may be
-    stored under another numeric type's key."""
+def stored_at(engine: Any, database: str, collection: str, key: Any) -> list[Mapping[str, Any]]:
+    """The committed document stored under the storage key ``key``, as :func:`public_records` gives it (a list of
+    one, or empty): what a find of that ``_id`` returns where the key is exact
+    (:func:`workbook.offline_writes.exact_id_key`) and the collection has no collation."""
     storage = engine._storage.get(database, {}).get(collection)
-    stored = None if storage is None else storage.get(engine._storage_key(identifier))
+    stored = None if storage is None else storage.get(key)
     if stored is None:
         return []
     return [engine_compat.with_pymongo_scalars(engine._borrow_public_storage_document(stored))]

@@ -121,6 +121,13 @@ EXACT_ID_KINDS = ("str", "objectid")
 """Storage-key kinds of ``_id`` whose storage key is the only way to be equal (numbers: 1 == 1.0, other keys)."""
 
 
+def exact_id_key(engine: Any, identifier: Any) -> Any | None:
+    """The storage key ``identifier`` is stored under, where that key is the only one an equal ``_id`` can have
+    (:data:`EXACT_ID_KINDS`); None for any other ``_id`` (a number, a document, a regex, null...)."""
+    key = engine._storage_key(identifier)
+    return key if isinstance(key, tuple) and key and key[0] in EXACT_ID_KINDS else None
+
+
 class MissingIdIsEmpty:
     """A query on an ``_id`` that is not stored has no candidates (mongoeco scans the whole collection).
 
@@ -133,8 +140,8 @@ class MissingIdIsEmpty:
     def _candidate_items_for_plan_locked(self, coll: Any, query_plan: Any, **kw: Any) -> Any:
         identifier = self._direct_id_lookup_from_plan(query_plan)  # type: ignore[attr-defined]
         if identifier is not None and kw.get("collation") is None:
-            key = self._storage_key(identifier)  # type: ignore[attr-defined]
-            if isinstance(key, tuple) and key and key[0] in EXACT_ID_KINDS and key not in coll:
+            key = exact_id_key(self, identifier)
+            if key is not None and key not in coll:
                 return []
         return super()._candidate_items_for_plan_locked(coll, query_plan, **kw)  # type: ignore[misc]
 
