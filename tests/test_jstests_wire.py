@@ -30,6 +30,9 @@ Tally (kept by hand when a section is added; issue 19's closing numbers):
   {$gt: 2}, which no documented rule gives), ne_null.js and ne_null_indexed.js (9.0 semantics),
   null_undefined.js (BSON undefined, which pymongo cannot write).
 
+Since then, jstests/core/query/idhack.js (results over the wire, for the read by storage key that answers a find of
+one string or ObjectId _id): it agreed on its first run, and fails if that read drops the projection.
+
 Issue 19's held-out check (the last sections): 14 more files nobody here had ported, from
 jstests/core/query/ and jstests/core/index/covered/, each ported from the jstest alone and run once
 before any fix: covered_index_simple_2/_3, covered_index_compound_1, covered_index_sort_1/_2,
@@ -3527,6 +3530,70 @@ def test_return_key_beside_a_sort_key_projection_is_answered_or_refused_by_name(
     with pytest.raises(OperationFailure, match="returnKey beside") as refused:
         list(found)
     assert refused.value.code == 115
+
+
+# --- jstests/core/query/idhack.js ------------------------------------------------------------------
+# Ported over the wire (the plan checks are in tests/test_jstests_query.py, on the model): every result,
+# with the jstest's numeric _ids and again with string and ObjectId _ids, which the offline default reads
+# by their storage keys (offline_reads.ReadLayer._stored_by_id): a document _id, the $gte count, a read
+# after an update and after a multi-update, a regex _id, the covered {_id: 1} projection, every inclusion,
+# exclusion, dotted and $elemMatch projection, returnKey (alone and over a projection), a missing _id, and
+# min()/max() without a hint (51173). Not ported: the query-shape-hash checks (not in explain here).
+
+_IDHACK_KINDS: dict[str, Any] = {
+    "numbers": lambda n: n,
+    "strings": lambda n: f"id{n}",
+    "ObjectIds": lambda n: ObjectId(f"{n:024x}"),
+}
+
+
+@pytest.mark.parametrize("kind", list(_IDHACK_KINDS))
+def test_idhack_results(db: Database, kind: str) -> None:
+    from pymongo.errors import OperationFailure
+
+    make = _IDHACK_KINDS[kind]
+    t = db.idhack
+    t.insert_many([{"_id": {"x": 1}, "z": 1}, {"_id": {"x": 2}, "z": 2}, {"_id": {"x": 3}, "z": 3}])
+    t.insert_many([{"_id": make(1), "z": 4}, {"_id": make(2), "z": 5}, {"_id": make(3), "z": 6}])
+    assert t.find_one({"_id": {"x": 2}})["z"] == 2
+    assert t.count_documents({"_id": {"$gte": make(2)}}) == len(list(t.find({"_id": {"$gte": make(2)}}))) == 2
+    t.update_one({"_id": {"x": 2}}, {"$set": {"z": 7}})
+    assert t.find_one({"_id": {"x": 2}})["z"] == 7
+    t.update_many({"_id": {"$gte": make(2)}}, {"$set": {"z": 8}})
+    assert [t.find_one({"_id": make(n)})["z"] for n in (1, 2, 3)] == [4, 8, 8]
+    t.insert_one({"_id": "abc"})
+    assert t.find_one({"_id": re.compile("abc")}) == {"_id": "abc"}
+    assert t.find_one({"_id": {"x": 2}}, {"_id": 1}) == {"_id": {"x": 2}}
+
+    t.drop()
+    zero, one = make(0), make(1)
+    t.insert_many([{"_id": zero, "a": 0, "b": [{"c": 1}, {"c": 2}]}, {"_id": one, "a": 1, "b": [{"c": 3}, {"c": 4}]}])
+    cases: list[tuple[Any, dict[str, Any], dict[str, Any]]] = [
+        (one, {"a": 1}, {"_id": one, "a": 1}),
+        (one, {"_id": 0, "a": 1}, {"a": 1}),
+        (zero, {"_id": 1, "a": 1}, {"_id": zero, "a": 0}),
+        (one, {"foobar": 1}, {"_id": one}),
+        (one, {"_id": 0, "foobar": 1}, {}),
+        (one, {"_id": 0}, {"a": 1, "b": [{"c": 3}, {"c": 4}]}),
+        (one, {"a": 0}, {"_id": one, "b": [{"c": 3}, {"c": 4}]}),
+        (one, {"foobar": 0}, {"_id": one, "a": 1, "b": [{"c": 3}, {"c": 4}]}),
+        (one, {"b": 0}, {"_id": one, "a": 1}),
+        (zero, {"a": 0, "b": 0}, {"_id": zero}),
+        (zero, {"a": 0, "b": 0, "_id": 0}, {}),
+        (zero, {"_id": 0, "b.c": 1}, {"b": [{"c": 1}, {"c": 2}]}),
+        (one, {"foo.bar": 1}, {"_id": one}),
+        (one, {"b": {"$elemMatch": {"c": 4}}}, {"_id": one, "b": [{"c": 4}]}),
+    ]
+    for wanted, projection, expected in cases:
+        assert next(t.find({"_id": wanted}, projection)) == expected, projection
+    missing = make(8)
+    assert list(t.find({"_id": missing}, {"_id": 1})) == list(t.find({"_id": missing}, {"_id": 0})) == []
+    assert next(t.find({"_id": one}, return_key=True)) == {"_id": one}
+    assert next(t.find({"_id": one}, {"a": 1}, return_key=True)) == {"_id": one}
+    for bound in ("min", "max"):  # sent as a command: pymongo's cursor refuses min/max without a hint itself
+        with pytest.raises(OperationFailure) as refused:
+            db.command({"find": "idhack", "filter": {"_id": make(2)}, bound: {"_id": one}})
+        assert refused.value.code in (2, 51173), bound  # NoQueryExecutionPlans on older servers
 
 
 # --- jstests/aggregation/sources/merge/mode_keep_existing_insert.js ------------------------------
