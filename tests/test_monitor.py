@@ -42,3 +42,39 @@ def test_reply_bytes_are_what_arrived_even_if_the_caller_changes_the_documents(d
         for document in db.items.find():  # the application trims what it got, in place
             document.clear()
     assert after.bytes_returned == before.bytes_returned > 5 * 20
+
+
+def test_reply_sizes_are_the_whole_replys_encoding_with_each_document_encoded_once() -> None:
+    """The sizes added up as BSON lays out a batch (or a findAndModify value) equal encoding the whole reply."""
+    import datetime
+    import random
+
+    from bson import Decimal128, Int64, ObjectId
+    from bson.son import SON
+
+    rng = random.Random(5)
+    values = [1, 2.5, "x" * 40, None, True, ObjectId(), Int64(7), Decimal128("1.5"), datetime.datetime(2025, 1, 2)]
+
+    def document(depth: int = 0) -> dict:
+        made = {f"f{i}": rng.choice(values) for i in range(rng.randrange(1, 6))}
+        if depth < 2 and rng.random() < 0.5:
+            made["sub"] = [document(depth + 1) for _ in range(rng.randrange(0, 3))]
+        return made
+
+    replies: list[dict] = [{"ok": 1.0}, {"n": 3, "ok": 1.0}, {"value": None, "ok": 1.0}]
+    for count in (0, 1, 9, 10, 11, 120):  # index keys of one, two and three digits
+        for name in ("firstBatch", "nextBatch"):
+            batch = [document() for _ in range(count)]
+            replies.append({"cursor": {name: batch, "id": Int64(count), "ns": "db.c"}, "ok": 1.0})
+    replies.append({"cursor": {"firstBatch": [SON([("b", 1), ("a", 2)]), {"_id": 3, "a": 1}], "id": 0, "ns": "d.c"}})
+    replies.append({"cursor": {"firstBatch": [1, {"a": 1}, "s"], "id": 0, "ns": "d.c"}, "ok": 1.0})  # not all documents
+    replies.append({"lastErrorObject": {"n": 1}, "value": document(), "ok": 1.0})
+    for reply in replies:
+        batch = reply.get("cursor", {}).get("firstBatch", reply.get("cursor", {}).get("nextBatch"))
+        carried = batch if batch is not None else ([reply["value"]] if isinstance(reply.get("value"), dict) else [])
+        expected = (
+            len(bson.encode(reply)),
+            len(carried),
+            sum(len(bson.encode(d)) for d in carried if isinstance(d, dict)),
+        )
+        assert monitor.reply_sizes(reply) == expected, reply

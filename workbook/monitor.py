@@ -31,21 +31,41 @@ class Captured:
     """The BSON size of the documents the replies carried, without the reply around them (cursor id, namespace)."""
 
     def add_reply(self, reply: dict[str, Any]) -> None:
-        """Count one reply: its BSON size and the documents it carried."""
-        size, docs = len(bson.encode(reply)), 0
-        carried: list[Any] = []
-        cursor = reply.get("cursor")
-        if isinstance(cursor, dict):
-            carried = list(cursor.get("firstBatch", cursor.get("nextBatch")) or [])
-            docs = len(carried)
-        elif isinstance(reply.get("value"), dict):  # findAndModify
-            carried, docs = [reply["value"]], 1
+        """Count one reply: its BSON size and the documents it carried (counted as it arrives: the caller may
+        change the documents afterwards)."""
+        size, docs, document_bytes = reply_sizes(reply)
         self.round_trips += 1
         self.bytes_returned += size
         self.docs_returned += docs
-        self.document_bytes += sum(len(bson.encode(d)) for d in carried if isinstance(d, dict))
+        self.document_bytes += document_bytes
         if self.commands:  # a thread's commands and replies alternate: this reply answers the last command
             self.commands[-1].update(reply_bytes=size, reply_docs=docs)
+
+
+def reply_sizes(reply: dict[str, Any]) -> tuple[int, int, int]:
+    """(the reply's BSON size, the documents it carried, their BSON size), each document encoded once.
+
+    The listener runs inside the calls ``run_workload`` times; encoding the whole reply and then each document
+    again took 15 of its 39 microseconds a product page. Here each document is encoded alone and the reply
+    around them without them, and the sizes are added as BSON lays them out: in an array, a type byte, the
+    index as a C string, then the document; in place of a null, the document less the null's nothing.
+    """
+    cursor = reply.get("cursor")
+    if isinstance(cursor, dict):
+        name = "firstBatch" if "firstBatch" in cursor else "nextBatch"
+        batch = cursor.get(name)
+        if isinstance(batch, list) and all(isinstance(d, dict) for d in batch):
+            sizes = [len(bson.encode(d)) for d in batch]
+            envelope = len(bson.encode({**reply, "cursor": {**cursor, name: []}}))
+            laid_out = sum(1 + len(str(i)) + 1 + size for i, size in enumerate(sizes))
+            return envelope + laid_out, len(batch), sum(sizes)
+        carried = [d for d in batch or [] if isinstance(d, dict)] if isinstance(batch, list) else []
+        return len(bson.encode(reply)), len(batch or []), sum(len(bson.encode(d)) for d in carried)
+    value = reply.get("value")
+    if isinstance(value, dict):  # findAndModify: the document in place of a null
+        size = len(bson.encode(value))
+        return len(bson.encode({**reply, "value": None})) + size, 1, size
+    return len(bson.encode(reply)), 0, 0
 
 
 class CommandLog(monitoring.CommandListener):
