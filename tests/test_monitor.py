@@ -78,3 +78,27 @@ def test_reply_sizes_are_the_whole_replys_encoding_with_each_document_encoded_on
             sum(len(bson.encode(d)) for d in carried if isinstance(d, dict)),
         )
         assert monitor.reply_sizes(reply) == expected, reply
+
+
+def test_the_latency_a_call_records_leaves_out_the_listeners_own_time(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """measure_call records the call less what the workbench's listener spent inside it (sizing replies)."""
+    import time
+
+    from workbook.calls import measure_call
+
+    sizes = monitor.reply_sizes
+
+    def slow_sizes(reply: dict) -> tuple[int, int, int]:
+        time.sleep(0.4)  # an instrument far slower than the call it measures
+        return sizes(reply)
+
+    monkeypatch.setattr(monitor, "reply_sizes", slow_sizes)
+    work = measure_call(None, lambda: list(db.items.find()))
+    assert work.round_trips == 1 and work.docs_returned == 5 and len(work.result) == 5
+    assert 0 < work.latency_ms < 400  # with the listener's 400 ms left in, it could not be below
+    with monitor.capture() as captured:
+        db.items.find_one({"_id": 1})
+        db.items.count_documents({})
+    assert captured.listener_ns >= 2 * 400_000_000  # both replies, each sized once
