@@ -264,3 +264,37 @@ def test_what_is_kept_for_a_collection_is_let_go_when_it_is_dropped(how: str) ->
     finally:
         for database in (db, other):
             database.client.drop_database(database.name)
+
+
+@pytest.mark.parametrize("sizes", [[], [0], [3], [128, 0, 5, 1], [2, 2, 0, 0, 7]])
+def test_joined_chunks_read_as_the_one_list_they_make(sizes: list[int]) -> None:
+    """The model's documents joined chunk by chunk answer every read a list of them would: by position (negative
+    too), by slice, forwards, backwards, and out of range with IndexError."""
+    counter = iter(range(10_000))
+    parts = [[next(counter) for _ in range(size)] for size in sizes]
+    flat = [item for part in parts for item in part]
+    joined = engine_reads.Joined(parts)
+    assert len(joined) == len(flat) and list(joined) == flat and list(reversed(joined)) == flat[::-1]
+    assert [joined[i] for i in range(-len(flat), len(flat))] == [flat[i] for i in range(-len(flat), len(flat))]
+    assert joined[1:-1:2] == flat[1:-1:2] and joined[::-1] == flat[::-1]
+    for outside in (len(flat), -len(flat) - 1):
+        with pytest.raises(IndexError):
+            joined[outside]
+
+
+def test_a_natural_order_scan_reads_joined_chunks_both_ways() -> None:
+    """COLLSCAN over the model's joined documents, forwards and with hint {$natural: -1}: the same documents, at the
+    same positions, as over one list."""
+    from workbook.planner import CollectionModel
+    from workbook.planner.explain import find_records
+    from workbook.planner.query import FindArgs
+
+    documents = [{"_id": i, "a": i % 4} for i in range(300)]
+    parts = [documents[i : i + 7] for i in range(0, 300, 7)]
+    for hint in (None, {"$natural": 1}, {"$natural": -1}):
+        args = FindArgs(filter={"a": 2}, hint=hint)
+        listed = find_records(CollectionModel(documents, []), "db.c", args)
+        joined = find_records(CollectionModel(engine_reads.Joined(parts), []), "db.c", args)
+        assert joined[1] == listed[1] and len(listed[1]) == 75
+        assert listed[1][0] == (2 if hint != {"$natural": -1} else 298)
+        assert joined[0]["executionStats"]["totalDocsExamined"] == 300

@@ -31,7 +31,7 @@ def _document(rng: random.Random, i: int) -> dict[str, Any]:
 def _entries(collection: CollectionModel, name: str) -> list[tuple[Any, ...]]:
     spec = next(s for s in collection.specs if s.name == name)
     data = collection.index(spec)
-    return [(e.keys, e.values, e.rid) for e in data.entries]
+    return [(e.keys, e.values, data.position(e.rid)) for e in data.entries]  # record ids may differ; documents not
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -178,3 +178,60 @@ def test_the_delta_found_by_walking_removals_is_the_one_sets_of_ids_give(seed: i
     if len(kept) >= 2:
         moved = [kept[-1], *(i for i in after if i != kept[-1])]  # the last kept document moved to the front
         assert Delta._matched(before, moved, limit) is None and Delta.between(before, moved) is None
+
+
+def test_a_delete_keeps_the_other_entries_and_their_record_ids() -> None:
+    """A delete moves the later documents up; their entries stay the same objects, under the same record ids, and
+    the index says where each record id now stands (as a WiredTiger RecordId stays with its record)."""
+    documents = [{"_id": i, "a": i % 7} for i in range(500)]
+    model = CollectionModel(documents, INDEXES[:2])
+    spec = model.specs[1]
+    before = model.index(spec)
+    assert before.positions is None  # built from nothing: every record id is its position
+    after_delete = [d for d in documents if d["_id"] not in (10, 300)] + [{"_id": 900, "a": 3}]
+    updated = CollectionModel(after_delete, INDEXES[:2], previous=model)
+    data = updated.index(spec)
+    kept = {id(e) for e in before.entries}
+    assert sum(id(e) in kept for e in data.entries) == 498  # none made again; the two deleted ones gone
+    assert data.positions is not None and data.position(499) == 497 and data.position(10) == -1
+    assert data.position(500) == 498  # the appended document took the next record id
+    assert [data.record_id(p) for p in range(496, 499)] == [498, 499, 500]
+    fresh = CollectionModel(after_delete, INDEXES[:2])
+    assert _entries(updated, spec.name) == _entries(fresh, spec.name)
+
+
+def test_record_ids_are_numbered_again_when_a_new_document_stands_before_a_kept_one() -> None:
+    """A new document between kept ones has no record id in order between theirs: every entry is numbered by its
+    position again, and the index is still the one a build from nothing gives."""
+    documents = [{"_id": i, "a": i % 5} for i in range(300)]
+    model = CollectionModel(documents, INDEXES[:2])
+    for spec in model.specs:
+        model.index(spec)
+    deleted = documents[:50] + documents[51:]
+    model = CollectionModel(deleted, INDEXES[:2], previous=model)
+    assert model.index(model.specs[1]).positions is not None
+    between = deleted[:100] + deleted[101:200] + [{"_id": 1000, "a": 2}] + deleted[200:]  # one gone, one new later
+    updated = CollectionModel(between, INDEXES[:2], previous=model)
+    assert updated._delta is not None and updated._delta.moved is not None
+    fresh = CollectionModel(between, INDEXES[:2])
+    for info in INDEXES[:2]:
+        assert updated.index(next(s for s in updated.specs if s.name == info["name"])).positions is None
+        assert _entries(updated, info["name"]) == _entries(fresh, info["name"])
+
+
+def test_record_ids_spread_thin_by_many_deletes_are_numbered_again() -> None:
+    """Record ids of deleted documents are never given out again; once those in use pass twice the documents
+    (plus 64), the next update numbers every entry by its position again, so the map stays in proportion."""
+    documents = [{"_id": i, "a": i % 3} for i in range(400)]
+    model = CollectionModel(documents, INDEXES[:2])
+    model.index(model.specs[1])
+    renumbered = False
+    for _ in range(40):
+        documents = documents[: len(documents) // 2] + documents[len(documents) // 2 + 9 :]  # nine gone
+        documents = [*documents, {"_id": 10_000 + len(documents), "a": 1}]
+        model = CollectionModel(documents, INDEXES[:2], previous=model)
+        data = model.index(model.specs[1])
+        renumbered = renumbered or data.positions is None
+        assert data.positions is None or len(data.positions) <= 2 * len(documents) + 64 + 1
+        assert _entries(model, "a_1_b_-1") == _entries(CollectionModel(documents, INDEXES[:2]), "a_1_b_-1")
+    assert renumbered

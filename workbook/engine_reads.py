@@ -11,10 +11,12 @@ caller asks the server.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from typing import Any, overload
 
 import numpy as np
 from pymongo.database import Database
@@ -56,6 +58,43 @@ _chunk_cache: OrderedDict[tuple[int, str, str], dict[int, _Chunk]] = OrderedDict
 _chunk_lock = threading.Lock()
 
 
+class Joined(Sequence[Any]):
+    """The items of several lists, one after another, as one read-only sequence, without copying them into one
+    list: the explain model's documents and records, kept per storage chunk. Joining 100,000 documents' chunks
+    into two lists took 2.4 of the 5 ms a model's rebuild after one write spent reading the collection (each
+    item's reference counted again); here an item is found by bisecting the chunks' starts."""
+
+    __slots__ = ("_length", "_parts", "_starts")
+
+    def __init__(self, parts: list[list[Any]]) -> None:
+        self._parts = parts
+        self._starts = list(itertools.accumulate((len(part) for part in parts), initial=0))
+        self._length = self._starts[-1]
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._length))]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError("Joined index out of range")
+        part = bisect.bisect_right(self._starts, index) - 1
+        return self._parts[part][index - self._starts[part]]
+
+    def __iter__(self) -> Iterator[Any]:
+        return itertools.chain.from_iterable(self._parts)
+
+    def __reversed__(self) -> Iterator[Any]:
+        return itertools.chain.from_iterable(map(reversed, reversed(self._parts)))
+
+
 def public_records(engine: Any, database: str, collection: str) -> tuple[list[Mapping[str, Any]], list[Any]]:
     """(the committed documents as the engine's find replies with them, the stored records they come
     from), both in natural order: the planner model reads the first (pymongo's BSON types, such as
@@ -67,14 +106,13 @@ def public_records(engine: Any, database: str, collection: str) -> tuple[list[Ma
     costs one pass over its chunks, not a decode of its documents.
     """
     documents, records, _ = public_records_and_ids(engine, database, collection)
-    return documents, records
+    return list(documents), list(records)
 
 
-def public_records_and_ids(
-    engine: Any, database: str, collection: str
-) -> tuple[list[Mapping[str, Any]], list[Any], np.ndarray]:
-    """:func:`public_records`, and the ``id()`` of each document as an int64 array (what the planner model compares
-    versions by), kept per chunk with its documents: after one write, only the written chunk's are made again.
+def public_records_and_ids(engine: Any, database: str, collection: str) -> tuple[Joined, Joined, np.ndarray]:
+    """:func:`public_records` joined chunk by chunk (:class:`Joined`), and the ``id()`` of each document as an
+    int64 array (what the planner model compares versions by), kept per chunk with its documents: after one
+    write, only the written chunk's are made again.
 
     Each unchanged chunk is taken as it is, without reading its slots: making every chunk's list of stored values
     and every document's id again took 14 ms of the 19 a model's rebuild cost at 100,000 documents."""
@@ -83,14 +121,14 @@ def public_records_and_ids(
     if storage is None:
         with _chunk_lock:
             _chunk_cache.pop(key, None)
-        return [], [], np.zeros(0, dtype=np.int64)
+        return Joined([]), Joined([]), np.zeros(0, dtype=np.int64)
     with _chunk_lock:
         earlier = _chunk_cache.get(key, {})
     borrow = engine._borrow_public_storage_document
     public = engine_compat.with_pymongo_scalars
     current: dict[int, _Chunk] = {}
-    documents: list[Mapping[str, Any]] = []
-    records: list[Any] = []
+    documents: list[list[Mapping[str, Any]]] = []
+    records: list[list[Any]] = []
     ids: list[np.ndarray] = []
     for chunk in engine_compat.storage_chunks(storage.copy()):  # copy(): O(1), a consistent version
         known = earlier.get(id(chunk))
@@ -98,16 +136,17 @@ def public_records_and_ids(
             stored = engine_compat.chunk_values(chunk)
             known = _chunk(chunk, [public(borrow(value)) for value in stored], stored)
         current[id(chunk)] = known
-        documents.extend(known[1])
-        records.extend(known[2])
-        ids.append(known[3])
+        if known[2]:  # a chunk of deleted slots only adds nothing to bisect past
+            documents.append(known[1])
+            records.append(known[2])
+            ids.append(known[3])
     joined = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
     at = 0
     for place, (chunk, part, stored, _) in current.items():  # each chunk's ids a view of the joined: one copy kept
         current[place] = (chunk, part, stored, joined[at : at + len(part)])
         at += len(part)
     _keep_chunks(key, current)
-    return documents, records, joined
+    return Joined(documents), Joined(records), joined
 
 
 def _chunk(chunk: Any, documents: list[Mapping[str, Any]], stored: list[Any]) -> _Chunk:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 from workbook import engine_compat, planner
@@ -57,7 +57,7 @@ class ExplainHook:
         self.writes = WriteCounter()
         self.models: ModelCache[planner.CollectionModel] = ModelCache()
         self._pending: dict[int, tuple[str, dict[str, Any]]] = {}
-        self._records: dict[_ModelKey, tuple[planner.CollectionModel, list[Any]]] = {}
+        self._records: dict[_ModelKey, tuple[planner.CollectionModel, Sequence[Any]]] = {}
         self._catalogs: dict[_ModelKey, _Catalog] = {}
         """Each collection's (write stamp, exists, indexes, options, model stamp), read when its write stamp moved."""
 
@@ -160,7 +160,7 @@ class ExplainHook:
         self._records = {key: held for key, held in self._records.items() if kept(key)}
         self._catalogs = {key: held for key, held in self._catalogs.items() if kept(key)}
 
-    def records(self, database: str, name: str, model: planner.CollectionModel) -> list[Any] | None:
+    def records(self, database: str, name: str, model: planner.CollectionModel) -> Sequence[Any] | None:
         """The engine's stored records behind ``model.documents`` (same order), while ``model`` is current."""
         held = self._records.get((database, name))
         return held[1] if held is not None and held[0] is model else None

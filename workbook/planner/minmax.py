@@ -64,14 +64,15 @@ def bounded_records(
             "The value provided for min() does not come before the value provided for max() in the hinted index",
             code=EMPTY_RANGE,
         )
-    entries = collection.index(spec).entries
+    data = collection.index(spec)
+    entries = data.entries
 
     def place(entry: Entry) -> _Order:
         return _Order(entry, descending)
 
     start = 0 if lower is None else bisect_left(entries, lower, key=place)
     end = len(entries) if upper is None else bisect_left(entries, upper, key=place)
-    in_range = list(dict.fromkeys(entry.rid for entry in entries[start:end]))  # a multikey record once, first
+    in_range = list(dict.fromkeys(data.position(entry.rid) for entry in entries[start:end]))  # a multikey record once
     matching = find_records(collection, namespace, replace(args, projection=None, skip=None, limit=None))[1]
     if args.sort:  # the bounds choose the records; the sort orders them
         kept = set(in_range)

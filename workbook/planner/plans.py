@@ -74,8 +74,8 @@ class CollectionModel:
         previous: CollectionModel | None = None,
         ids: np.ndarray | None = None,
     ) -> None:
-        self.documents = documents if isinstance(documents, list) else list(documents)
-        """The documents in record order (a list given is kept, not copied: never change it afterwards)."""
+        self.documents = documents if isinstance(documents, Sequence) else list(documents)
+        """The documents in record order (a sequence given is kept, not copied: never change it afterwards)."""
         self.collation = dict(collation) if collation is not None and normalize(collation) else None
         """The collection's default collation (None for simple): queries without one use it."""
         self.specs = [IndexDefinition.from_info(info, self.collation) for info in indexes]

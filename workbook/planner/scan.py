@@ -153,7 +153,9 @@ class IndexScan(Stage):
         self.oils = [orient(orient(oil, fd), direction) for oil, fd in zip(oils, self.field_directions, strict=True)]
         self.key_filter = list(key_filter)
         self.dedup = index.is_multikey
-        self.order: list[Entry] = index.entries if direction > 0 else index.entries[::-1]
+        self.positions = index.positions  # where each entry's record id stands (None: at its own number)
+        # read from the end for a backward scan, not copied reversed: a copy was O(n) for every scan
+        self.entries, self.backward = index.entries, direction < 0
         self.position = -1
         self.state = "INITIALIZING"
         self.single = single_interval(self.oils)
@@ -188,20 +190,24 @@ class IndexScan(Stage):
         return False
 
     def _first_not_before(self, before: Any) -> int:
-        lo, hi = max(self.position, 0), len(self.order)
+        lo, hi = max(self.position, 0), len(self.entries)
         while lo < hi:
             mid = (lo + hi) // 2
-            if before(self.order[mid]):
+            if before(self._entry(mid)):
                 lo = mid + 1
             else:
                 hi = mid
         return lo
 
+    def _entry(self, position: int) -> Entry:
+        """The entry at ``position`` in this scan's direction."""
+        return self.entries[~position] if self.backward else self.entries[position]
+
     def _at(self, position: int) -> Entry | None:
         self.position = position
-        if position >= len(self.order):
+        if position >= len(self.entries):
             return None
-        entry = self.order[position]
+        entry = self._entry(position)
         if self.single is not None:
             c = self._compare_scan(entry.keys, self.single.end)
             if c > 0 or (c == 0 and not self.single.end_inclusive):
@@ -258,7 +264,7 @@ class IndexScan(Stage):
             return NEED_TIME, None
         if self.dedup:
             self.returned.add(entry.rid)
-        return ADVANCED, Member(entry.rid, entry=entry)
+        return ADVANCED, Member(entry.rid if self.positions is None else int(self.positions[entry.rid]), entry=entry)
 
     def _key_passes(self, entry: Entry) -> bool:
         return all(

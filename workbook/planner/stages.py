@@ -120,15 +120,17 @@ class CollectionScan(Stage):
         self.position = 0
         self.docs_examined = 0
         self.eof = False
+        # read in order, not by position: the model's documents may be joined from chunks (found by bisection)
+        self._reading = iter(documents) if direction >= 0 else reversed(documents)
 
     def do_work(self) -> tuple[str, Member | None]:
-        if self.position >= len(self.documents):
+        doc = next(self._reading, None)
+        if doc is None:  # no document is None
             self.eof = True
             return IS_EOF, None
         rid = self.position if self.direction >= 0 else len(self.documents) - 1 - self.position
         self.position += 1
         self.docs_examined += 1
-        doc = self.documents[rid]
         if matches_all(self.predicates, doc, self.collate):
             return ADVANCED, Member(rid, doc=doc)
         return NEED_TIME, None
