@@ -102,3 +102,6 @@ def test_the_latency_a_call_records_leaves_out_the_listeners_own_time(
         db.items.find_one({"_id": 1})
         db.items.count_documents({})
     assert captured.listener_ns >= 2 * 400_000_000  # both replies, each sized once
+    outer = measure_call(None, lambda: measure_call(None, db.items.find_one, {"_id": 2}))
+    assert outer.round_trips == 0 and outer.result.round_trips == 1  # the inner block records its own command
+    assert 0 < outer.latency_ms < 400 and 0 < outer.result.latency_ms < 400  # and neither counts the listener

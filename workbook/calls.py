@@ -37,6 +37,7 @@ class Work:
     docs_examined: float = field(repr=False)
     """From explain; NaN when the call was not explained (no database given) or a read could not be."""
     latency_ms: float = field(repr=False)
+    """The call's wall time, less what the workbench's own command listener spent inside it (counting replies)."""
     commands: list[str] = field(default_factory=list)
     """The names of the commands the call sent, in order (``find``, ``commitTransaction``...)."""
     sent: list[dict[str, Any]] = field(default_factory=list, repr=False)

@@ -110,13 +110,16 @@ class CommandLog(monitoring.CommandListener):
 
     @contextmanager
     def capture(self) -> Iterator[Captured]:
-        """Record what this thread sends inside the block."""
+        """Record what this thread sends inside the block (a block inside another records its own commands; its
+        listener time counts in the outer block's too, as it passed inside the outer block's calls)."""
         previous = self.current()
         self._local.captured = captured = Captured()
         try:
             yield captured
         finally:
             self._local.captured = previous
+            if previous is not None:
+                previous.listener_ns += captured.listener_ns
 
 
 COMMANDS = CommandLog()
