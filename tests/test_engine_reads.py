@@ -298,3 +298,88 @@ def test_a_natural_order_scan_reads_joined_chunks_both_ways() -> None:
         assert joined[1] == listed[1] and len(listed[1]) == 75
         assert listed[1][0] == (2 if hint != {"$natural": -1} else 298)
         assert joined[0]["executionStats"]["totalDocsExamined"] == 300
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_read_after_writes_equals_a_read_from_nothing(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random single and bulk writes over the wire, each followed by a read of the stored documents: the read that
+    reuses the last one (looking the chunks up by id when their chain is unchanged, else walking it) gives exactly
+    the documents, records and ids a read from nothing gives."""
+    import uuid
+
+    from workbook.offline import offline_server
+
+    monkeypatch.delenv("MONGODB_URI", raising=False)
+    rng = random.Random(seed)
+    db = workbook.connect(database=f"rereads{uuid.uuid4().hex[:6]}", quiet=True)
+    engine = offline_server().engine
+    key = (id(engine), db.name, "c")
+    paths: dict[str, int] = {"_reread": 0, "_walk": 0}
+    taken = dict(paths)  # by the reads after a write (not the reads from nothing)
+    for name in paths:
+        original = getattr(engine_reads, name)
+
+        def counted(*args: Any, original: Any = original, name: str = name) -> Any:
+            paths[name] += 1
+            return original(*args)
+
+        monkeypatch.setattr(engine_reads, name, counted)
+    try:
+        db.c.insert_many([{"_id": i, "n": i % 13} for i in range(700)])
+        next_id = 700
+        for _ in range(40):
+            action = rng.choice(["insert", "insert_many", "update", "update_many", "delete", "delete_many", "none"])
+            if action == "insert":
+                db.c.insert_one({"_id": next_id, "n": 1})
+                next_id += 1
+            elif action == "insert_many":
+                db.c.insert_many([{"_id": next_id + i, "n": 2} for i in range(rng.randrange(1, 300))])
+                next_id += 300
+            elif action == "update":
+                db.c.update_one({"_id": rng.randrange(next_id)}, {"$set": {"n": rng.randrange(99)}})
+            elif action == "update_many":
+                db.c.update_many({"n": rng.randrange(13)}, {"$inc": {"n": 100}})
+            elif action == "delete":
+                db.c.delete_one({"_id": rng.randrange(next_id)})
+            elif action == "delete_many":
+                db.c.delete_many({"n": rng.randrange(13)})
+            before = dict(paths)
+            documents, records, ids = engine_reads.public_records_and_ids(engine, db.name, "c")
+            for name in paths:
+                taken[name] += paths[name] - before[name]
+            with engine_reads._chunk_lock:
+                engine_reads._chunk_cache.pop(key)
+            fresh_documents, fresh_records, fresh_ids = engine_reads.public_records_and_ids(engine, db.name, "c")
+            assert list(documents) == list(fresh_documents) == list(db.c.find()), action
+            assert list(records) == list(fresh_records) and len(records) == len(documents)
+            assert ids.tolist() == [id(document) for document in documents] and len(fresh_ids) == len(ids)
+        assert taken["_reread"] >= 5 and taken["_walk"] >= 3, taken  # both ways of reusing the last read ran
+    finally:
+        db.client.drop_database(db.name)
+
+
+def test_a_chain_of_chunks_with_one_spliced_in_is_not_the_same_chain() -> None:
+    """same_chunk_chain looks the last read's chunk ids up without walking: a chunk replaced in place is found, and a
+    chunk spliced in between (its neighbour's link changed, the first and last chunks the same) or one gone is not
+    taken for the same chain (mongoeco adds chunks at the tail only; this holds should that change)."""
+    from types import SimpleNamespace
+
+    from workbook.engine_compat import same_chunk_chain
+
+    def chunk(previous: int, following: int) -> SimpleNamespace:
+        return SimpleNamespace(previous=previous, following=following)
+
+    def storage(chunks: dict[int, SimpleNamespace], head: int, tail: int) -> SimpleNamespace:
+        return SimpleNamespace(_chunks=chunks, _head_chunk=head, _tail_chunk=tail)
+
+    first = {0: chunk(-1, 1), 1: chunk(0, 2), 2: chunk(1, -1)}
+    order, objects = [0, 1, 2], [first[0], first[1], first[2]]
+    assert same_chunk_chain(storage(first, 0, 2), order, objects) == objects
+    updated = {**first, 1: chunk(0, 2)}  # chunk 1 replaced where it stands
+    assert same_chunk_chain(storage(updated, 0, 2), order, objects) == [first[0], updated[1], first[2]]
+    spliced = {**first, 0: chunk(-1, 3), 3: chunk(0, 1), 1: chunk(3, 2)}  # chunk 3 between 0 and 1
+    assert same_chunk_chain(storage(spliced, 0, 2), order, objects) is None
+    gone = {0: chunk(-1, 2), 2: chunk(0, -1)}
+    assert same_chunk_chain(storage(gone, 0, 2), order, objects) is None
+    assert same_chunk_chain(storage(first, 0, 2), [], []) is None
+    assert same_chunk_chain(storage({}, -1, -1), [], []) == []

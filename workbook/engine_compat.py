@@ -19,8 +19,10 @@ import datetime
 import functools
 import importlib
 import inspect
+import itertools
+import operator
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from bson import Int64, ObjectId
@@ -219,7 +221,9 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     ),  # fmt: skip
     PrivateName(_STORAGE, "_DELETED", "a deleted slot in a chunk (storage_chunks)"),
     PrivateName(_STORAGE, "_NO_CHUNK", "the end of the chunk chain (storage_chunks)"),
-    PrivateName(_STORAGE, "_OrderChunk", "a chunk's items and the next chunk's id (storage_chunks, snapshot.py)"),
+    PrivateName(
+        _STORAGE, "_OrderChunk", "a chunk's items and its neighbours' ids (storage_chunks, same_chunk_chain, snapshot)"
+    ),
     PrivateName(_COLLECTION, "AsyncCollection._engine", "the engine an aggregate reads", instance_attribute=True),
     PrivateName(_COLLECTION, "AsyncCollection._db_name", "the database an aggregate reads", instance_attribute=True),
     PrivateName(
@@ -1303,7 +1307,8 @@ def install_pushdown_reads(covers: Any, read: Any) -> None:
 
 
 def storage_chunks(storage: Any) -> Any:
-    """Yield each chunk of a stored collection, in natural order (:func:`chunk_values` gives its stored values).
+    """Yield ``(id, chunk)`` for each chunk of a stored collection, in natural order (:func:`chunk_values` gives
+    its stored values).
 
     mongoeco's collection is persistent: a write replaces only the chunk (of at most 128 documents)
     it touches, so a chunk that is the same object in two versions holds the same documents.
@@ -1313,8 +1318,29 @@ def storage_chunks(storage: Any) -> Any:
     chunks, chunk_id = storage._chunks, storage._head_chunk
     while chunk_id != _NO_CHUNK:
         chunk = chunks[chunk_id]
-        yield chunk
+        yield chunk_id, chunk
         chunk_id = chunk.following
+
+
+def same_chunk_chain(storage: Any, ids: Sequence[int], chunks: Sequence[Any]) -> list[Any] | None:
+    """The chunks of ``storage`` under ``ids``, in that order, when ``ids`` is still its whole chain (its first and
+    last chunk, and every chunk replaced since ``chunks`` linked to the same neighbours); None when the chain changed.
+
+    One lookup a chunk and no walk: a write that changed no chain (an update, a delete that left its chunk
+    holding a document, an append to a tail with room) is found without following every chunk's link."""
+    from mongoeco.engines._memory_collection import _NO_CHUNK
+
+    head = ids[0] if ids else _NO_CHUNK
+    tail = ids[-1] if ids else _NO_CHUNK
+    if storage._head_chunk != head or storage._tail_chunk != tail:
+        return None
+    get = storage._chunks.get
+    now = [get(chunk_id) for chunk_id in ids]
+    for place in itertools.compress(range(len(now)), map(operator.is_not, now, chunks)):
+        chunk, before = now[place], chunks[place]
+        if chunk is None or chunk.previous != before.previous or chunk.following != before.following:
+            return None
+    return now
 
 
 def chunk_values(chunk: Any) -> list[Any]:
