@@ -280,6 +280,11 @@ def test_joined_chunks_read_as_the_one_list_they_make(sizes: list[int]) -> None:
     for outside in (len(flat), -len(flat) - 1):
         with pytest.raises(IndexError):
             joined[outside]
+    for _ in range(4):  # read by position often enough, it makes the one list and reads that: the same answers
+        assert [joined[i] for i in range(-len(flat), len(flat))] == [flat[i] for i in range(-len(flat), len(flat))]
+    assert (joined._flat is not None) == (len(flat) > 10)
+    with pytest.raises(IndexError):
+        joined[len(flat)]
 
 
 def test_a_natural_order_scan_reads_joined_chunks_both_ways() -> None:
