@@ -310,9 +310,10 @@ def _build_indexes(
         paths = [path[:1] for path in paths]
     decode = engine_compat.decoder(engine)
     projected, with_arrays = [], []
+    tree = _path_tree(paths)
     for _, payload in rows:
         found: list[str] = []
-        pruned = _prune(payload, paths, engine_compat.CODEC_MARKER, found)
+        pruned = _prune(payload, tree, engine_compat.CODEC_MARKER, found)
         projected.append(decode(pruned) if "tagged" in found else pruned)  # plain JSON decodes to itself
         with_arrays.append("array" in found)
     equality = _EqualityKeys(engine_compat.bson_equality_key)
@@ -469,16 +470,31 @@ class _EqualityKeys:
         return {index_key}, {unique_key}
 
 
-def _prune(value: Any, paths: Sequence[tuple[str, ...]], marker: str, found: list[str]) -> Any:
-    """``value`` (a stored payload) keeping only what lies on ``paths``: the index keys are unchanged.
+_PathTree = tuple[bool, dict[str, "_PathTree"]]
+"""Index paths as a tree: whether a path ends here, and the tree below each next field."""
+
+
+def _path_tree(paths: Sequence[tuple[str, ...]]) -> _PathTree:
+    """``paths`` as a :data:`_PathTree` (made once per collection, not per document and level)."""
+    heads: dict[str, list[tuple[str, ...]]] = {}
+    for path in paths:
+        if path:
+            heads.setdefault(path[0], []).append(path[1:])
+    return () in paths, {head: _path_tree(tails) for head, tails in heads.items()}
+
+
+def _prune(value: Any, tree: _PathTree, marker: str, found: list[str]) -> Any:
+    """``value`` (a stored payload) keeping only what lies on the paths of ``tree``: the index keys are unchanged.
 
     Arrays along a path keep every element (scalars too) and their order; values at a path's end
     are kept whole; tagged codec values are never split. ``found`` gets "tagged" when what is kept
     may hold a tagged value (then it must be decoded; plain JSON values decode to themselves) and
-    "array" when an array lies on a path.
+    "array" when an array lies on a path. (Grouping the paths by their first field for every document and
+    level was a seventh of a first load of parts/referenced.)
     """
+    ends, below = tree
     kind = type(value)
-    if () in paths:
+    if ends:
         if kind is list or (kind is dict and marker not in value):
             found.append("array")  # perhaps: arrays inside count for the compound checks
         if kind is list or kind is dict:
@@ -486,21 +502,18 @@ def _prune(value: Any, paths: Sequence[tuple[str, ...]], marker: str, found: lis
         return value
     if kind is list:
         found.append("array")
-        return [_prune(element, paths, marker, found) for element in value]
+        return [_prune(element, tree, marker, found) for element in value]
     if kind is not dict:
         return value
     if marker in value:
         found.append("tagged")
         return value
-    heads: dict[str, list[tuple[str, ...]]] = {}
-    for path in paths:
-        heads.setdefault(path[0], []).append(path[1:])
     kept = {}
-    for head, tails in heads.items():
+    for head, subtree in below.items():
         if head in value:
             child = value[head]
             plain = type(child) is not dict and type(child) is not list
-            kept[head] = child if plain else _prune(child, tails, marker, found)  # scalars: no call
+            kept[head] = child if plain else _prune(child, subtree, marker, found)  # scalars: no call
     return kept
 
 
