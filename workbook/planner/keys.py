@@ -544,7 +544,7 @@ class Delta:
     """How one version of a collection's documents differs from an earlier one (by object identity).
 
     ``moved`` maps each earlier position to its new one (-1: the document is gone; a list or an int array), or
-    is None when every earlier document kept its position; ``added`` lists the record ids of documents that are
+    is None when every earlier document kept its position; ``added`` lists the positions of documents that are
     new objects (inserted, or a new version written by an update), in order.
     """
 
@@ -553,7 +553,7 @@ class Delta:
     gone: frozenset[int] = frozenset()
     """``id()`` of the earlier documents that are no longer there."""
     replaced: frozenset[int] = frozenset()
-    """Record ids (with ``moved`` None) whose earlier document gave way to a new one in the same place (an
+    """Positions (with ``moved`` None) whose earlier document gave way to a new one in the same place (an
     update): their earlier keys go, and the rest of the index keeps its entries as they are."""
 
     def __eq__(self, other: object) -> bool:
@@ -773,6 +773,7 @@ def _without(earlier: IndexData, removals: Sequence[tuple[int, int]], order: Any
 
 
 def _filtered(entries: list[Entry], removals: Sequence[tuple[int, int]]) -> list[Entry]:
+    """``entries`` less those of the record ids ``removals`` names, tested one by one."""
     leaving = {rid for _, rid in removals}
     return [e for e in entries if e.rid not in leaving]
 
