@@ -235,3 +235,26 @@ def test_record_ids_spread_thin_by_many_deletes_are_numbered_again() -> None:
         assert data.positions is None or len(data.positions) <= 2 * len(documents) + 64 + 1
         assert _entries(model, "a_1_b_-1") == _entries(CollectionModel(documents, INDEXES[:2]), "a_1_b_-1")
     assert renumbered
+
+
+def test_an_update_that_leaves_an_index_alone_shares_its_entries() -> None:
+    """An update in place whose new version gives an index exactly the keys the old one gave (same sort keys, same
+    values of the same types, no arrays) leaves that index's entry list as it was, shared; any other change to the
+    indexed values (an int that became an equal float, a string, an array) updates it."""
+    documents = [{"_id": i, "a": i % 9, "b": "x"} for i in range(400)]
+    indexes = [{"name": "_id_", "key": {"_id": 1}}, {"name": "a_1", "key": {"a": 1}}]
+    model = CollectionModel(documents, indexes)
+    ids, a = (model.index(spec) for spec in model.specs)
+    for change, a_shared in (({"b": "y"}, True), ({"a": 5.0}, False), ({"a": "5"}, False), ({"a": [5]}, False)):
+        changed = list(documents)
+        changed[5] = {**documents[5], **change}  # document 5 has a: 5
+        updated = CollectionModel(changed, indexes, previous=model)
+        ids_now, a_now = (updated.index(spec) for spec in updated.specs)
+        assert ids_now.entries is ids.entries and ids_now.documents is updated.documents, change  # _id never changes
+        assert (a_now.entries is a.entries) is a_shared, change
+        fresh = CollectionModel(changed, indexes)
+        assert _entries(updated, "a_1") == _entries(fresh, "a_1"), change
+        if not a_shared:
+            assert [type(v) for e in a_now.entries if e.rid == 5 for v in e.values] == [
+                type(v) for e in fresh.index(fresh.specs[1]).entries if e.rid == 5 for v in e.values
+            ], change

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import datetime
 import functools
 import itertools
@@ -683,6 +684,13 @@ def update_index(earlier: IndexData, documents: Sequence[Mapping[str, Any]], del
         return _Order(entry, descending)
 
     count, moved, added = len(earlier.documents), delta.moved, delta.added
+    if moved is None and len(added) == len(delta.replaced) and _keys_unchanged(earlier, documents, added):
+        # updated in place without touching this index (most updates: the _id index, any index on other fields):
+        # its entries as they are, shared (an entry list is never changed once made), not copied
+        arrays_of = earlier.arrays
+        for gone in delta.gone:
+            arrays_of.pop(gone, None)
+        return dataclasses.replace(earlier, documents=documents, arrays=arrays_of)
     used = count if earlier.positions is None else len(earlier.positions)  # record ids given out so far
     kept = count if moved is None else count - len(delta.gone)
     # updated in place (a new version at the same position), or gone
@@ -725,6 +733,28 @@ def update_index(earlier: IndexData, documents: Sequence[Mapping[str, Any]], del
             bisect.insort(entries, make(keys, values, new_ids[position]), key=order)
     multikey_paths = {path: sorted(p) for path, p in multikey.items()}
     return IndexData(spec, entries, multikey_paths, documents, arrays_of, positions, record_ids)
+
+
+def _keys_unchanged(earlier: IndexData, documents: Sequence[Mapping[str, Any]], positions: Sequence[int]) -> bool:
+    """Whether each document at ``positions`` gives the index exactly the keys its earlier version gave: the same
+    sort keys and the same values of the same types (an int that became an equal float changes what a covered
+    query returns), no array on either side."""
+    spec = earlier.spec
+    for position in positions:
+        before, arrays_before = _document_keys(spec, earlier.documents[position], spec.collate)
+        after, arrays_after = _document_keys(spec, documents[position], spec.collate)
+        if any(arrays_before) or any(arrays_after) or len(before) != len(after):
+            return False
+        for (keys, values), (keys_now, values_now) in zip(before, after, strict=True):
+            if keys != keys_now or not all(map(_same_scalar, values, values_now)):
+                return False
+    return True
+
+
+def _same_scalar(value: Any, other: Any) -> bool:
+    """Whether two index values are the same scalar: equal and of one type (a document or an array: not known)."""
+    kind = type(value)
+    return kind is type(other) and kind is not dict and kind is not list and value == other
 
 
 def _ranked(earlier: IndexData, gone: list[int]) -> np.ndarray:
