@@ -17,7 +17,7 @@ import itertools
 import operator
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass
 from typing import Any, overload
 
@@ -70,9 +70,10 @@ class Joined(Sequence[Any]):
 
     __slots__ = ("_flat", "_length", "_parts", "_reads", "_starts")
 
-    def __init__(self, parts: list[list[Any]]) -> None:
+    def __init__(self, parts: list[list[Any]], starts: list[int] | None = None) -> None:
+        """``parts`` in order; ``starts``, where each begins (and the total last), when the caller has them."""
         self._parts = parts
-        self._starts = list(itertools.accumulate((len(part) for part in parts), initial=0))
+        self._starts = _starts(parts) if starts is None else starts
         self._length = self._starts[-1]
         self._flat: list[Any] | None = None
         self._reads = 0
@@ -142,14 +143,14 @@ def public_records_and_ids(engine: Any, database: str, collection: str) -> tuple
         earlier = _chunk_cache.get(key)
     snapshot = storage.copy()  # O(1), a consistent version
     if earlier is not None and earlier.version is snapshot._values:  # no write since: the same documents
-        return Joined(earlier.documents), Joined(earlier.records), earlier.ids
+        return _joined(earlier)
     chunks = None if earlier is None else engine_compat.same_chunk_chain(snapshot, earlier.order, earlier.chunks)
     if earlier is not None and chunks is not None:
         read = _reread(engine, earlier, chunks, snapshot._values)
     else:
         read = _walk(engine, snapshot, earlier)
     _keep_chunks(key, read)
-    return Joined(read.documents), Joined(read.records), read.ids
+    return _joined(read)
 
 
 @dataclass
@@ -167,6 +168,11 @@ class _Read:
     starts: list[int]
 
 
+def _joined(read: _Read) -> tuple[Joined, Joined, np.ndarray]:
+    """A read's documents and records, each joined over its chunks (both begin where the chunks do), and its ids."""
+    return Joined(read.documents, read.starts), Joined(read.records, read.starts), read.ids
+
+
 def _parts(engine: Any, chunk: Any) -> tuple[list[Mapping[str, Any]], list[Any]]:
     """One chunk's documents as a find replies with them, and its stored records."""
     borrow, public = engine._borrow_public_storage_document, engine_compat.with_pymongo_scalars
@@ -178,8 +184,9 @@ def _ids_of(documents: list[Mapping[str, Any]]) -> np.ndarray:
     return np.fromiter(map(id, documents), dtype=np.int64, count=len(documents))
 
 
-def _starts(documents: list[list[Mapping[str, Any]]]) -> list[int]:
-    return list(itertools.accumulate(map(len, documents), initial=0))
+def _starts(parts: Sequence[Sized]) -> list[int]:
+    """Where each of ``parts`` begins in them joined, and their total length last."""
+    return list(itertools.accumulate(map(len, parts), initial=0))
 
 
 def _reread(engine: Any, earlier: _Read, chunks: list[Any], version: Any) -> _Read:

@@ -684,12 +684,13 @@ def update_index(earlier: IndexData, documents: Sequence[Mapping[str, Any]], del
         return _Order(entry, descending)
 
     count, moved, added = len(earlier.documents), delta.moved, delta.added
-    if moved is None and len(added) == len(delta.replaced) and _keys_unchanged(earlier, documents, added):
+    arrays_of = earlier.arrays  # moved on, not copied: the earlier model never makes its memo again
+    for gone in delta.gone:
+        arrays_of.pop(gone, None)
+    made = {position: _document_keys(spec, documents[position], spec.collate) for position in added}
+    if moved is None and len(added) == len(delta.replaced) and _keys_unchanged(earlier, made):
         # updated in place without touching this index (most updates: the _id index, any index on other fields):
         # its entries as they are, shared (an entry list is never changed once made), not copied
-        arrays_of = earlier.arrays
-        for gone in delta.gone:
-            arrays_of.pop(gone, None)
         return dataclasses.replace(earlier, documents=documents, arrays=arrays_of)
     used = count if earlier.positions is None else len(earlier.positions)  # record ids given out so far
     kept = count if moved is None else count - len(delta.gone)
@@ -716,17 +717,13 @@ def update_index(earlier: IndexData, documents: Sequence[Mapping[str, Any]], del
         for position in added:
             if position not in new_ids:  # in place: the record id of the version it replaced
                 new_ids[position] = earlier.record_id(position)
-    arrays_of = earlier.arrays  # moved on, not copied: the earlier model never makes its memo again
-    for gone in delta.gone:
-        arrays_of.pop(gone, None)
     multikey = {path: set(prefixes) for path, prefixes in earlier.multikey_paths.items()}
 
     make = _entry_maker(spec)
     for position in added:
-        document = documents[position]
-        keys_of_document, arrays_per_path = _document_keys(spec, document, spec.collate)
+        keys_of_document, arrays_per_path = made[position]
         if any(arrays_per_path):
-            arrays_of[id(document)] = arrays_per_path
+            arrays_of[id(documents[position])] = arrays_per_path
         for path, arrays in zip(spec.paths, arrays_per_path, strict=True):
             multikey[path] |= arrays
         for keys, values in keys_of_document:
@@ -735,14 +732,13 @@ def update_index(earlier: IndexData, documents: Sequence[Mapping[str, Any]], del
     return IndexData(spec, entries, multikey_paths, documents, arrays_of, positions, record_ids)
 
 
-def _keys_unchanged(earlier: IndexData, documents: Sequence[Mapping[str, Any]], positions: Sequence[int]) -> bool:
-    """Whether each document at ``positions`` gives the index exactly the keys its earlier version gave: the same
-    sort keys and the same values of the same types (an int that became an equal float changes what a covered
-    query returns), no array on either side."""
+def _keys_unchanged(earlier: IndexData, made: Mapping[int, tuple[list[Any], list[AbstractSet[str]]]]) -> bool:
+    """Whether each document ``made`` has the keys of (by position) gives the index exactly the keys its earlier
+    version gave: the same sort keys and the same values of the same types (an int that became an equal float
+    changes what a covered query returns), no array on either side."""
     spec = earlier.spec
-    for position in positions:
+    for position, (after, arrays_after) in made.items():
         before, arrays_before = _document_keys(spec, earlier.documents[position], spec.collate)
-        after, arrays_after = _document_keys(spec, documents[position], spec.collate)
         if any(arrays_before) or any(arrays_after) or len(before) != len(after):
             return False
         for (keys, values), (keys_now, values_now) in zip(before, after, strict=True):
