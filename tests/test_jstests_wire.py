@@ -31,7 +31,9 @@ Tally (kept by hand when a section is added; issue 19's closing numbers):
   null_undefined.js (BSON undefined, which pymongo cannot write).
 
 Since then, jstests/core/query/idhack.js (results over the wire, for the read by storage key that answers a find of
-one string or ObjectId _id): it agreed on its first run, and fails if that read drops the projection.
+one string or ObjectId _id): it agreed on its first run, and fails if that read drops the projection. And
+jstests/core/write/delete/remove7.js (multikey removes, round after round): it agreed on its first run, and fails if
+the index scan reads an entry's record id as a position.
 
 Issue 19's held-out check (the last sections): 14 more files nobody here had ported, from
 jstests/core/query/ and jstests/core/index/covered/, each ported from the jstest alone and run once
@@ -3653,3 +3655,44 @@ def test_merge_keep_existing_insert_of_documents_without_their_id(db: Database) 
     db.target.insert_one({"_id": 1, "b": "c"})
     list(db.source.aggregate([{"$project": {"_id": 0}}, *KEEP_EXISTING]))
     assert unordered(db.target.find({}, {"_id": 0})) == unordered([{"b": "c"}, {"a": 1, "b": "a"}, {"a": 2, "b": "b"}])
+
+
+# --- jstests/core/write/delete/remove7.js ----------------------------------------------------------------
+# Ported over the wire with a seeded generator in place of Math.random, and fewer rounds (60 of 200): documents
+# with arrays of tags under a multikey index, ten more saved each round, then every document holding any of ten
+# tags removed. The jstest asserts the count after the remove is 0; here the count before it, what the remove
+# deleted, what a find through the tags index returns and its explain's nReturned are also held against the
+# documents the test itself inserted (on the offline default, the model's index after each delete keeps its
+# entries' record ids: planner.keys.update_index).
+
+
+def test_remove7_multikey_removes_leave_no_match(db: Database) -> None:
+    rng = random.Random(7)
+
+    def tags(n: int = 5) -> list[int]:
+        return [rng.randint(1, 20) for _ in range(n)]
+
+    t = db.remove7
+    held = {}
+    for i in range(1000):
+        held[i] = tags()
+    t.insert_many([{"_id": i, "tags": held[i]} for i in range(1000)])
+    t.create_index([("tags", 1)])
+    next_id = 1000
+    for _ in range(60):
+        for _ in range(10):
+            held[next_id] = tags(100)
+            t.insert_one({"_id": next_id, "tags": held[next_id]})
+            next_id += 1
+        wanted = tags(10)
+        matching = sorted(i for i, values in held.items() if set(values) & set(wanted))
+        query = {"tags": {"$in": wanted}}
+        assert db.command("count", t.name, query=query)["n"] == len(matching)
+        found = t.find(query, {"_id": 1}).hint("tags_1")
+        assert sorted(d["_id"] for d in found) == matching
+        assert t.find(query).hint("tags_1").explain()["executionStats"]["nReturned"] == len(matching)
+        assert t.delete_many(query).deleted_count == len(matching)
+        for i in matching:
+            del held[i]
+        assert db.command("count", t.name, query=query)["n"] == 0, "not zero after!"
+        assert sorted(d["_id"] for d in t.find({}, {"_id": 1})) == sorted(held)
