@@ -7,10 +7,11 @@ import dataclasses
 import datetime
 import functools
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from bson import Int64, ObjectId
@@ -154,12 +155,118 @@ _ONE = object()
 """An :class:`Entry`'s keys when it holds one value, bare, and no sort key."""
 
 
+class Entries(Sequence[Entry]):
+    """An index's entries in index order, held as three columns (each entry's held keys, values and record id);
+    each read makes the :class:`Entry` it asks for.
+
+    As :class:`Entry` objects, one a key, the explain model's indexes were the largest thing a notebook's kernel
+    held after the documents: 41 MiB for the 770,000 keys of the parts dataset's three shapes (56 bytes an
+    object and 8 a list slot), against 16 bytes a key here. The held keys are one shared marker when every
+    entry has the same (a lean index: :func:`_lean_entry`), a list otherwise (a collated index). Changed only
+    while :func:`update_index` makes a new index from an earlier one's copy; never once an index holds it.
+    """
+
+    __slots__ = ("_keys", "_rids", "_values")
+
+    def __init__(self, entries: Iterable[Entry] = ()) -> None:
+        made = entries if isinstance(entries, list) else list(entries)
+        held = [entry._keys for entry in made]
+        first = held[0] if held else _NO_ENTRY
+        alike = (first is _ONE or first is None) and all(keys is first for keys in held)
+        self._keys: Any = first if alike or not held else held
+        self._values: list[Any] = [entry._values for entry in made]
+        self._rids = array("q", [entry.rid for entry in made])
+
+    def _held_keys(self, index: int) -> Any:
+        keys = self._keys
+        return keys[index] if type(keys) is list else keys
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    @overload
+    def __getitem__(self, index: int) -> Entry: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Entry]: ...
+    def __getitem__(self, index: int | slice) -> Entry | list[Entry]:
+        if type(index) is slice:
+            keys = self._keys
+            held = keys[index] if type(keys) is list else itertools.repeat(keys)
+            return list(map(Entry, held, self._values[index], self._rids[index]))
+        return Entry(self._held_keys(index), self._values[index], self._rids[index])
+
+    def __iter__(self) -> Iterator[Entry]:
+        keys = self._keys
+        return map(Entry, keys if type(keys) is list else itertools.repeat(keys), self._values, self._rids)
+
+    def rid(self, index: int) -> int:
+        """The record id of entry ``index``, with no :class:`Entry` made."""
+        return self._rids[index]
+
+    def rids(self) -> np.ndarray:
+        """Every entry's record id, in order (a copy)."""
+        return np.array(self._rids, dtype=np.int64)
+
+    def append(self, entry: Entry) -> None:
+        self.insert(len(self), entry)
+
+    def insert(self, index: int, entry: Entry) -> None:
+        """Put ``entry`` at ``index`` (what :func:`bisect.insort` calls)."""
+        keys = self._keys
+        if keys is _NO_ENTRY and (entry._keys is _ONE or entry._keys is None):
+            self._keys = keys = entry._keys
+        elif type(keys) is not list and entry._keys is not keys:  # keys unlike the others': a column of its own
+            self._keys = keys = [keys] * len(self)
+        if type(keys) is list:
+            keys.insert(index, entry._keys)
+        self._values.insert(index, entry._values)
+        self._rids.insert(index, entry.rid)
+
+    def __delitem__(self, index: int) -> None:
+        if type(self._keys) is list:
+            del self._keys[index]
+        del self._values[index]
+        del self._rids[index]
+
+    def copy(self) -> Entries:
+        """A new column set with the same entries (their values shared, as an entry's are)."""
+        copied = Entries()
+        copied._keys = list(self._keys) if type(self._keys) is list else self._keys
+        copied._values, copied._rids = list(self._values), array("q", self._rids)
+        return copied
+
+    def kept(self, now: Sequence[int]) -> Entries:
+        """The entries whose record id ``now`` maps to zero or more, each with that record id (-1: left out)."""
+        at = np.asarray(now, dtype=np.int64)[self.rids()] if len(self) else np.empty(0, dtype=np.int64)
+        keep = (at >= 0).tolist()
+        out = Entries()
+        keys = self._keys
+        out._keys = list(itertools.compress(keys, keep)) if type(keys) is list else keys
+        out._values = list(itertools.compress(self._values, keep))
+        out._rids = array("q", at[at >= 0].tolist())
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Entries):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Entries({list(self)!r})"
+
+
+_NO_ENTRY = object()
+"""The held keys of :class:`Entries` that holds none yet (the first entry's decide)."""
+
+
 @dataclass
 class IndexData:
     """An index's sorted entries and what it learned about arrays while building them."""
 
     spec: IndexDefinition
-    entries: list[Entry]
+    entries: Entries
     multikey_paths: dict[str, list[str]] = field(default_factory=dict)
     documents: Sequence[Mapping[str, Any]] = field(default=(), repr=False)
     """The documents the entries' record ids number (the model's own list, not a copy)."""
@@ -394,7 +501,7 @@ def build_index(
     # Stable multi-pass sort: equal keys stay in record-id order, as in a WiredTiger index.
     for position in reversed(range(len(spec.fields))):
         keyed.sort(key=functools.partial(_pair_key, position), reverse=spec.fields[position][1] < 0)
-    entries = [entry for _, entry in keyed]
+    entries = Entries(entry for _, entry in keyed)
     paths = {path: sorted(prefixes) for path, prefixes in multikey.items()}
     return IndexData(spec, entries, paths, documents, arrays_of)
 
@@ -703,8 +810,8 @@ def update_index(earlier: IndexData, documents: Sequence[Mapping[str, Any]], del
     entries = _without(earlier, removals, order)
     positions, record_ids = earlier.positions, earlier.record_ids
     if renumber:  # every entry numbered by its position again, in one comprehension (38 ms for 100,000, not 75)
-        now = _now_at(earlier, moved).tolist()
-        entries = [e if r == e.rid else Entry(e._keys, e._values, r) for e in entries if (r := now[e.rid]) >= 0]
+        now = _now_at(earlier, moved)
+        entries = entries.kept(now)
         positions = record_ids = None
         new_ids = dict(zip(added, added, strict=True))
     else:
@@ -772,14 +879,14 @@ def _now_at(earlier: IndexData, moved: Sequence[int] | np.ndarray | None) -> np.
     return np.where(at >= 0, moved[np.maximum(at, 0)], -1)
 
 
-def _without(earlier: IndexData, removals: Sequence[tuple[int, int]], order: Any) -> list[Entry]:
+def _without(earlier: IndexData, removals: Sequence[tuple[int, int]], order: Any) -> Entries:
     """``earlier``'s entries less those of the documents ``removals`` names, each by (its position in
     ``earlier.documents``, its record id): deleted, or given way to a new version by an update.
 
     Each one's keys are made again from its earlier version and found by bisection (a few comparisons each, then
     one move of the list's tail in C), rather than every entry tested: 6.5 ms an index at 100,000 documents for
     one update. Should a key not be found where it was made (it always is), the entries are filtered instead."""
-    entries = list(earlier.entries)
+    entries = earlier.entries.copy()
     if not removals:
         return entries
     spec, documents, make = earlier.spec, earlier.documents, _entry_maker(earlier.spec)
@@ -788,7 +895,7 @@ def _without(earlier: IndexData, removals: Sequence[tuple[int, int]], order: Any
         for keys, values in _document_keys(spec, documents[position], spec.collate)[0]:
             wanted = make(keys, values, rid)
             place = bisect.bisect_left(entries, order(wanted), key=order)
-            if place == len(entries) or entries[place].rid != rid or entries[place].keys != wanted.keys:
+            if place == len(entries) or entries.rid(place) != rid or entries[place].keys != wanted.keys:
                 return _filtered(earlier.entries, removals)
             places.append(place)
     if len(set(places)) != len(places):  # two keys found at one entry: filter instead
@@ -798,10 +905,13 @@ def _without(earlier: IndexData, removals: Sequence[tuple[int, int]], order: Any
     return entries
 
 
-def _filtered(entries: list[Entry], removals: Sequence[tuple[int, int]]) -> list[Entry]:
+def _filtered(entries: Entries, removals: Sequence[tuple[int, int]]) -> Entries:
     """``entries`` less those of the record ids ``removals`` names, tested one by one."""
-    leaving = {rid for _, rid in removals}
-    return [e for e in entries if e.rid not in leaving]
+    leaving = np.asarray([rid for _, rid in removals], dtype=np.int64)
+    rids = entries.rids()
+    now = np.arange(int(rids.max()) + 1 if len(rids) else 0, dtype=np.int64)
+    now[leaving[leaving < len(now)]] = -1
+    return entries.kept(now)
 
 
 def _document_keys(
