@@ -10,12 +10,18 @@ import pytest
 
 from workbook.datasets.dataset import Dataset, EncodedDocuments
 
-UTC = datetime.timezone.utc
+UTC = datetime.UTC
 
 
 def _documents(count: int) -> list[dict]:
     return [
-        {"_id": f"d-{i:05d}", "n": i, "x": i / 3, "at": datetime.datetime(2025, 1, 1, i % 24, tzinfo=UTC), "tags": [i, {"k": "v"}]}
+        {
+            "_id": f"d-{i:05d}",
+            "n": i,
+            "x": i / 3,
+            "at": datetime.datetime(2025, 1, 1, i % 24, tzinfo=UTC),
+            "tags": [i, {"k": "v"}],
+        }
         for i in range(count)
     ]
 

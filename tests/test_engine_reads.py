@@ -308,8 +308,9 @@ def test_a_natural_order_scan_reads_joined_chunks_both_ways() -> None:
 @pytest.mark.parametrize("seed", range(4))
 def test_a_read_after_writes_equals_a_read_from_nothing(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Random single and bulk writes over the wire, each followed by a read of the stored documents: the read that
-    reuses the last one (looking the chunks up by id when their chain is unchanged, else walking it) gives exactly
-    the documents, records and ids a read from nothing gives."""
+    reuses the last one (looking up the chunks the journal of writes names, or every chunk by id when their chain is
+    unchanged, else walking it) gives exactly the documents, records and ids a read from nothing gives, rolled back
+    transactions included."""
     import uuid
 
     from workbook.offline import offline_server
@@ -319,21 +320,24 @@ def test_a_read_after_writes_equals_a_read_from_nothing(seed: int, monkeypatch: 
     db = workbook.connect(database=f"rereads{uuid.uuid4().hex[:6]}", quiet=True)
     engine = offline_server().engine
     key = (id(engine), db.name, "c")
-    paths: dict[str, int] = {"_reread": 0, "_walk": 0}
+    paths: dict[str, int] = {"_reread": 0, "_walk": 0, "_replaced": 0}
     taken = dict(paths)  # by the reads after a write (not the reads from nothing)
     for name in paths:
         original = getattr(engine_reads, name)
 
         def counted(*args: Any, original: Any = original, name: str = name) -> Any:
-            paths[name] += 1
-            return original(*args)
+            found = original(*args)
+            paths[name] += found is not None  # _replaced: the chunks the journal named (None: not known)
+            return found
 
         monkeypatch.setattr(engine_reads, name, counted)
     try:
         db.c.insert_many([{"_id": i, "n": i % 13} for i in range(700)])
         next_id = 700
-        for _ in range(40):
-            action = rng.choice(["insert", "insert_many", "update", "update_many", "delete", "delete_many", "none"])
+        for _ in range(60):
+            action = rng.choice(
+                ["insert", "insert_many", "update", "update_many", "delete", "delete_many", "none", "aborted"]
+            )
             if action == "insert":
                 db.c.insert_one({"_id": next_id, "n": 1})
                 next_id += 1
@@ -348,6 +352,11 @@ def test_a_read_after_writes_equals_a_read_from_nothing(seed: int, monkeypatch: 
                 db.c.delete_one({"_id": rng.randrange(next_id)})
             elif action == "delete_many":
                 db.c.delete_many({"n": rng.randrange(13)})
+            elif action == "aborted":  # writes rolled back: the collection's chunk map is an earlier one again
+                with db.client.start_session() as session, session.start_transaction():
+                    db.c.update_one({"_id": rng.randrange(next_id)}, {"$set": {"n": -1}}, session=session)
+                    db.c.insert_one({"_id": -next_id, "n": -2}, session=session)
+                    session.abort_transaction()
             before = dict(paths)
             documents, records, ids = engine_reads.public_records_and_ids(engine, db.name, "c")
             for name in paths:
@@ -359,6 +368,7 @@ def test_a_read_after_writes_equals_a_read_from_nothing(seed: int, monkeypatch: 
             assert list(records) == list(fresh_records) and len(records) == len(documents)
             assert ids.tolist() == [id(document) for document in documents] and len(fresh_ids) == len(ids)
         assert taken["_reread"] >= 5 and taken["_walk"] >= 3, taken  # both ways of reusing the last read ran
+        assert taken["_replaced"] >= 3, taken  # and the chunks the journal of writes named were looked up alone
     finally:
         db.client.drop_database(db.name)
 
@@ -388,3 +398,34 @@ def test_a_chain_of_chunks_with_one_spliced_in_is_not_the_same_chain() -> None:
     assert same_chunk_chain(storage(gone, 0, 2), order, objects) is None
     assert same_chunk_chain(storage(first, 0, 2), [], []) is None
     assert same_chunk_chain(storage({}, -1, -1), [], []) == []
+
+
+def test_the_journal_of_writes_names_the_chunks_replaced_and_nothing_when_the_chain_changed() -> None:
+    """chunks_replaced_since follows the recorded writes from a version read back to it: an update in place or an
+    append to a tail with room names its one chunk; a new tail chunk, a chunk emptied by deletes, a rollback to an
+    earlier version or a map it never saw give None (the reader then checks every chunk)."""
+    from workbook import offline_ids
+    from workbook.engine_compat import chunks_replaced_since, memory_collection_class, memory_storage_internals
+
+    offline_ids.install_tracking()  # the set and delete wrappers that keep the journal
+    size = memory_storage_internals()._ORDER_CHUNK_SIZE
+    storage = memory_collection_class()()
+    for key in range(2 * size - 1):  # two chunks, the second with room for one more
+        storage[key] = {"_id": key}
+    read = storage._chunks
+    assert chunks_replaced_since(read, storage) == set()
+    storage[3] = {"_id": 3, "v": 1}  # in place, in the first chunk
+    storage[2 * size - 1] = {"_id": 2 * size - 1}  # appended: the tail is full now
+    assert chunks_replaced_since(read, storage) == {0, 1}
+    full = storage._chunks
+    storage[2 * size] = {"_id": 2 * size}  # a third chunk: the chain changed
+    assert chunks_replaced_since(read, storage) is None and chunks_replaced_since(full, storage) is None
+    third = storage._chunks
+    del storage[5]
+    assert chunks_replaced_since(third, storage) == {0}
+    state = storage._snapshot_state()
+    del storage[2 * size]  # the third chunk emptied: gone from the chain
+    assert chunks_replaced_since(third, storage) is None
+    storage._restore_state(state)  # a rollback to a version recorded since the read: still linked to it
+    assert chunks_replaced_since(third, storage) == {0}
+    assert chunks_replaced_since(object(), storage) is None  # a map never read from this collection

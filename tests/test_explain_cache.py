@@ -190,8 +190,12 @@ def test_a_rebuild_reuses_the_keys_of_unchanged_documents(monkeypatch: pytest.Mo
     changed = [*documents[:50], {"_id": 50, "a": 7}, *documents[51:], {"_id": 100, "a": 0}]
     walked: list[Any] = []
     walk, scalar_walk = keys._document_keys, keys._ScalarKeys.keys
-    monkeypatch.setattr(keys, "_document_keys", lambda spec, document, collate: walked.append(document) or walk(spec, document, collate))
-    monkeypatch.setattr(keys._ScalarKeys, "keys", lambda self, document: walked.append(document) or scalar_walk(self, document))
+    monkeypatch.setattr(
+        keys, "_document_keys", lambda spec, document, collate: walked.append(document) or walk(spec, document, collate)
+    )
+    monkeypatch.setattr(
+        keys._ScalarKeys, "keys", lambda self, document: walked.append(document) or scalar_walk(self, document)
+    )
     second = build_index(spec, changed, first.memo())
     assert walked and all(document is changed[50] or document is changed[-1] for document in walked)  # the others not
     # walked again

@@ -12,6 +12,7 @@ Written against :data:`TESTED_VERSION`. Nothing is imported from mongoeco at imp
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import contextvars
 import dataclasses
@@ -1395,28 +1396,73 @@ def follow_collection_changes(attribute: str, follower: Follower) -> None:
                     follow(state, before, after, key, old, value)
 
         def __setitem__(self: Any, key: Any, value: Any) -> None:
-            held = self.__dict__
+            held, chunks, location, tail = self.__dict__, self._chunks, self._locations.get(key), self._tail_chunk
             if held.keys().isdisjoint(attributes):  # no state carried: the write alone
                 original_set(self, key, value)
-                return
-            before = self._values
-            old = before.get(key)
-            original_set(self, key, value)
-            notify(held, before, self._values, key, old, value)
+            else:
+                before = self._values
+                old = before.get(key)
+                original_set(self, key, value)
+                notify(held, before, self._values, key, old, value)
+            # in place, or appended to a tail with room: that one chunk replaced; else a new chunk (the chain changed)
+            _journal(chunks, self._chunks, location[0] if location is not None else tail, self._tail_chunk == tail)
 
         def __delitem__(self: Any, key: Any) -> None:
-            held = self.__dict__
+            held, chunks, location = self.__dict__, self._chunks, self._locations.get(key)
             if held.keys().isdisjoint(attributes):
                 original_delete(self, key)
-                return
-            before = self._values
-            old = before.get(key)
-            original_delete(self, key)
-            notify(held, before, self._values, key, old, None)
+            else:
+                before = self._values
+                old = before.get(key)
+                original_delete(self, key)
+                notify(held, before, self._values, key, old, None)
+            if location is not None:  # its chunk replaced, or gone when it held nothing else (the chain changed)
+                _journal(chunks, self._chunks, location[0], location[0] in self._chunks)
 
         collection_class.__setitem__ = __setitem__
         collection_class.__delitem__ = __delitem__
     _FOLLOWERS[attribute] = follower
+
+
+_JOURNAL: collections.OrderedDict[int, tuple[Any, Any, int | None]] = collections.OrderedDict()
+"""The last writes to any stored collection, by ``id()`` of the chunk map each made: (that map, the map it replaced,
+the id of the one chunk it replaced, or None where it changed the chain of chunks). Each entry holds both maps, so
+an id in it is never reused while it is."""
+_JOURNAL_KEPT = 1024
+_JOURNAL_STEPS = 256
+_JOURNAL_LOCK = threading.Lock()
+
+
+def _journal(before: Any, after: Any, chunk_id: int, same_chain: bool) -> None:
+    """Record that the chunk map ``after`` is ``before`` with the chunk ``chunk_id`` replaced (``same_chain``) or
+    with its chain of chunks changed."""
+    if after is before:
+        return
+    with _JOURNAL_LOCK:
+        _JOURNAL[id(after)] = (after, before, chunk_id if same_chain else None)
+        if len(_JOURNAL) > _JOURNAL_KEPT:
+            _JOURNAL.popitem(last=False)
+
+
+def chunks_replaced_since(earlier: Any, storage: Any) -> set[int] | None:
+    """The ids of the chunks that writes replaced between the chunk map ``earlier`` (``_chunks`` of a version read
+    before) and ``storage``'s, every other chunk being the same object in the same chain; None when that is not
+    known: a write changed the chain (a new or emptied chunk), the versions are not linked by the last writes
+    recorded (a rollback, a restore, a collection built whole), or more than 256 writes lie between them.
+
+    A read after a write then looks up only the chunks written, not every chunk of the collection (782 at
+    100,000 documents), as :func:`same_chunk_chain` does."""
+    now, replaced = storage._chunks, set[int]()
+    with _JOURNAL_LOCK:
+        for _ in range(_JOURNAL_STEPS):
+            if now is earlier:
+                return replaced
+            entry = _JOURNAL.get(id(now))
+            if entry is None or entry[0] is not now or entry[2] is None:
+                return None
+            replaced.add(entry[2])
+            now = entry[1]
+    return replaced if now is earlier else None
 
 
 def wire_message_flags(payload: bytes) -> int:

@@ -144,9 +144,11 @@ def public_records_and_ids(engine: Any, database: str, collection: str) -> tuple
     snapshot = storage.copy()  # O(1), a consistent version
     if earlier is not None and earlier.version is snapshot._values:  # no write since: the same documents
         return _joined(earlier)
-    chunks = None if earlier is None else engine_compat.same_chunk_chain(snapshot, earlier.order, earlier.chunks)
+    chunks = None if earlier is None else _replaced(earlier, snapshot)
+    if earlier is not None and chunks is None:
+        chunks = engine_compat.same_chunk_chain(snapshot, earlier.order, earlier.chunks)
     if earlier is not None and chunks is not None:
-        read = _reread(engine, earlier, chunks, snapshot._values)
+        read = _reread(engine, earlier, chunks, snapshot)
     else:
         read = _walk(engine, snapshot, earlier)
     _keep_chunks(key, read)
@@ -160,12 +162,21 @@ class _Read:
     with where each chunk's start)."""
 
     version: Any
+    chunk_map: Any
+    """The collection's map of chunks when read (``_chunks``), where :func:`engine_compat.chunks_replaced_since`
+    starts."""
     order: list[int]
     chunks: list[Any]
     documents: list[list[Mapping[str, Any]]]
     records: list[list[Any]]
     ids: np.ndarray
     starts: list[int]
+    place: dict[int, int] = dataclasses.field(default_factory=dict)
+    """Where each chunk id of :attr:`order` stands in it."""
+
+    def __post_init__(self) -> None:
+        if len(self.place) != len(self.order):
+            self.place = {chunk_id: at for at, chunk_id in enumerate(self.order)}
 
 
 def _joined(read: _Read) -> tuple[Joined, Joined, np.ndarray]:
@@ -189,11 +200,26 @@ def _starts(parts: Sequence[Sized]) -> list[int]:
     return list(itertools.accumulate(map(len, parts), initial=0))
 
 
-def _reread(engine: Any, earlier: _Read, chunks: list[Any], version: Any) -> _Read:
+def _replaced(earlier: _Read, snapshot: Any) -> list[Any] | None:
+    """``earlier``'s chunks with those the writes since replaced looked up again, when the last writes recorded say
+    which (:func:`engine_compat.chunks_replaced_since`); else None."""
+    replaced = engine_compat.chunks_replaced_since(earlier.chunk_map, snapshot)
+    if replaced is None:
+        return None
+    chunks, place, get = list(earlier.chunks), earlier.place, snapshot._chunks.get
+    for chunk_id in replaced:
+        at, chunk = place.get(chunk_id), get(chunk_id)
+        if at is None or chunk is None:
+            return None
+        chunks[at] = chunk
+    return chunks
+
+
+def _reread(engine: Any, earlier: _Read, chunks: list[Any], snapshot: Any) -> _Read:
     """The read of an unchanged chain of ``chunks``: ``earlier``'s parts, those of each replaced chunk made again."""
     changed = list(itertools.compress(range(len(chunks)), map(operator.is_not, chunks, earlier.chunks)))
     if not changed:
-        return dataclasses.replace(earlier, version=version)
+        return dataclasses.replace(earlier, version=snapshot._values, chunk_map=snapshot._chunks)
     documents, records = list(earlier.documents), list(earlier.records)
     pieces, done = [], 0
     for place in changed:
@@ -201,7 +227,17 @@ def _reread(engine: Any, earlier: _Read, chunks: list[Any], version: Any) -> _Re
         pieces += [earlier.ids[done : earlier.starts[place]], _ids_of(documents[place])]
         done = earlier.starts[place + 1]
     pieces.append(earlier.ids[done:])
-    return _Read(version, earlier.order, chunks, documents, records, np.concatenate(pieces), _starts(documents))
+    return _Read(
+        snapshot._values,
+        snapshot._chunks,
+        earlier.order,
+        chunks,
+        documents,
+        records,
+        np.concatenate(pieces),
+        _starts(documents),
+        earlier.place,
+    )
 
 
 def _walk(engine: Any, snapshot: Any, earlier: _Read | None) -> _Read:
@@ -221,7 +257,7 @@ def _walk(engine: Any, snapshot: Any, earlier: _Read | None) -> _Read:
         documents.append(part)
         records.append(stored)
     joined = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
-    return _Read(snapshot._values, order, chunks, documents, records, joined, _starts(documents))
+    return _Read(snapshot._values, snapshot._chunks, order, chunks, documents, records, joined, _starts(documents))
 
 
 def stored_at(engine: Any, database: str, collection: str, key: Any) -> list[Mapping[str, Any]]:
@@ -282,7 +318,7 @@ def seed_public_records(engine: Any, database: str, collection: str, documents: 
     if at != len(documents):
         return False
     ids = _ids_of([document for part in parts for document in part])
-    read = _Read(snapshot._values, order, chunks, parts, records, ids, _starts(parts))
+    read = _Read(snapshot._values, snapshot._chunks, order, chunks, parts, records, ids, _starts(parts))
     _keep_chunks((id(engine), database, collection), read)
     return True
 

@@ -8,12 +8,12 @@ import itertools
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any, cast, overload
 
 import bson
 from bson.codec_options import CodecOptions
 
-DECODE_OPTIONS = CodecOptions(tz_aware=True, tzinfo=datetime.timezone.utc)
+DECODE_OPTIONS: CodecOptions[dict[str, Any]] = CodecOptions(tz_aware=True, tzinfo=datetime.UTC)
 """How a dataset's documents are read back: dates aware, in UTC, as the generators make them."""
 
 _BATCH = 1024
@@ -92,7 +92,7 @@ class Dataset:
     name: str
     scale: str
     seed: int
-    collections: dict[str, EncodedDocuments]
+    collections: Mapping[str, Sequence[dict[str, Any]]]
 
     def __post_init__(self) -> None:
         held = {
@@ -110,7 +110,7 @@ class Dataset:
         digest = hashlib.sha256()
         for name in sorted(self.collections):
             digest.update(name.encode() + b"\x00")
-            digest.update(self.collections[name]._data)
+            digest.update(cast(EncodedDocuments, self.collections[name])._data)  # held as BSON: __post_init__
         return digest.hexdigest()
 
     def __repr__(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from datetime import UTC
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ CANONICAL_HASH = (
 _READ_OPTIONS = RELAXED_JSON_OPTIONS.with_options(tz_aware=True, tzinfo=UTC)
 
 
-def to_ndjson(documents: list[dict[str, Any]]) -> str:
+def to_ndjson(documents: Iterable[dict[str, Any]]) -> str:
     """Return documents as relaxed Extended JSON, one per line."""
     return "".join(json_util.dumps(document, json_options=RELAXED_JSON_OPTIONS) + "\n" for document in documents)
 

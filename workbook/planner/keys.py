@@ -8,7 +8,7 @@ import datetime
 import functools
 import itertools
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, MutableSequence, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, overload
@@ -155,7 +155,7 @@ _ONE = object()
 """An :class:`Entry`'s keys when it holds one value, bare, and no sort key."""
 
 
-class Entries(Sequence[Entry]):
+class Entries(MutableSequence[Entry]):
     """An index's entries in index order, held as three columns (each entry's held keys, values and record id);
     each read makes the :class:`Entry` it asks for.
 
@@ -199,6 +199,16 @@ class Entries(Sequence[Entry]):
         keys = self._keys
         return map(Entry, keys if type(keys) is list else itertools.repeat(keys), self._values, self._rids)
 
+    @overload
+    def __setitem__(self, index: int, entry: Entry) -> None: ...
+    @overload
+    def __setitem__(self, index: slice, entry: Iterable[Entry]) -> None: ...
+    def __setitem__(self, index: int | slice, entry: Entry | Iterable[Entry]) -> None:
+        if not isinstance(index, int) or not isinstance(entry, Entry):
+            raise TypeError("Entries take one Entry at a position")
+        self.insert(index, entry)  # the keys column first, should this entry's keys need one
+        del self[index + 1 if index >= 0 else index]
+
     def rid(self, index: int) -> int:
         """The record id of entry ``index``, with no :class:`Entry` made."""
         return self._rids[index]
@@ -222,7 +232,7 @@ class Entries(Sequence[Entry]):
         self._values.insert(index, entry._values)
         self._rids.insert(index, entry.rid)
 
-    def __delitem__(self, index: int) -> None:
+    def __delitem__(self, index: int | slice) -> None:
         if type(self._keys) is list:
             del self._keys[index]
         del self._values[index]
@@ -235,7 +245,7 @@ class Entries(Sequence[Entry]):
         copied._values, copied._rids = list(self._values), array("q", self._rids)
         return copied
 
-    def kept(self, now: Sequence[int]) -> Entries:
+    def kept(self, now: Sequence[int] | np.ndarray) -> Entries:
         """The entries whose record id ``now`` maps to zero or more, each with that record id (-1: left out)."""
         at = np.asarray(now, dtype=np.int64)[self.rids()] if len(self) else np.empty(0, dtype=np.int64)
         keep = (at >= 0).tolist()
