@@ -413,19 +413,20 @@ def test_the_journal_of_writes_names_the_chunks_replaced_and_nothing_when_the_ch
     for key in range(2 * size - 1):  # two chunks, the second with room for one more
         storage[key] = {"_id": key}
     read = storage._chunks
-    assert chunks_replaced_since(read, storage) == set()
+    assert chunks_replaced_since(read, storage, storage._chunks) == set()
     storage[3] = {"_id": 3, "v": 1}  # in place, in the first chunk
     storage[2 * size - 1] = {"_id": 2 * size - 1}  # appended: the tail is full now
-    assert chunks_replaced_since(read, storage) == {0, 1}
+    assert chunks_replaced_since(read, storage, storage._chunks) == {0, 1}
     full = storage._chunks
     storage[2 * size] = {"_id": 2 * size}  # a third chunk: the chain changed
-    assert chunks_replaced_since(read, storage) is None and chunks_replaced_since(full, storage) is None
+    assert chunks_replaced_since(read, storage, storage._chunks) is None and chunks_replaced_since(full, storage, storage._chunks) is None
     third = storage._chunks
     del storage[5]
-    assert chunks_replaced_since(third, storage) == {0}
+    assert chunks_replaced_since(third, storage, storage._chunks) == {0}
     state = storage._snapshot_state()
     del storage[2 * size]  # the third chunk emptied: gone from the chain
-    assert chunks_replaced_since(third, storage) is None
+    assert chunks_replaced_since(third, storage, storage._chunks) is None
     storage._restore_state(state)  # a rollback to a version recorded since the read: still linked to it
-    assert chunks_replaced_since(third, storage) == {0}
-    assert chunks_replaced_since(object(), storage) is None  # a map never read from this collection
+    assert chunks_replaced_since(third, storage, storage._chunks) == {0}
+    assert chunks_replaced_since(object(), storage, storage._chunks) is None  # a map never read from this collection
+    assert chunks_replaced_since(third, storage.copy(), storage._chunks) is None  # a copy has no journal of its own

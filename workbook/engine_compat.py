@@ -1405,7 +1405,7 @@ def follow_collection_changes(attribute: str, follower: Follower) -> None:
                 original_set(self, key, value)
                 notify(held, before, self._values, key, old, value)
             # in place, or appended to a tail with room: that one chunk replaced; else a new chunk (the chain changed)
-            _journal(chunks, self._chunks, location[0] if location is not None else tail, self._tail_chunk == tail)
+            _journal(self, chunks, location[0] if location is not None else tail, self._tail_chunk == tail)
 
         def __delitem__(self: Any, key: Any) -> None:
             held, chunks, location = self.__dict__, self._chunks, self._locations.get(key)
@@ -1417,52 +1417,55 @@ def follow_collection_changes(attribute: str, follower: Follower) -> None:
                 original_delete(self, key)
                 notify(held, before, self._values, key, old, None)
             if location is not None:  # its chunk replaced, or gone when it held nothing else (the chain changed)
-                _journal(chunks, self._chunks, location[0], location[0] in self._chunks)
+                _journal(self, chunks, location[0], location[0] in self._chunks)
 
         collection_class.__setitem__ = __setitem__
         collection_class.__delitem__ = __delitem__
     _FOLLOWERS[attribute] = follower
 
 
-_JOURNAL: collections.OrderedDict[int, tuple[Any, Any, int | None]] = collections.OrderedDict()
-"""The last writes to any stored collection, by ``id()`` of the chunk map each made: (that map, the map it replaced,
-the id of the one chunk it replaced, or None where it changed the chain of chunks). Each entry holds both maps, so
-an id in it is never reused while it is."""
-_JOURNAL_KEPT = 1024
-_JOURNAL_STEPS = 256
+JOURNAL_ATTRIBUTE = "_workbench_journal"
+"""Where a stored collection keeps its journal of writes (:func:`chunks_replaced_since`)."""
+_JOURNAL_KEPT = 256
 _JOURNAL_LOCK = threading.Lock()
 
 
-def _journal(before: Any, after: Any, chunk_id: int, same_chain: bool) -> None:
-    """Record that the chunk map ``after`` is ``before`` with the chunk ``chunk_id`` replaced (``same_chain``) or
-    with its chain of chunks changed."""
+def _journal(storage: Any, before: Any, chunk_id: int, same_chain: bool) -> None:
+    """Record in ``storage``'s journal that its chunk map is now ``before`` with the chunk ``chunk_id`` replaced
+    (``same_chain``), or with its chain of chunks changed. The journal is the collection's own: it keeps the last
+    :data:`_JOURNAL_KEPT` writes' maps alive with it, and goes with it when the collection is dropped."""
+    after = storage._chunks
     if after is before:
         return
     with _JOURNAL_LOCK:
-        _JOURNAL[id(after)] = (after, before, chunk_id if same_chain else None)
-        if len(_JOURNAL) > _JOURNAL_KEPT:
-            _JOURNAL.popitem(last=False)
+        journal = storage.__dict__.get(JOURNAL_ATTRIBUTE)
+        if journal is None:
+            journal = storage.__dict__[JOURNAL_ATTRIBUTE] = collections.OrderedDict()
+        journal[id(after)] = (after, before, chunk_id if same_chain else None)
+        if len(journal) > _JOURNAL_KEPT:
+            journal.popitem(last=False)
 
 
-def chunks_replaced_since(earlier: Any, storage: Any) -> set[int] | None:
-    """The ids of the chunks that writes replaced between the chunk map ``earlier`` (``_chunks`` of a version read
-    before) and ``storage``'s, every other chunk being the same object in the same chain; None when that is not
-    known: a write changed the chain (a new or emptied chunk), the versions are not linked by the last writes
-    recorded (a rollback, a restore, a collection built whole), or more than 256 writes lie between them.
+def chunks_replaced_since(earlier: Any, storage: Any, now: Any) -> set[int] | None:
+    """The ids of the chunks that writes to ``storage`` replaced between its chunk maps ``earlier`` (``_chunks`` of
+    a version read before) and ``now``, every other chunk being the same object in the same chain; None when that
+    is not known: a write changed the chain (a new or emptied chunk), or the two are not linked by the writes its
+    journal holds (a rollback past them, a collection built whole, more than :data:`_JOURNAL_KEPT` writes).
 
     A read after a write then looks up only the chunks written, not every chunk of the collection (782 at
     100,000 documents), as :func:`same_chunk_chain` does."""
-    now, replaced = storage._chunks, set[int]()
+    replaced = set[int]()
     with _JOURNAL_LOCK:
-        for _ in range(_JOURNAL_STEPS):
+        journal = storage.__dict__.get(JOURNAL_ATTRIBUTE)
+        for _ in range(_JOURNAL_KEPT + 1):
             if now is earlier:
                 return replaced
-            entry = _JOURNAL.get(id(now))
+            entry = None if journal is None else journal.get(id(now))
             if entry is None or entry[0] is not now or entry[2] is None:
                 return None
             replaced.add(entry[2])
             now = entry[1]
-    return replaced if now is earlier else None
+    return None
 
 
 def wire_message_flags(payload: bytes) -> int:

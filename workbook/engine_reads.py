@@ -144,7 +144,7 @@ def public_records_and_ids(engine: Any, database: str, collection: str) -> tuple
     snapshot = storage.copy()  # O(1), a consistent version
     if earlier is not None and earlier.version is snapshot._values:  # no write since: the same documents
         return _joined(earlier)
-    chunks = None if earlier is None else _replaced(earlier, snapshot)
+    chunks = None if earlier is None else _replaced(earlier, storage, snapshot)
     if earlier is not None and chunks is None:
         chunks = engine_compat.same_chunk_chain(snapshot, earlier.order, earlier.chunks)
     if earlier is not None and chunks is not None:
@@ -200,10 +200,10 @@ def _starts(parts: Sequence[Sized]) -> list[int]:
     return list(itertools.accumulate(map(len, parts), initial=0))
 
 
-def _replaced(earlier: _Read, snapshot: Any) -> list[Any] | None:
+def _replaced(earlier: _Read, storage: Any, snapshot: Any) -> list[Any] | None:
     """``earlier``'s chunks with those the writes since replaced looked up again, when the last writes recorded say
     which (:func:`engine_compat.chunks_replaced_since`); else None."""
-    replaced = engine_compat.chunks_replaced_since(earlier.chunk_map, snapshot)
+    replaced = engine_compat.chunks_replaced_since(earlier.chunk_map, storage, snapshot._chunks)
     if replaced is None:
         return None
     chunks, place, get = list(earlier.chunks), earlier.place, snapshot._chunks.get
