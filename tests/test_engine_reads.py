@@ -419,7 +419,10 @@ def test_the_journal_of_writes_names_the_chunks_replaced_and_nothing_when_the_ch
     assert chunks_replaced_since(read, storage, storage._chunks) == {0, 1}
     full = storage._chunks
     storage[2 * size] = {"_id": 2 * size}  # a third chunk: the chain changed
-    assert chunks_replaced_since(read, storage, storage._chunks) is None and chunks_replaced_since(full, storage, storage._chunks) is None
+    assert (
+        chunks_replaced_since(read, storage, storage._chunks) is None
+        and chunks_replaced_since(full, storage, storage._chunks) is None
+    )
     third = storage._chunks
     del storage[5]
     assert chunks_replaced_since(third, storage, storage._chunks) == {0}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import numpy as np
 import pytest
 
 from workbook.planner import CollectionModel
@@ -259,3 +260,19 @@ def test_an_update_that_leaves_an_index_alone_shares_its_entries() -> None:
             assert [type(v) for e in a_now.entries if e.rid == 5 for v in e.values] == [
                 type(v) for e in fresh.index(fresh.specs[1]).entries if e.rid == 5 for v in e.values
             ], change
+
+
+@pytest.mark.parametrize("length, count", [(0, 0), (1, 1), (5, 2), (100, 16), (100, 17), (1_000, 40), (1_000, 0)])
+def test_ranks_without_a_few_places_equal_the_running_count(length: int, count: int) -> None:
+    """The ranks a delete gives (each kept place's new place, -1 for those removed) are the same whether made by
+    moving tails down (a few removed) or by a running count (more)."""
+    from workbook.planner.keys import _ranks, _ranks_without
+
+    removed = sorted(random.Random(length * 31 + count).sample(range(length), count))
+    stays = np.ones(length, dtype=bool)
+    stays[removed] = False
+    ranks = _ranks_without(length, removed)
+    assert ranks.dtype == np.int64 and ranks.tolist() == _ranks(stays).tolist()
+    assert ranks.tolist() == [
+        -1 if place in removed else place - sum(r < place for r in removed) for place in range(length)
+    ]

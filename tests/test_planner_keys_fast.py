@@ -226,3 +226,50 @@ def test_entries_are_held_as_columns_and_read_as_entries() -> None:
     assert [(e.rid, e.values) for e in renumbered] == [(0, ("X",)), (5, ("a",)), (6, (1.5,))]
     assert renumbered == keys.Entries([collated.at(0), lean[1].at(5), lean[2].at(6)])
     assert keys.Entries() == keys.Entries([]) and list(keys.Entries().kept([])) == []
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_entries_in_blocks_change_as_a_list_and_copies_do_not_share_changes(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Entries in small blocks (split when they double, gone when emptied), changed at random beside a list of the
+    same entries; each copy taken on the way keeps what it held while the other changes (copy on write)."""
+    monkeypatch.setattr(keys, "_BLOCK", 3)
+    rng = random.Random(seed)
+
+    def made(rid: int) -> keys.Entry:
+        value = rng.choice([rid, f"v{rid}", float(rid)])
+        if rng.random() < 0.1 * (seed % 2):  # odd seeds: now and then a collated entry (the keys get a column)
+            return keys.Entry(((1, str(value)),), (value,), rid)
+        return keys._lean_entry((keys.sort_key(value),), (value,), rid)
+
+    expected = [made(rid) for rid in range(rng.randrange(0, 12))]
+    entries = keys.Entries(expected)
+    copies: list[tuple[keys.Entries, list[keys.Entry]]] = []
+    for step in range(200):
+        action = rng.choice(["insert", "insert", "delete", "set", "copy"])
+        if action == "insert":
+            at, entry = rng.randrange(-len(expected) - 1, len(expected) + 2), made(100 + step)
+            entries.insert(at, entry)
+            expected.insert(at, entry)
+        elif action == "delete" and expected:
+            at = rng.randrange(-len(expected), len(expected))
+            del entries[at]
+            del expected[at]
+        elif action == "set" and expected:
+            at, entry = rng.randrange(len(expected)), made(500 + step)
+            entries[at] = entry
+            expected[at] = entry
+        elif action == "copy":
+            copies.append((entries, list(expected)))
+            entries = entries.copy()  # go on changing the copy; the original must stay as it was
+        assert list(entries) == expected and len(entries) == len(expected)
+        if expected:
+            at = rng.randrange(-len(expected), len(expected))
+            assert entries[at] == expected[at] and entries.rid(at) == expected[at].rid
+            assert entries[at:] == expected[at:] and entries[::2] == expected[::2]
+    for original, held in copies:
+        assert list(original) == held
+    assert entries.rids().tolist() == [entry.rid for entry in expected]
+    with pytest.raises(IndexError):
+        entries[len(expected)]
