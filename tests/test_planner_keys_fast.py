@@ -271,5 +271,8 @@ def test_entries_in_blocks_change_as_a_list_and_copies_do_not_share_changes(
     for original, held in copies:
         assert list(original) == held
     assert entries.rids().tolist() == [entry.rid for entry in expected]
+    for start in range(-1, len(expected) + 1):  # an index scan reads on from where it sought, either way
+        assert list(entries.walk(start)) == (expected[start:] if start >= 0 else [])
+        assert list(entries.walk(start, backward=True)) == (expected[::-1][start:] if start >= 0 else [])
     with pytest.raises(IndexError):
         entries[len(expected)]

@@ -245,6 +245,27 @@ class Entries(MutableSequence[Entry]):
             held = itertools.repeat(marker) if block.keys is None else block.keys
             yield from map(Entry, held, block.values, block.rids)
 
+    def walk(self, start: int, backward: bool = False) -> Iterator[Entry]:
+        """The entries from ``start`` on, in order; ``backward``: from the ``start``-th from the end, towards the
+        first (an index scan reads on from where it sought, one entry made at a time, without a search each)."""
+        length = len(self)
+        if not 0 <= start < length:
+            return
+        place, at = self._locate(length - 1 - start if backward else start)
+        marker, blocks = self._keys, self._blocks
+        held: Iterable[Any]
+        if not backward:
+            for block in blocks[place:]:
+                held = itertools.repeat(marker) if block.keys is None else block.keys[at:]
+                yield from map(Entry, held, block.values[at:], block.rids[at:])
+                at = 0
+            return
+        for block in reversed(blocks[: place + 1]):
+            end = len(block.values) if at < 0 else at + 1
+            held = itertools.repeat(marker) if block.keys is None else reversed(block.keys[:end])
+            yield from map(Entry, held, reversed(block.values[:end]), reversed(block.rids[:end]))
+            at = -1
+
     def rid(self, index: int) -> int:
         """The record id of entry ``index``, with no :class:`Entry` made."""
         block, at = self._locate(index)

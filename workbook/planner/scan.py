@@ -8,12 +8,12 @@ beyond it; any other scan examines the key that fails the bounds, then seeks pas
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from workbook.planner.bounds import OIL, Interval, orient, render_bounds, single_interval
-from workbook.planner.keys import Entry, IndexData, key_document
+from workbook.planner.keys import Entries, Entry, IndexData, key_document
 from workbook.planner.predicates import Predicate, serialize_all
 from workbook.planner.stages import ADVANCED, IS_EOF, NEED_TIME, Member, Stage
 
@@ -157,6 +157,7 @@ class IndexScan(Stage):
         # read from the end for a backward scan, not copied reversed: a copy was O(n) for every scan
         self.entries, self.backward = index.entries, direction < 0
         self.position = -1
+        self.walker: Iterator[Entry] | None = None  # the entries from the last seek on, in this scan's direction
         self.state = "INITIALIZING"
         self.single = single_interval(self.oils)
         self.checker: BoundsChecker | None = None
@@ -204,10 +205,14 @@ class IndexScan(Stage):
         return self.entries[~position] if self.backward else self.entries[position]
 
     def _at(self, position: int) -> Entry | None:
+        following = position == self.position + 1 and self.walker is not None
         self.position = position
         if position >= len(self.entries):
             return None
-        entry = self._entry(position)
+        walker = self.walker
+        if not following or walker is None:  # a seek: read on from here
+            walker = self.walker = _walk(self.entries, position, self.backward)
+        entry = next(walker)
         if self.single is not None:
             c = self._compare_scan(entry.keys, self.single.end)
             if c > 0 or (c == 0 and not self.single.end_inclusive):
@@ -306,3 +311,10 @@ class IndexScan(Stage):
             "dupsTested": self.dups_tested,
             "dupsDropped": self.dups_dropped,
         }
+
+
+def _walk(entries: Sequence[Entry], start: int, backward: bool) -> Iterator[Entry]:
+    """``entries`` from ``start`` on in a scan's direction (backward: counted from the end)."""
+    if isinstance(entries, Entries):
+        return entries.walk(start, backward)
+    return (entries[~position] if backward else entries[position] for position in range(start, len(entries)))
