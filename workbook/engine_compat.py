@@ -1396,16 +1396,18 @@ def follow_collection_changes(attribute: str, follower: Follower) -> None:
                     follow(state, before, after, key, old, value)
 
         def __setitem__(self: Any, key: Any, value: Any) -> None:
-            held, chunks, location, tail = self.__dict__, self._chunks, self._locations.get(key), self._tail_chunk
+            held, before = self.__dict__, self._values
+            replaced = key in before
+            if replaced:  # in place: its one chunk replaced (a new key is queued; the batch journals itself)
+                chunks, location = self._chunks, self._locations.get(key)
             if held.keys().isdisjoint(attributes):  # no state carried: the write alone
                 original_set(self, key, value)
             else:
-                before = self._values
                 old = before.get(key)
                 original_set(self, key, value)
                 notify(held, before, self._values, key, old, value)
-            # in place, or appended to a tail with room: that one chunk replaced; else a new chunk (the chain changed)
-            _journal(self, chunks, location[0] if location is not None else tail, self._tail_chunk == tail)
+            if replaced and location is not None:
+                journal(held, chunks, self._chunks, location[0], True)
 
         def __delitem__(self: Any, key: Any) -> None:
             held, chunks, location = self.__dict__, self._chunks, self._locations.get(key)
@@ -1417,7 +1419,8 @@ def follow_collection_changes(attribute: str, follower: Follower) -> None:
                 original_delete(self, key)
                 notify(held, before, self._values, key, old, None)
             if location is not None:  # its chunk replaced, or gone when it held nothing else (the chain changed)
-                _journal(self, chunks, location[0], location[0] in self._chunks)
+                after = self._chunks
+                journal(held, chunks, after, location[0], location[0] in after)
 
         collection_class.__setitem__ = __setitem__
         collection_class.__delitem__ = __delitem__
@@ -1430,20 +1433,21 @@ _JOURNAL_KEPT = 256
 _JOURNAL_LOCK = threading.Lock()
 
 
-def _journal(storage: Any, before: Any, chunk_id: int, same_chain: bool) -> None:
-    """Record in ``storage``'s journal that its chunk map is now ``before`` with the chunk ``chunk_id`` replaced
-    (``same_chain``), or with its chain of chunks changed. The journal is the collection's own: it keeps the last
-    :data:`_JOURNAL_KEPT` writes' maps alive with it, and goes with it when the collection is dropped."""
-    after = storage._chunks
+def journal(held: dict[str, Any], before: Any, after: Any, chunk_id: int, same_chain: bool) -> None:
+    """Record in the journal of the stored collection whose ``__dict__`` is ``held`` that its chunk map ``after``
+    is ``before`` with the chunk ``chunk_id`` replaced (``same_chain``), or with its chain of chunks changed. The
+    journal is the collection's own: it keeps the last :data:`_JOURNAL_KEPT` writes' maps alive with it, and goes
+    with it when the collection is dropped. Its set and delete record themselves; the batched appends
+    (:mod:`workbook.offline_appends`) record each flush."""
     if after is before:
         return
     with _JOURNAL_LOCK:
-        journal = storage.__dict__.get(JOURNAL_ATTRIBUTE)
-        if journal is None:
-            journal = storage.__dict__[JOURNAL_ATTRIBUTE] = collections.OrderedDict()
-        journal[id(after)] = (after, before, chunk_id if same_chain else None)
-        if len(journal) > _JOURNAL_KEPT:
-            journal.popitem(last=False)
+        entries = held.get(JOURNAL_ATTRIBUTE)
+        if entries is None:
+            entries = held[JOURNAL_ATTRIBUTE] = collections.OrderedDict()
+        entries[id(after)] = (after, before, chunk_id if same_chain else None)
+        if len(entries) > _JOURNAL_KEPT:
+            entries.popitem(last=False)
 
 
 def chunks_replaced_since(earlier: Any, storage: Any, now: Any) -> set[int] | None:
@@ -1456,11 +1460,11 @@ def chunks_replaced_since(earlier: Any, storage: Any, now: Any) -> set[int] | No
     100,000 documents), as :func:`same_chunk_chain` does."""
     replaced = set[int]()
     with _JOURNAL_LOCK:
-        journal = storage.__dict__.get(JOURNAL_ATTRIBUTE)
+        entries = storage.__dict__.get(JOURNAL_ATTRIBUTE)
         for _ in range(_JOURNAL_KEPT + 1):
             if now is earlier:
                 return replaced
-            entry = None if journal is None else journal.get(id(now))
+            entry = None if entries is None else entries.get(id(now))
             if entry is None or entry[0] is not now or entry[2] is None:
                 return None
             replaced.add(entry[2])

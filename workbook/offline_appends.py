@@ -98,6 +98,8 @@ def batch_appends() -> None:
         held["_ordinals"] = _merged(held["_ordinals"], ordinals)
         held["_locations"] = _merged(held["_locations"], locations)
         held["_chunks"] = chunks.update(new_chunks)
+        # the appends filled the tail chunk alone (its one chunk replaced), or added chunks (the chain changed)
+        engine_compat.journal(held, chunks, held["_chunks"], tail, previous == tail != no_chunk)
         held["_head_chunk"], held["_tail_chunk"] = head, previous
         held["_next_chunk"], held["_next_ordinal"] = next_chunk, next_ordinal + len(queued)
 
