@@ -41,13 +41,23 @@ def test_reads_give_the_documents_back_by_position_slice_and_loop() -> None:
         held[-2_501]
 
 
-def test_each_read_is_a_new_document_and_the_dataset_stays_as_made() -> None:
-    held = EncodedDocuments(_documents(3))
+def test_a_document_read_is_kept_so_edits_read_back_as_in_a_list() -> None:
+    """A document is decoded once, when first read (by position, slice or loop), and kept: the same object on every
+    read, an edit to it seen by every later read and in the bytes the fingerprint hashes; unread ones stay bytes."""
+    documents = _documents(3_000)
+    held = EncodedDocuments(documents)
+    assert held.read() == 0 and held.encoded() == b"".join(bson.encode(d) for d in documents)
     first = held[0]
     first["n"] = -1
-    assert held[0]["n"] == 0 and held[0] is not held[0]
-    assert held != _documents(4) and held != EncodedDocuments(_documents(2)) and held == EncodedDocuments(_documents(3))
-    assert EncodedDocuments() == [] and list(EncodedDocuments()) == []
+    assert held[0] is first and held[0]["n"] == -1 and held[:1][0] is first and held.read() == 1
+    assert held.encoded() != held._data  # the edit is in the bytes as they are now
+    assert held[2_999] is held[-1] and held.read() == 2
+    assert next(iter(held)) is first and held.read() == 1_025  # a loop decodes a batch of 1,024 at a time
+    for document in held:  # a loop keeps what it read, and edits through it stay
+        document["x"] = 0
+    assert all(document["x"] == 0 for document in held) and held.read() == 3_000
+    assert held != EncodedDocuments(_documents(3_000)) and held == [held[i] for i in range(3_000)]
+    assert EncodedDocuments() == [] and list(EncodedDocuments()) == [] and EncodedDocuments().encoded() == b""
 
 
 def test_a_dataset_holds_what_it_is_given_as_bson_and_its_fingerprint_is_unchanged() -> None:
@@ -63,3 +73,24 @@ def test_a_dataset_holds_what_it_is_given_as_bson_and_its_fingerprint_is_unchang
     assert dataset.sha256() == digest.hexdigest()
     again = Dataset("demo", "tiny", 7, dict(dataset.collections))
     assert again.collections["b"] is dataset.collections["b"]  # held already: not encoded again
+
+
+def test_the_workbenchs_own_reads_keep_nothing_but_see_a_learners_edits() -> None:
+    """Dataset.documents (what shapes and counts read) decodes what was never read afresh and keeps nothing; a
+    document the learner read and changed is read as changed. Copies and pickles carry the edits."""
+    import copy
+    import pickle
+
+    documents = _documents(2_100)
+    dataset = Dataset("demo", "tiny", 7, {"d": documents})
+    held = dataset.collections["d"]
+    assert isinstance(held, EncodedDocuments)
+    assert list(dataset.documents("d")) == documents and held.read() == 0
+    assert dataset.documents("d")[5] == documents[5] and dataset.documents("d")[-2:] == documents[-2:]
+    assert held.read() == 0  # nothing kept by the workbench's reads
+    held[7]["n"] = -7  # a learner's edit
+    assert dataset.documents("d")[7]["n"] == -7 and [d["n"] for d in dataset.documents("d")][7] == -7
+    assert held.read() == 1
+    for again in (copy.deepcopy(held), copy.copy(held), pickle.loads(pickle.dumps(held))):
+        assert isinstance(again, EncodedDocuments) and again[7]["n"] == -7 and list(again)[8] == documents[8]
+    assert dataset.sha256() != Dataset("demo", "tiny", 7, {"d": documents}).sha256()  # the edit is in the fingerprint

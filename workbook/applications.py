@@ -148,7 +148,7 @@ def load_applications(dataset: Any, db: Database | None = None, *, progress: boo
             bar.update(2)
         else:
             with paused():  # a load makes long-lived objects only: see workbook.gc_pause
-                orders = [dict(order) for order in dataset.collections["orders"]]
+                orders = [dict(order) for order in dataset.documents("orders")]
                 for name in names:
                     db.drop_collection(name)
                 newest = [("customerId", ASCENDING), ("createdAt", DESCENDING), ("_id", DESCENDING)]

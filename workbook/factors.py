@@ -59,14 +59,14 @@ def dataset_counts(name: str, scale: str, seed: int) -> dict[str, int]:
     counts = {}
     for _relationship, dataset, collection, field in GROWTH_CASES:
         if dataset == name:
-            documents = data.collections[collection]
+            documents = data.documents(collection)
             if documents and isinstance(documents[0].get(field), list):
                 counts[f"{collection}.{field}"] = max(len(document[field]) for document in documents)
             else:
                 counts[f"{collection}.{field}"] = max(Counter(document[field] for document in documents).values())
     if name == "parts":
-        used = {line["partId"] for product in data.collections["products"] for line in product["parts"]}
-        counts["unused parts"] = sum(part["_id"] not in used for part in data.collections["parts"])
+        used = {line["partId"] for product in data.documents("products") for line in product["parts"]}
+        counts["unused parts"] = sum(part["_id"] not in used for part in data.documents("parts"))
     return counts
 
 

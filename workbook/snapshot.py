@@ -51,6 +51,7 @@ from bson.decimal128 import Decimal128
 from bson.objectid import ObjectId
 
 from workbook import gc_pause
+from workbook.datasets.dataset import EncodedDocuments
 from workbook.errors import CacheFolderError
 from workbook.key_positions import GONE, NOT_HELD, HashOrder, KeyPositions, KeyValues, MapView, Positions
 from workbook.sizes import offline_size_state, seed_offline_sizes
@@ -118,6 +119,9 @@ def fingerprint(dataset: Dataset) -> str:
     digest = hashlib.blake2b(digest_size=16)
     for name, documents in dataset.collections.items():
         digest.update(name.encode() + b"\x00")
+        if isinstance(documents, EncodedDocuments):  # its BSON as it is now: the documents read, encoded again
+            digest.update(documents.encoded())
+            continue
         try:
             digest.update(bson.encode({"d": documents}, codec_options=_CODEC))
         except (TypeError, ValueError, OverflowError, ArithmeticError, bson.errors.BSONError):

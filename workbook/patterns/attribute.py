@@ -36,7 +36,7 @@ def _products(dataset: Any) -> list[Document]:
             "The attribute pattern is built from the store's products.",
             fix='Pass workbook.generate("store", scale=workbook.course_scale(), seed=7).',
         )
-    return list(collections["products"])
+    return list(dataset.documents("products"))
 
 
 def spec_names(dataset: Any) -> list[str]:

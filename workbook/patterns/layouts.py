@@ -53,7 +53,7 @@ _INDEXES: dict[str, dict[str, list[tuple[str, int]]]] = {
 
 def _grouped(dataset: Any) -> dict[str, list[Document]]:
     grouped: dict[str, list[Document]] = defaultdict(list)
-    for follow in dataset.collections["follows"]:
+    for follow in dataset.documents("follows"):
         grouped[follow["followedId"]].append(follower_entry(follow))
     return grouped
 
@@ -62,7 +62,7 @@ def outlier_documents(dataset: Any, cap: int = OUTLIER_CAP) -> dict[str, list[Do
     """The outlier layout's collections, built from the followers dataset (pure)."""
     grouped = _grouped(dataset)
     users, overflow = [], []
-    for user in dataset.collections["users"]:
+    for user in dataset.documents("users"):
         followers = newest(grouped.get(user["_id"], []))
         outlier = len(followers) > cap
         users.append({**user, "followerCount": len(followers), "followers": followers[:cap], "isOutlier": outlier})
@@ -77,7 +77,7 @@ def bucket_documents(dataset: Any, bucket_size: int = BUCKET_SIZE) -> dict[str, 
     """The bucket layout's collections, built from the followers dataset (pure)."""
     grouped = _grouped(dataset)
     users, buckets = [], []
-    for user in dataset.collections["users"]:
+    for user in dataset.documents("users"):
         oldest_first = list(reversed(newest(grouped.get(user["_id"], []))))
         users.append({**user, "followerCount": len(oldest_first)})
         for number, start in enumerate(range(0, len(oldest_first), bucket_size)):
@@ -275,9 +275,9 @@ def layout_table(
 def users_over_cap(dataset: Any, cap: int = OUTLIER_CAP) -> dict[str, float]:
     """How many users have more than ``cap`` followers (the outliers), of how many, and the share."""
     counts: dict[str, int] = defaultdict(int)
-    for follow in dataset.collections["follows"]:
+    for follow in dataset.documents("follows"):
         counts[follow["followedId"]] += 1
-    users = len(dataset.collections["users"])
+    users = len(dataset.documents("users"))
     over = sum(1 for n in counts.values() if n > cap)
     return {"cap": cap, "users": users, "outliers": over, "share_outliers_pct": round(100 * over / users, 2)}
 

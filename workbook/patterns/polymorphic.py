@@ -52,14 +52,14 @@ def polymorphic_documents(dataset: Any) -> list[Document]:
             "The polymorphic catalogue is built from the store's products.",
             fix='Pass workbook.generate("store", scale=workbook.course_scale(), seed=7).',
         )
-    categories = {c["_id"]: c for c in collections["categories"]}
+    categories = {c["_id"]: c for c in dataset.documents("categories")}
 
     def department(category_id: str) -> str:
         category = categories[category_id]
         return category["name"] if category.get("parentId") is None else department(category["parentId"])
 
     rows = []
-    for product in collections["products"]:
+    for product in dataset.documents("products"):
         kind = TYPES[department(product["category"]["_id"])]
         rest = {key: value for key, value in product.items() if key != "specs"}
         rows.append({"_id": rest.pop("_id"), "type": kind, **rest, **product.get("specs", {})})

@@ -58,7 +58,7 @@ def page_cost(dataset: Any, shape: str, page: int = 0, page_size: int = PAGE_SIZ
 
     spec = shape_spec("followers", shape)
     built = spec.build(dataset)
-    counts = Counter(f["followedId"] for f in dataset.collections["follows"])
+    counts = Counter(f["followedId"] for f in dataset.documents("follows"))
     top = min(counts, key=lambda user: (-counts[user], user))
     users = list(built["users"])  # made once: the explains below read them again
     user = next(u for u in users if u["_id"] == top)
@@ -102,7 +102,7 @@ def compute_scaling(scales: tuple[str, ...] = MEASURED_SCALES, seed: int = 7) ->
     rows = []
     for scale in scales:
         dataset = generate("followers", scale=scale, seed=seed)
-        follows = len(dataset.collections["follows"])
+        follows = len(dataset.documents("follows"))
         for shape in SHAPE_NAMES:
             rows.append({"scale": scale, "follows": follows, "shape": shape, **page_cost(dataset, shape)})
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -72,7 +72,7 @@ def _categories(dataset: Any) -> list[Document]:
             "The catalogue tree is grown from the store's categories.",
             fix='Pass workbook.generate("store", scale=workbook.course_scale(), seed=7).',
         )
-    return list(collections["categories"])
+    return list(dataset.documents("categories"))
 
 
 def tree_documents(nodes: list[Document], layout: str) -> list[Document]:

@@ -106,7 +106,7 @@ def newest(entries: Sequence[Document], count: int | None = None) -> list[Docume
 
 def _followers_by_user(dataset: Dataset) -> dict[str, list[Document]]:
     grouped: dict[str, list[Document]] = defaultdict(list)
-    for follow in dataset.collections["follows"]:
+    for follow in dataset.documents("follows"):
         grouped[follow["followedId"]].append(follower_entry(follow))
     return grouped
 
@@ -118,18 +118,18 @@ def build_embedded(dataset: Dataset) -> dict[str, Sequence[Document]]:
     def with_followers(user: Document) -> Document:
         return {**user, "followers": list(reversed(newest(grouped.get(user["_id"], []))))}
 
-    return {"users": Made(dataset.collections["users"], with_followers)}
+    return {"users": Made(dataset.documents("users"), with_followers)}
 
 
 def build_referenced(dataset: Dataset) -> dict[str, Sequence[Document]]:
     """Users without follower data; one document per follow edge."""
-    return {"users": list(dataset.collections["users"]), "follows": list(dataset.collections["follows"])}
+    return {"users": list(dataset.documents("users")), "follows": list(dataset.documents("follows"))}
 
 
 def build_hybrid(dataset: Dataset) -> dict[str, Sequence[Document]]:
     """The follows collection, plus counts, the newest five and the outlier flag on each user."""
     grouped = _followers_by_user(dataset)
-    following = Counter(follow["followerId"] for follow in dataset.collections["follows"])
+    following = Counter(follow["followerId"] for follow in dataset.documents("follows"))
 
     def with_counts(user: Document) -> Document:
         followers = grouped.get(user["_id"], [])
@@ -141,7 +141,7 @@ def build_hybrid(dataset: Dataset) -> dict[str, Sequence[Document]]:
             "isOutlier": len(followers) > OUTLIER_THRESHOLD,
         }
 
-    return {"users": Made(dataset.collections["users"], with_counts), "follows": list(dataset.collections["follows"])}
+    return {"users": Made(dataset.documents("users"), with_counts), "follows": list(dataset.documents("follows"))}
 
 
 def shapes() -> dict[str, ShapeSpec]:

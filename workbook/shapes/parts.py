@@ -107,7 +107,7 @@ def _products(line_fields: dict[str, Any]) -> CollectionSpec:
 
 
 def _parts_by_id(dataset: Dataset) -> dict[str, Document]:
-    return {part["_id"]: part for part in dataset.collections["parts"]}
+    return {part["_id"]: part for part in dataset.documents("parts")}
 
 
 def _with_lines(dataset: Dataset, fields: tuple[str, ...]) -> Made:
@@ -121,20 +121,20 @@ def _with_lines(dataset: Dataset, fields: tuple[str, ...]) -> Made:
         ]
         return {**product, "parts": lines}
 
-    return Made(dataset.collections["products"], with_lines)
+    return Made(dataset.documents("products"), with_lines)
 
 
 def build_embedded(dataset: Dataset) -> dict[str, Sequence[Document]]:
     """Every product holds full copies of its parts; no parts collection."""
-    return {"products": _with_lines(dataset, PART_FACTS), "renames": list(dataset.collections["renames"])}
+    return {"products": _with_lines(dataset, PART_FACTS), "renames": list(dataset.documents("renames"))}
 
 
 def build_referenced(dataset: Dataset) -> dict[str, Sequence[Document]]:
     """Products hold part ids and quantities; parts in their own collection."""
     return {
-        "products": list(dataset.collections["products"]),
-        "parts": list(dataset.collections["parts"]),
-        "renames": list(dataset.collections["renames"]),
+        "products": list(dataset.documents("products")),
+        "parts": list(dataset.documents("parts")),
+        "renames": list(dataset.documents("renames")),
     }
 
 
@@ -142,8 +142,8 @@ def build_hybrid(dataset: Dataset) -> dict[str, Sequence[Document]]:
     """Parts in their own collection; products hold each part's id, a copy of its name, and the quantity."""
     return {
         "products": _with_lines(dataset, DUPLICATION_POLICY["copied"]),
-        "parts": list(dataset.collections["parts"]),
-        "renames": list(dataset.collections["renames"]),
+        "parts": list(dataset.documents("parts")),
+        "renames": list(dataset.documents("renames")),
     }
 
 

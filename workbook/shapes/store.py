@@ -102,13 +102,13 @@ def newest(reviews: Sequence[Document], count: int | None = None) -> list[Docume
 
 def _reviews_by_product(dataset: Dataset) -> dict[str, list[Document]]:
     grouped: dict[str, list[Document]] = defaultdict(list)
-    for review in dataset.collections["reviews"]:
+    for review in dataset.documents("reviews"):
         grouped[review["productId"]].append(review_entry(review))
     return grouped
 
 
 def _shared(dataset: Dataset) -> dict[str, list[Document]]:
-    return {name: list(dataset.collections[name]) for name in ("categories", "customers", "orders")}
+    return {name: list(dataset.documents(name)) for name in ("categories", "customers", "orders")}
 
 
 def build_embedded(dataset: Dataset) -> dict[str, Sequence[Document]]:
@@ -118,14 +118,14 @@ def build_embedded(dataset: Dataset) -> dict[str, Sequence[Document]]:
     def with_reviews(product: Document) -> Document:
         return {**product, "reviews": list(reversed(newest(grouped.get(product["_id"], []))))}
 
-    return {"products": Made(dataset.collections["products"], with_reviews), **_shared(dataset)}
+    return {"products": Made(dataset.documents("products"), with_reviews), **_shared(dataset)}
 
 
 def build_referenced(dataset: Dataset) -> dict[str, Sequence[Document]]:
     """Products without reviews; reviews in their own collection."""
     return {
-        "products": list(dataset.collections["products"]),
-        "reviews": list(dataset.collections["reviews"]),
+        "products": list(dataset.documents("products")),
+        "reviews": list(dataset.documents("reviews")),
         **_shared(dataset),
     }
 
@@ -139,8 +139,8 @@ def build_hybrid(dataset: Dataset) -> dict[str, Sequence[Document]]:
         summary = {"count": len(reviews), "sum": sum(r["rating"] for r in reviews)}
         return {**product, "recentReviews": newest(reviews, RECENT_REVIEWS), "rating": summary}
 
-    products = Made(dataset.collections["products"], with_summary)
-    return {"products": products, "reviews": list(dataset.collections["reviews"]), **_shared(dataset)}
+    products = Made(dataset.documents("products"), with_summary)
+    return {"products": products, "reviews": list(dataset.documents("reviews")), **_shared(dataset)}
 
 
 def shapes() -> dict[str, ShapeSpec]:
