@@ -1213,7 +1213,8 @@ def bench_memory_per_learner(heaviest: str = "02_embed_reference_hybrid.ipynb") 
     server; the machine keeps :data:`CLASS_SERVER_RESERVE_BYTES` for that server. A self-paced learner's
     kernel holds its own offline default and the data: measured too, for the laptop. Both have the issue's
     goal, :data:`KERNEL_GOAL_MIB`. The heaviest are 01 (all nine shapes, for the explorer) and 02 (the parts
-    dataset in three shapes): on the offline default, 01 735 MiB and 02 750 (recorded run, 2026-12-06)."""
+    dataset in three shapes): on the offline default, 01 735 MiB and 02 750 (recorded run, 2026-12-06); 627 and 447
+    measured alone on 2026-12-07, the datasets held as BSON and the index keys as columns."""
     folder = notebooks_dir()
     if folder is None:
         return []
