@@ -21,7 +21,37 @@ _BATCH = 1024
 """Documents decoded at a time while a collection is iterated."""
 
 
-class EncodedDocuments(Sequence[dict[str, Any]]):
+class _Documents(Sequence[dict[str, Any]]):
+    """A sequence of documents read by runs of positions (``_read(start, stop)``, ``0 <= start < stop <= len``)."""
+
+    __slots__ = ()
+
+    def _read(self, start: int, stop: int) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                return [self[position] for position in range(start, stop, step)]
+            return self._read(start, stop) if start < stop else []
+        position = index.__index__()
+        if position < 0:
+            position += len(self)
+        if not 0 <= position < len(self):
+            raise IndexError(f"document {index} of {len(self):,}")
+        return self._read(position, position + 1)[0]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for start in range(0, len(self), _BATCH):
+            yield from self._read(start, min(start + _BATCH, len(self)))
+
+
+class EncodedDocuments(_Documents):
     """One collection's documents, held as their BSON bytes until read: a list of dicts decoded lazily.
 
     A generated dataset stays in a notebook for its whole length, beside the shapes loaded from it, and a load
@@ -87,28 +117,7 @@ class EncodedDocuments(Sequence[dict[str, Any]]):
                         held[position] = document
             return cast(list[dict[str, Any]], held[start:stop])
 
-    @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(index, slice):
-            start, stop, step = index.indices(len(self))
-            if step != 1:
-                return [self[position] for position in range(start, stop, step)]
-            return self._kept(start, stop) if start < stop else []
-        position = index.__index__()
-        if position < 0:
-            position += len(self)
-        if not 0 <= position < len(self):
-            raise IndexError(f"document {index} of {len(self):,}")
-        held = self._held
-        document = None if held is None else held[position]
-        return document if document is not None else self._kept(position, position + 1)[0]
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        for start in range(0, len(self), _BATCH):
-            yield from self._kept(start, min(start + _BATCH, len(self)))
+    _read = _kept
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Copied or pickled as the documents they are now (edits included), held as BSON again."""
@@ -132,7 +141,7 @@ class EncodedDocuments(Sequence[dict[str, Any]]):
         return f"<{len(self):,} documents, {self.bson_bytes:,} BSON bytes, {self.read():,} read>"
 
 
-class _Unkept(Sequence[dict[str, Any]]):
+class _Unkept(_Documents):
     """:meth:`EncodedDocuments.unkept`: read without keeping what was not read before."""
 
     __slots__ = ("_of",)
@@ -154,26 +163,7 @@ class _Unkept(Sequence[dict[str, Any]]):
             return fresh
         return [kept if kept is not None else document for kept, document in zip(held[start:stop], fresh, strict=True)]
 
-    @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(index, slice):
-            start, stop, step = index.indices(len(self))
-            if step != 1:
-                return [self[position] for position in range(start, stop, step)]
-            return self._decoded(start, stop) if start < stop else []
-        position = index.__index__()
-        if position < 0:
-            position += len(self)
-        if not 0 <= position < len(self):
-            raise IndexError(f"document {index} of {len(self):,}")
-        return self._decoded(position, position + 1)[0]
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        for start in range(0, len(self), _BATCH):
-            yield from self._decoded(start, min(start + _BATCH, len(self)))
+    _read = _decoded
 
 
 @dataclass(frozen=True)
