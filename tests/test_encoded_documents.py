@@ -94,3 +94,12 @@ def test_the_workbenchs_own_reads_keep_nothing_but_see_a_learners_edits() -> Non
     for again in (copy.deepcopy(held), copy.copy(held), pickle.loads(pickle.dumps(held))):
         assert isinstance(again, EncodedDocuments) and again[7]["n"] == -7 and list(again)[8] == documents[8]
     assert dataset.sha256() != Dataset("demo", "tiny", 7, {"d": documents}).sha256()  # the edit is in the fingerprint
+
+
+@pytest.mark.parametrize("bad", [{"s": {1, 2}}, {1: "a non-string key"}, "not a document", {"n": 2**64}])
+def test_a_document_bson_cannot_hold_is_refused_by_name_with_the_fix(bad: object) -> None:
+    from workbook.errors import WorkbookError
+
+    with pytest.raises(WorkbookError, match=r"document 1 of a dataset's collection cannot be stored as BSON") as raised:
+        Dataset("demo", "tiny", 7, {"d": [{"_id": 0}, bad]})  # type: ignore[list-item]
+    assert "Fix:" in str(raised.value) and "BSON values" in str(raised.value)

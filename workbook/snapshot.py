@@ -40,7 +40,7 @@ from datetime import datetime
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import bson
 import bson.errors
@@ -115,17 +115,16 @@ def code_version() -> str:
 
 
 def fingerprint(dataset: Dataset) -> str:
-    """A quick content hash of a generated dataset (its documents as BSON, with a type-tagged fallback)."""
+    """A quick content hash of a generated dataset: its documents' BSON as they are now (the ones read, edits and
+    all, encoded again: :meth:`EncodedDocuments.encoded`), with a type-tagged fallback for an edit BSON cannot
+    hold."""
     digest = hashlib.blake2b(digest_size=16)
     for name, documents in dataset.collections.items():
         digest.update(name.encode() + b"\x00")
-        if isinstance(documents, EncodedDocuments):  # its BSON as it is now: the documents read, encoded again
-            digest.update(documents.encoded())
-            continue
         try:
-            digest.update(bson.encode({"d": documents}, codec_options=_CODEC))
+            digest.update(cast(EncodedDocuments, documents).encoded())  # a Dataset holds each collection so
         except (TypeError, ValueError, OverflowError, ArithmeticError, bson.errors.BSONError):
-            digest.update(repr(documents).encode())  # a value BSON cannot hold: its repr still changes with it
+            digest.update(repr(list(documents)).encode())  # a value BSON cannot hold: its repr still changes with it
     return digest.hexdigest()
 
 

@@ -12,13 +12,28 @@ from dataclasses import dataclass
 from typing import Any, cast, overload
 
 import bson
+import bson.errors
 from bson.codec_options import CodecOptions
+
+from workbook.errors import WorkbookError
 
 DECODE_OPTIONS: CodecOptions[dict[str, Any]] = CodecOptions(tz_aware=True, tzinfo=datetime.UTC)
 """How a dataset's documents are read back: dates aware, in UTC, as the generators make them."""
 
 _BATCH = 1024
 """Documents decoded at a time while a collection is iterated."""
+
+
+def _encoded(position: int, document: Mapping[str, Any]) -> bytes:
+    """``document``'s BSON; a clear error, naming the document and the fix, for one BSON cannot hold."""
+    try:
+        return bson.encode(document)
+    except (TypeError, ValueError, OverflowError, bson.errors.BSONError) as error:
+        raise WorkbookError(
+            f"document {position} of a dataset's collection cannot be stored as BSON ({error})",
+            fix="give it a dict with string keys and BSON values (str, int, float, bool, None, datetime, ObjectId, "
+            "lists and dicts of those): what MongoDB can store",
+        ) from None
 
 
 class _Documents(Sequence[dict[str, Any]]):
@@ -65,7 +80,7 @@ class EncodedDocuments(_Documents):
     __slots__ = ("_data", "_ends", "_held", "_lock")
 
     def __init__(self, documents: Iterable[Mapping[str, Any]] = ()) -> None:
-        encoded = [bson.encode(document) for document in documents]
+        encoded = [_encoded(position, document) for position, document in enumerate(documents)]
         self._data = b"".join(encoded)
         self._ends = array("q", itertools.accumulate(map(len, encoded)))
         self._held: list[dict[str, Any] | None] | None = None

@@ -185,7 +185,7 @@ class Entries(MutableSequence[Entry]):
     only while :func:`update_index` makes a new index from an earlier one's copy; never once an index holds it.
     """
 
-    __slots__ = ("_blocks", "_hint", "_keys", "_owned", "_starts")
+    __slots__ = ("_blocks", "_keys", "_owned", "_starts")
 
     def __init__(self, entries: Iterable[Entry] = ()) -> None:
         made = entries if isinstance(entries, list) else list(entries)
@@ -202,8 +202,6 @@ class Entries(MutableSequence[Entry]):
         ]
         self._owned = {id(block) for block in self._blocks}
         self._starts = list(itertools.accumulate((len(block.values) for block in self._blocks), initial=0))
-        self._hint: tuple[int, int, Any] = (0, 0, None)
-        """(first, end, block) of the block read last: a scan reads on from there without a search."""
 
     def __len__(self) -> int:
         return self._starts[-1]
@@ -228,16 +226,9 @@ class Entries(MutableSequence[Entry]):
             if step != 1:
                 return [self[at] for at in range(start, stop, step)]
             return list(itertools.islice(self, start, max(start, stop)))
-        first, end, block = self._hint
-        if not first <= index < end:
-            if index < 0:
-                index += self._starts[-1]
-            first, end, block = self._hint
-            if not first <= index < end:
-                place, _ = self._locate(index)
-                first, end, block = self._hint = self._starts[place], self._starts[place + 1], self._blocks[place]
-        at, keys = index - first, block.keys
-        return Entry(self._keys if keys is None else keys[at], block.values[at], block.rids[at])
+        place, at = self._locate(index)
+        block = self._blocks[place]
+        return Entry(self._keys if block.keys is None else block.keys[at], block.values[at], block.rids[at])
 
     def __iter__(self) -> Iterator[Entry]:
         marker = self._keys
@@ -287,7 +278,6 @@ class Entries(MutableSequence[Entry]):
 
     def _counted(self) -> None:
         self._starts = list(itertools.accumulate((len(block.values) for block in self._blocks), initial=0))
-        self._hint = (0, 0, None)
 
     def _held_keys(self, entry: Entry) -> None:
         """Make this column set able to hold ``entry``'s keys: a keys column for every block when they differ."""
@@ -298,7 +288,6 @@ class Entries(MutableSequence[Entry]):
             for place in range(len(self._blocks)):
                 block = self._own(place)
                 block.keys = [marker] * len(block.values)
-            self._hint = (0, 0, None)
 
     def insert(self, index: int, entry: Entry) -> None:
         """Put ``entry`` at ``index`` (what :func:`bisect.insort` calls)."""
@@ -311,7 +300,6 @@ class Entries(MutableSequence[Entry]):
             self._starts = [0, 0]
         place = len(self._blocks) - 1 if index == length else bisect.bisect_right(self._starts, index) - 1
         block = self._own(place)
-        self._hint = (0, 0, None)
         at = index - self._starts[place]
         if block.keys is not None:
             block.keys.insert(at, entry._keys)
@@ -350,7 +338,6 @@ class Entries(MutableSequence[Entry]):
             raise TypeError("Entries delete one entry at a position")
         place, at = self._locate(index)
         block = self._own(place)
-        self._hint = (0, 0, None)
         if block.keys is not None:
             del block.keys[at]
         del block.values[at]
@@ -367,7 +354,6 @@ class Entries(MutableSequence[Entry]):
         """A new column set with the same entries, sharing every block until one of the two changes it."""
         copied = Entries()
         copied._keys, copied._blocks, copied._starts = self._keys, list(self._blocks), list(self._starts)
-        copied._hint = self._hint  # the same blocks, where they were
         self._owned = set()  # shared now: this one copies a block before changing it too
         return copied
 
@@ -1067,11 +1053,8 @@ def _without(earlier: IndexData, removals: Sequence[tuple[int, int]], order: Any
 
 def _filtered(entries: Entries, removals: Sequence[tuple[int, int]]) -> Entries:
     """``entries`` less those of the record ids ``removals`` names, tested one by one."""
-    leaving = np.asarray([rid for _, rid in removals], dtype=np.int64)
-    rids = entries.rids()
-    now = np.arange(int(rids.max()) + 1 if len(rids) else 0, dtype=np.int64)
-    now[leaving[leaving < len(now)]] = -1
-    return entries.kept(now)
+    leaving = {rid for _, rid in removals}
+    return Entries([entry for entry in entries if entry.rid not in leaving])
 
 
 def _document_keys(

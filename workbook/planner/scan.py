@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbook.planner.bounds import OIL, Interval, orient, render_bounds, single_interval
-from workbook.planner.keys import Entries, Entry, IndexData, key_document
+from workbook.planner.keys import Entry, IndexData, key_document
 from workbook.planner.predicates import Predicate, serialize_all
 from workbook.planner.stages import ADVANCED, IS_EOF, NEED_TIME, Member, Stage
 
@@ -205,13 +205,12 @@ class IndexScan(Stage):
         return self.entries[~position] if self.backward else self.entries[position]
 
     def _at(self, position: int) -> Entry | None:
-        following = position == self.position + 1 and self.walker is not None
+        walker = self.walker if position == self.position + 1 else None
         self.position = position
         if position >= len(self.entries):
             return None
-        walker = self.walker
-        if not following or walker is None:  # a seek: read on from here
-            walker = self.walker = _walk(self.entries, position, self.backward)
+        if walker is None:  # a seek: read on from here
+            walker = self.walker = self.entries.walk(position, self.backward)
         entry = next(walker)
         if self.single is not None:
             c = self._compare_scan(entry.keys, self.single.end)
@@ -311,10 +310,3 @@ class IndexScan(Stage):
             "dupsTested": self.dups_tested,
             "dupsDropped": self.dups_dropped,
         }
-
-
-def _walk(entries: Sequence[Entry], start: int, backward: bool) -> Iterator[Entry]:
-    """``entries`` from ``start`` on in a scan's direction (backward: counted from the end)."""
-    if isinstance(entries, Entries):
-        return entries.walk(start, backward)
-    return (entries[~position] if backward else entries[position] for position in range(start, len(entries)))
