@@ -364,6 +364,30 @@ def test_a_load_of_a_generated_dataset_hashes_its_documents_once(cache: Path, mo
     assert snapshot.find(data, "referenced", scale="tiny", seed=7) is not None, "stored under the same hash"
 
 
+def test_loads_by_name_generate_the_dataset_once_and_keep_none_of_it_decoded(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dataset's three shapes loaded by name, no snapshot yet (notebook 01's explorer, prepare): generated once;
+    only the last dataset generated is kept, and as its BSON (none of its documents read into the dataset)."""
+    import workbook.datasets
+
+    monkeypatch.setenv("WORKBOOK_SNAPSHOTS", "0")  # every load a real one, as before its first snapshot
+    made: list[Any] = []
+    real = workbook.datasets.generate
+    monkeypatch.setattr(workbook.datasets, "generate", lambda *a, **k: made.append(real(*a, **k)) or made[-1])
+    db = _db("g")
+    try:
+        for shape in workbook.SHAPE_NAMES:
+            workbook.load("followers", shape, db, scale="tiny", seed=11, progress=False)
+        assert len(made) == 1
+        workbook.load("followers", "embedded", db, scale="tiny", seed=12, progress=False)
+        workbook.load("followers", "embedded", db, scale="tiny", seed=11, progress=False)  # 12 replaced it
+        assert [dataset.seed for dataset in made] == [11, 12, 11]
+        assert all(documents.read() == 0 for dataset in made for documents in dataset.collections.values())
+    finally:
+        db.client.drop_database(db.name)
+
+
 def test_a_damaged_file_is_ignored_and_removed(cache: Path) -> None:
     db = _db("d")
     try:
