@@ -112,11 +112,11 @@ def _parts_by_id(dataset: Dataset) -> dict[str, Document]:
 
 def _with_lines(dataset: Dataset, fields: tuple[str, ...]) -> Made:
     """Products whose lines copy ``fields`` from each part, in the product's part order (each made as it is read)."""
-    parts = _parts_by_id(dataset)
+    copied = {identifier: {f: part[f] for f in fields} for identifier, part in _parts_by_id(dataset).items()}
 
     def with_lines(product: Document) -> Document:
         lines = [
-            {"partId": line["partId"], **{f: parts[line["partId"]][f] for f in fields}, "quantity": line["quantity"]}
+            {"partId": line["partId"], **copied[line["partId"]], "quantity": line["quantity"]}
             for line in product["parts"]
         ]
         return {**product, "parts": lines}
