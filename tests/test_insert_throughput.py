@@ -137,9 +137,9 @@ def test_an_unwatched_insert_many_is_one_gap_range_to_a_change_stream(monkeypatc
 def test_a_new_document_with_only_the_id_index_is_checked_by_its_storage_key_alone(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """With no index but ``_id``'s and an ``_id`` that equals only its own storage key (a string, an
-    ObjectId), an insert's unique check is one lookup: the layers below are not asked. A numeric ``_id``
-    and a collection with another index still go through every layer; duplicates are still refused."""
+    """With no index but ``_id``'s, an insert's unique check is one lookup: of its storage key for an ``_id`` that
+    equals only itself (a string, an ObjectId), of the count of numeric ids for a number. The layers below are not
+    asked. A collection with another index still goes through every layer; duplicates are still refused."""
     from pymongo.errors import BulkWriteError, DuplicateKeyError
 
     from workbook import offline_unique
@@ -164,9 +164,14 @@ def test_a_new_document_with_only_the_id_index_is_checked_by_its_storage_key_alo
         with pytest.raises(BulkWriteError) as in_batch:
             db.c.insert_many([{"_id": "d"}, {"_id": "d"}])
         assert [e["index"] for e in in_batch.value.details["writeErrors"]] == [1]
-        db.c.insert_one({"_id": 7})
-        assert 7 in asked
+        db.c.insert_many([{"_id": 7}, {"_id": 8.5}])  # numbers: answered by the count of numeric ids
+        assert asked == []
+        with pytest.raises(DuplicateKeyError) as numeric:
+            db.c.insert_one({"_id": 7.0})  # equal to 7 under another storage key
+        assert "dup key" in str(numeric.value) and numeric.value.code == 11000
         db.c.create_index("x")
+        db.c.insert_one({"_id": 9})
+        assert 9 in asked  # another index: every layer
         db.c.insert_one({"_id": "e", "x": 1})
         assert "e" in asked
         assert sorted(d["_id"] for d in db.c.find({"_id": {"$type": "string"}})) == ["a", "b", "c", "d", "e"]

@@ -30,7 +30,7 @@ has no candidates. See ``patches/numeric-id-inserts.md``.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
@@ -131,6 +131,26 @@ def _is_numeric(identifier: Any) -> bool:
 
 def _equality_key(identifier: Any) -> Any:
     return engine_compat.bson_equality_key(identifier)
+
+
+def only_id_index(engine: Any, kw: Mapping[str, Any], db_name: str, coll_name: str) -> bool:
+    """Whether the collection, as the write ``kw`` sees it, has no index record: only the implicit ``_id`` index
+    (mongoeco lists no record for it)."""
+    view = kw.get("indexes_view")
+    return not (engine._indexes if view is None else view).get(db_name, {}).get(coll_name)
+
+
+def refuse_equal_numeric_id(engine: Any, db_name: str, coll_name: str, candidate: Any, kw: Mapping[str, Any]) -> bool:
+    """Raise the engine's duplicate-key error if a stored document (other than the one the write replaces) holds an
+    ``_id`` equal to ``candidate``'s numeric one; whether the count answered (False: no count for a collection that
+    does not exist yet). For a write whose numeric ``_id`` checks are :func:`checked`."""
+    storage = kw.get("storage_view") or engine._storage
+    collection = storage.get(db_name, {}).get(coll_name, {})
+    ids = numeric_ids(engine, collection)
+    identifier = candidate.get("_id")
+    if ids is not None and ids.holders(id_key(identifier), kw.get("exclude_storage_key"), collection):
+        raise engine._unique_key_error(f"Duplicate key: _id={identifier}", f"{db_name}.{coll_name}", candidate)
+    return ids is not None
 
 
 def numeric_ids(engine: Any, collection: Any) -> NumericIds | None:
@@ -243,16 +263,8 @@ class NumericIdsByCount:
         return collection
 
     def _ensure_unique_indexes(self, db_name: str, coll_name: str, candidate: Any, **kw: Any) -> None:
-        identifier = candidate.get("_id")
-        if checked() and kw.get("check_id_storage") and _is_numeric(identifier):
-            storage = kw.get("storage_view") or self._storage  # type: ignore[attr-defined]
-            collection = storage.get(db_name, {}).get(coll_name, {})
-            ids = numeric_ids(self, collection)
-            exclude = kw.get("exclude_storage_key")
-            if ids is not None and ids.holders(id_key(identifier), exclude, collection):
-                raise self._unique_key_error(  # type: ignore[attr-defined]
-                    f"Duplicate key: _id={identifier}", f"{db_name}.{coll_name}", candidate
-                )
+        if checked() and kw.get("check_id_storage") and _is_numeric(candidate.get("_id")):
+            refuse_equal_numeric_id(self, db_name, coll_name, candidate, kw)
             kw["scan_payload_id"] = False
         super()._ensure_unique_indexes(db_name, coll_name, candidate, **kw)  # type: ignore[misc]
 
