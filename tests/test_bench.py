@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -73,10 +74,12 @@ def test_the_run_figure_uses_the_workload_notebooks_counts(tmp_path, monkeypatch
     }  # fmt: skip
 
 
-def test_every_printed_figure_carries_the_load_average():
+def test_every_printed_figure_carries_the_load_average_and_its_steps_calibration():
     run = bench.BenchRun("quick", bench.machine())
-    run.figures = [bench.Figure("engine", "scan", 3.0, "x", at_least=100, load_average=7.5)]
-    assert "load  7.5" in run.table() and "load average at the end" in run.table()
+    run.figures = [bench.Figure("engine", "scan", 3.0, "x", at_least=100, load_average=7.5, calibration_s=0.241)]
+    assert "load  7.5 cal 0.241" in run.table() and "load average at the end" in run.table()
+    assert "calibration at the end" in run.table()
+    assert run.to_json()["figures"][0]["calibration_s"] == 0.241
 
 
 def test_the_readme_table_is_rewritten_from_the_recorded_run(tmp_path):
@@ -87,7 +90,9 @@ def test_the_readme_table_is_rewritten_from_the_recorded_run(tmp_path):
     run = bench.BenchRun("full", bench.machine())
     run.figures = [
         bench.Figure("load at small", "parts/hybrid, first on this machine", 2.0, "s", at_most=3.0, load_average=1.0),
-        bench.Figure("notebooks (nbval, small)", "04_unbounded_arrays.ipynb", 31.0, "s", at_most=20.0),
+        bench.Figure(
+            "notebooks (nbval, small)", "04_unbounded_arrays.ipynb", 31.0, "s", at_most=20.0, calibration_s=0.2
+        ),
     ]
     recorded = tmp_path / "last.json"
     recorded.write_text(json.dumps(run.to_json()))
@@ -97,7 +102,8 @@ def test_the_readme_table_is_rewritten_from_the_recorded_run(tmp_path):
     text = readme.read_text()
     assert "old table" not in text and text.startswith("# Title\n\nbefore\n") and text.endswith("after\n")
     assert "| load at small | parts/hybrid, first on this machine | 2 s | <= 3 s | yes | 1.0 |" in text
-    assert "04_unbounded_arrays.ipynb | 31 s | <= 20 s | **no**" in text
+    assert "04_unbounded_arrays.ipynb | 31 s | <= 20 s | **no**" in text and text.count("| 0.2 |") == 1
+    assert "| load | calibration |" in text
     assert "`full` mode" in text and f"{run.machine['cores']} cores" in text
     assert f"calibration {run.machine['calibration_s']:g} s" in text  # runs on two machines compare as ratios
     readme.write_text("# no markers\n")
@@ -259,3 +265,21 @@ def test_the_reads_after_writes_rows_time_a_write_and_a_read_at_both_sizes():
     assert all(figure.value > 0 for figure in figures)
     ratios = [figure for figure in figures if figure.unit == "x"]
     assert len(ratios) == 6 and all(figure.goal == "<= 2 x" for figure in ratios)
+
+
+def test_each_step_stamps_its_figures_with_the_calibration_measured_before_it(monkeypatch):
+    speeds = itertools.chain([0.1, 0.2], itertools.repeat(0.3))
+    monkeypatch.setattr(bench, "calibration", lambda repeat=3: next(speeds))
+    machine = {"cores": 2, "load_average": [0.5], "python": "3", "engine": "e", "pymongo": "p", "scale": "small"}
+    monkeypatch.setattr(bench, "machine", lambda: {**machine, "when": "now", "calibration_s": 0})
+    first = [bench.Figure("g", "first", 1.0, "s")]
+    second = [bench.Figure("g", "second", 1.0, "s"), bench.Figure("g", "own", 1.0, "s", calibration_s=9.0)]
+    monkeypatch.setattr(bench, "bench_loads", lambda full: first)
+    monkeypatch.setattr(bench, "bench_memory_per_shape", lambda: second)
+    others = ["bench_sizes", "bench_explorer", "bench_browser_toggle", "bench_overhead", "bench_insert_ids"]
+    others += ["bench_point_query", "bench_lookup", "bench_write_costs", "bench_reads_after_writes"]
+    for name in [*others, "bench_write_throughput", "bench_engine_start"]:
+        monkeypatch.setattr(bench, name, lambda *args: [])
+    monkeypatch.setattr(bench, "bench_run", lambda: ([], None))
+    run = bench.measure(full=False)
+    assert [(f.name, f.calibration_s) for f in run.figures] == [("first", 0.1), ("second", 0.2), ("own", 9.0)]

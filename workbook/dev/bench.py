@@ -85,6 +85,9 @@ class Figure:
     at_least: float | None = None
     note: str = ""
     load_average: float | None = field(default_factory=lambda: _load_now())
+    calibration_s: float | None = None
+    """:func:`calibration` measured just before this figure's step (or, for a notebook, just before it): this
+    machine's speed then. Figures whose calibrations differ were measured at different speeds."""
 
     @property
     def goal(self) -> str:
@@ -141,15 +144,18 @@ class BenchRun:
             value = f"{figure.value:,.3g}" if abs(figure.value) < 100 else f"{figure.value:,.0f}"
             note = f"  ({figure.note})" if figure.note else ""
             load = "" if figure.load_average is None else f"load {figure.load_average:>4.1f}"
+            speed = "" if figure.calibration_s is None else f" cal {figure.calibration_s:.3f}"
             lines.append(
-                f"  {figure.name:<{width}}  {value:>9} {figure.unit:<3} {figure.goal:>10}  {verdict:<6} {load}{note}"
+                f"  {figure.name:<{width}}  {value:>9} {figure.unit:<3} {figure.goal:>10}  {verdict:<6} {load}{speed}"
+                f"{note}"
             )
         missed = [f for f in self.figures if f.ok is False]
         lines.append("")
         cores = self.machine.get("cores")
         lines.append(
             f"load average at the end: {_load_now()} (each figure's is beside it; above {cores}, "
-            "the machine was shared and wall times are inflated)"
+            "the machine was shared and wall times are inflated), calibration at the end: "
+            f"{calibration(1):.3f} s (each step's, measured before it, is beside its figures as cal)"
         )
         lines.append(
             f"{len(self.figures)} figures in {self.seconds:.0f} s; "
@@ -984,8 +990,8 @@ def bench_notebooks(pattern: str = "*.ipynb") -> Iterator[Figure]:
     """Each notebook's wall time under nbval at the learners' scale, one pytest per notebook, and the total.
 
     Yielded one by one, so each is printed as soon as it is measured. Loads in the notebooks are
-    restored from the snapshots this run's load figures left in the cache folder, as on a learner's
-    machine after the first time.
+    restored from the snapshots ``python -m workbook prepare`` makes first (untimed), as on a learner's
+    machine after ``make lab``.
     """
     folder = notebooks_dir()
     if folder is None:
@@ -993,16 +999,22 @@ def bench_notebooks(pattern: str = "*.ipynb") -> Iterator[Figure]:
     total, count = 0.0, 0
     env = {**os.environ, "WORKBOOK_SCALE": SCALE}
     env.pop("MONGODB_URI", None)
+    # untimed, as `make lab` does before a learner's first lesson: every course shape's snapshot (the blog's and the
+    # applications' too, which the load figures do not make), so no notebook pays a first load
+    subprocess.run([sys.executable, "-m", "workbook", "prepare"], env=env, capture_output=True, check=False)
     for notebook in sorted(folder.glob(pattern)):
         # the project's own pytest options: strict nbval with its sanitizers, as the test suite runs them
         relative = str(notebook.relative_to(folder.parent))
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", relative]
         run = partial(subprocess.run, command, cwd=folder.parent, env=env, capture_output=True, text=True, check=False)
+        speed = calibration(1)
         seconds, done = timed(run)
         total += seconds
         count += 1
         note = "" if done.returncode == 0 else "FAILED: " + (done.stdout.strip().splitlines() or ["?"])[-1]
-        yield Figure("notebooks (nbval, small)", notebook.name, seconds, "s", at_most=20.0, note=note)
+        yield Figure(
+            "notebooks (nbval, small)", notebook.name, seconds, "s", at_most=20.0, note=note, calibration_s=speed
+        )
     yield Figure("notebooks (nbval, small)", f"the whole course ({count} notebooks)", total, "s", at_most=180.0)
 
 
@@ -1286,12 +1298,16 @@ def measure(full: bool = False) -> BenchRun:
         with tqdm(steps, desc="bench", unit="step") as bar:
             for label, step in bar:
                 bar.set_postfix_str(label)
+                speed = calibration(1)  # the machine's speed for this step: it drifts over a run (0.12-0.24 s here)
                 for figure in step():  # each figure as soon as it is measured: a stopped run still says something
+                    if figure.calibration_s is None:
+                        figure.calibration_s = speed
                     bench.figures.append(figure)
                     verdict = {True: "ok", False: "MISSED", None: ""}[figure.ok]
                     bar.write(
                         f"  {figure.group}: {figure.name}: {figure.value:,.3g} {figure.unit} "
-                        f"(goal {figure.goal or 'none'}) {verdict}, load average {figure.load_average}"
+                        f"(goal {figure.goal or 'none'}) {verdict}, load average {figure.load_average}, "
+                        f"calibration {figure.calibration_s:.3f} s"
                     )
         bench.seconds = time.perf_counter() - started
     return bench
@@ -1319,10 +1335,12 @@ def readme_table(data: dict[str, Any]) -> str:
         f"Last recorded run: {info['when']}, `{data['mode']}` mode, {info['cores']} cores, load average "
         f"{load[0]} at the start, Python {info['python']}, {info['engine']}, scale `{info['scale']}` "
         f"({data['seconds']:.0f} s in all){_calibration_text(info)}. Above a load average of {info['cores']} the "
-        "machine was shared and wall times are inflated; each row has the load average when it was measured.",
+        "machine was shared and wall times are inflated; each row has the load average when it was measured, and "
+        "the calibration measured just before its step (the machine's speed then: a row measured at twice the "
+        "start's calibration ran on a machine half as fast).",
         "",
-        "| group | figure | measured | goal | holds | load |",
-        "|---|---|---:|---|---|---:|",
+        "| group | figure | measured | goal | holds | load | calibration |",
+        "|---|---|---:|---|---|---:|---:|",
     ]
     for figure in data["figures"]:
         verdict = {True: "yes", False: "**no**", None: ""}[figure["ok"]]
@@ -1330,7 +1348,8 @@ def readme_table(data: dict[str, Any]) -> str:
         measured = f"{_value_text(figure['value'])} {figure['unit']}"
         lines.append(
             f"| {figure['group']} | {figure['name']}{note} | {measured} | {figure['goal']} | {verdict} | "
-            f"{figure.get('load_average') if figure.get('load_average') is not None else ''} |"
+            f"{figure.get('load_average') if figure.get('load_average') is not None else ''} | "
+            f"{figure['calibration_s'] if figure.get('calibration_s') is not None else ''} |"
         )
     return "\n".join(lines)
 
