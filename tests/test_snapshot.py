@@ -384,6 +384,12 @@ def test_loads_by_name_generate_the_dataset_once_and_keep_none_of_it_decoded(
         workbook.load("followers", "embedded", db, scale="tiny", seed=11, progress=False)  # 12 replaced it
         assert [dataset.seed for dataset in made] == [11, 12, 11]
         assert all(documents.read() == 0 for dataset in made for documents in dataset.collections.values())
+        from workbook import loading
+
+        monkeypatch.setattr(loading, "_KEPT_AT_MOST", 1_000)  # a dataset over it is not kept (tiny followers: 40 kB)
+        workbook.load("followers", "embedded", db, scale="tiny", seed=13, progress=False)
+        workbook.load("followers", "referenced", db, scale="tiny", seed=13, progress=False)
+        assert [dataset.seed for dataset in made] == [11, 12, 11, 13, 13]
     finally:
         db.client.drop_database(db.name)
 

@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from itertools import batched
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import bson
 from pymongo.database import Database
@@ -31,6 +31,9 @@ BATCH = 1000
 
 _GENERATED: dict[tuple[str, str, int], Dataset] = {}
 """The last dataset :func:`load` generated from a name (at most one), by (name, scale, seed)."""
+_KEPT_AT_MOST = 32 * 2**20
+"""The most BSON a dataset kept in :data:`_GENERATED` holds (the course's datasets at ``small``: 12.7 MB at most;
+at ``medium`` the parts are ten times that, too much to keep in a learner's kernel for a faster next load)."""
 _generated_lock = threading.Lock()
 
 
@@ -187,9 +190,10 @@ def _generated(name: str, scale: str, seed: int, *, progress: bool) -> Dataset:
     it three times: 1.2-1.4 s of each first load of the parts dataset at ``small``. The dataset kept is the
     workbench's own (the learner never sees it, and the shapes only read it through :meth:`Dataset.documents`,
     which keeps nothing decoded), so it stays its BSON: 12.7 MB for the parts, the largest, until another is
-    generated.
+    generated. A dataset over :data:`_KEPT_AT_MOST` of BSON is not kept.
     """
     from workbook.datasets import generate
+    from workbook.datasets.dataset import EncodedDocuments
 
     key = (name, scale, seed)
     with _generated_lock:
@@ -197,9 +201,11 @@ def _generated(name: str, scale: str, seed: int, *, progress: bool) -> Dataset:
     if kept is not None:
         return kept
     dataset = generate(name, scale=scale, seed=seed, progress=progress)
+    held = sum(cast(EncodedDocuments, documents).bson_bytes for documents in dataset.collections.values())
     with _generated_lock:
         _GENERATED.clear()
-        _GENERATED[key] = dataset
+        if held <= _KEPT_AT_MOST:
+            _GENERATED[key] = dataset
     return dataset
 
 
