@@ -178,3 +178,42 @@ def test_a_load_without_progress_generates_without_a_bar(monkeypatch: pytest.Mon
     workbook.load("followers", "embedded", scale="tiny", progress=False)
     generations = [progress for description, progress in asked if description.startswith("generate")]
     assert generations == [False], asked
+
+
+@pytest.mark.parametrize("when", ["before the read", "during the read"])
+def test_a_bar_closed_by_its_finalizer_while_the_open_bars_are_read_does_not_deadlock(monkeypatch, when):
+    """The collector may run a dropped bar's ``tqdm.__del__`` (which closes it) on the thread that is reading the
+    open bars, inside the lock: a plain lock deadlocked the engine-waits thread, and the kernel, on itself. During
+    the read, the set changes size under it: it is read again."""
+    import threading
+    import weakref
+
+    from workbook import waiting
+
+    monkeypatch.setattr(waiting, "_open_lock", type(waiting._open_lock)())  # a deadlock here holds only this lock
+    closing = waiting.wait_bar(total=1, desc="dropped", progress=False)
+    staying = waiting.wait_bar(total=1, desc="open", progress=False)
+    finalized: list[bool] = []
+
+    class Collecting(weakref.WeakSet):
+        """Reading it runs a finalizer, as a collection at an allocation there would."""
+
+        def __iter__(self):
+            items = super().__iter__()
+            if when == "before the read" and not finalized:
+                finalized.append(True)
+                closing.close()  # what tqdm.__del__ does: same thread, lock held
+            for position, item in enumerate(items):
+                yield item
+                if when == "during the read" and position == 0 and not finalized:
+                    finalized.append(True)
+                    closing.close()
+
+    monkeypatch.setattr(waiting, "OPEN_BARS", Collecting([closing, staying]))
+    answers: list[bool] = []
+    reader = threading.Thread(target=lambda: answers.append(waiting.another_bar_open(than=closing)), daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    assert not reader.is_alive(), "another_bar_open deadlocked on a bar closed by its finalizer"
+    assert finalized and answers == [True] and closing not in waiting.OPEN_BARS and staying in waiting.OPEN_BARS
+    staying.close()

@@ -50,13 +50,22 @@ _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 OPEN_BARS: weakref.WeakSet[Any] = weakref.WeakSet()
 """The bars made by :func:`wait_bar` and not closed yet (one already says the learner is waiting)."""
 
-_open_lock = threading.Lock()
+_open_lock = threading.RLock()
+"""Re-entrant: a bar dropped unclosed is closed by its finalizer (``tqdm.__del__``), which the collector may run on
+any thread at any allocation, this lock's holder included. With a plain lock, a collection inside
+:func:`another_bar_open` deadlocked the engine-waits thread on itself, and the kernel with it (a CI run of
+notebook 07 hung there)."""
 
 
 def another_bar_open(than: Any = None) -> bool:
     """Whether a :func:`wait_bar` other than ``than`` is open (safe from any thread)."""
     with _open_lock:
-        return any(bar is not than for bar in list(OPEN_BARS))
+        while True:
+            try:
+                bars = list(OPEN_BARS)
+            except RuntimeError:  # a finalizer on this thread closed a bar while the set was read: read it again
+                continue
+            return any(bar is not than for bar in bars)
 
 
 class _ShowsOnTime:
