@@ -103,3 +103,13 @@ def test_a_document_bson_cannot_hold_is_refused_by_name_with_the_fix(bad: object
     with pytest.raises(WorkbookError, match=r"document 1 of a dataset's collection cannot be stored as BSON") as raised:
         Dataset("demo", "tiny", 7, {"d": [{"_id": 0}, bad]})  # type: ignore[list-item]
     assert "Fix:" in str(raised.value) and "BSON values" in str(raised.value)
+
+
+def test_a_datasets_bson_bytes_are_its_documents_bson_lengths() -> None:
+    import bson
+
+    from workbook.datasets import generate
+
+    dataset = generate("followers", "tiny", 7)
+    expected = sum(len(bson.encode(document)) for documents in dataset.collections.values() for document in documents)
+    assert dataset.bson_bytes == expected > 0

@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from itertools import batched
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import bson
 from pymongo.database import Database
@@ -193,7 +193,6 @@ def _generated(name: str, scale: str, seed: int, *, progress: bool) -> Dataset:
     generated. A dataset over :data:`_KEPT_AT_MOST` of BSON is not kept.
     """
     from workbook.datasets import generate
-    from workbook.datasets.dataset import EncodedDocuments
 
     key = (name, scale, seed)
     with _generated_lock:
@@ -201,10 +200,9 @@ def _generated(name: str, scale: str, seed: int, *, progress: bool) -> Dataset:
     if kept is not None:
         return kept
     dataset = generate(name, scale=scale, seed=seed, progress=progress)
-    held = sum(cast(EncodedDocuments, documents).bson_bytes for documents in dataset.collections.values())
     with _generated_lock:
         _GENERATED.clear()
-        if held <= _KEPT_AT_MOST:
+        if dataset.bson_bytes <= _KEPT_AT_MOST:
             _GENERATED[key] = dataset
     return dataset
 

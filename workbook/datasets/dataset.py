@@ -206,6 +206,11 @@ class Dataset:
         workbench's own loops over a dataset (shapes built from it, counts) keep nothing of it."""
         return cast(EncodedDocuments, self.collections[collection]).unkept()
 
+    @property
+    def bson_bytes(self) -> int:
+        """The BSON bytes of all its documents as they were given."""
+        return sum(cast(EncodedDocuments, documents).bson_bytes for documents in self.collections.values())
+
     def counts(self) -> dict[str, int]:
         """Return the number of documents in each collection."""
         return {name: len(documents) for name, documents in self.collections.items()}
