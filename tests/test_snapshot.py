@@ -177,7 +177,9 @@ def test_restored_indexes_are_built_when_first_read_and_then_as_an_eager_build(c
         assert twin is not lazy and twin.pending is lazy.pending
         eager = snapshot._index_tables(snapshot._plain_index(lazy)[1])  # reading it builds it
         assert all(vars(lazy)[t] == built for t, built in zip(snapshot._TABLES, eager, strict=True))
-        assert all(getattr(twin, t) is vars(lazy)[t] for t in snapshot._TABLES), "the copy reuses the build"
+        assert all(getattr(twin, t).whole() is vars(lazy)[t].whole() for t in snapshot._TABLES), (
+            "the copy reuses the build"
+        )
         assert lazy.pending.untouched(lazy)
         follow = {
             "followerId": "new-follower",
@@ -1057,3 +1059,73 @@ def test_both_applications_are_restored_from_the_cache_as_they_were_stored(
     finally:
         for db in (first, second, third):
             db.client.drop_database(db.name)
+
+
+def test_a_snapshot_is_kept_in_the_process_only_while_a_database_holds_it(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kept while one database made from it is in the engine (written or not); let go at the next load
+    once every such database is dropped or replaced, and then read from its file again."""
+    data = workbook.generate("followers", "tiny", 7)
+    first, second, third = _db("h"), _db("i"), _db("j")
+    reads: list[str] = []
+    original = snapshot.read
+
+    def counting(key: str) -> snapshot.Snapshot | None:
+        found = original(key)
+        if found is not None:
+            reads.append(key)
+        return found
+
+    monkeypatch.setattr(snapshot, "read", counting)
+    key = snapshot.snapshot_key("followers", "tiny", 7, "hybrid")
+    try:
+        workbook.load(data, "hybrid", first, progress=False)  # a real load: remembered from the engine
+        workbook.load(data, "hybrid", second, progress=False)  # restored from the process
+        assert key in snapshot._memory and reads == []
+        first.client.drop_database(first.name)
+        second.users.update_one({}, {"$set": {"name": "changed"}})  # written, still the database made from it
+        workbook.load(data, "embedded", third, progress=False)
+        assert key in snapshot._memory, "let go while the second database still holds it"
+        workbook.load(data, "referenced", second, progress=False)  # the hybrid collections replaced
+        workbook.load(data, "embedded", third, progress=False)
+        assert key not in snapshot._memory, "kept after every database made from it was dropped or replaced"
+        assert snapshot._release_unheld() == 0
+        workbook.load(data, "hybrid", first, progress=False)
+        assert reads == [key] and key in snapshot._memory  # from its file, and held again
+        assert first.users.count_documents({}) == len(data.collections["users"])
+        first.client.drop_database(first.name)
+        assert key not in snapshot._memory, "a drop lets go of what only the dropped database held, at once"
+    finally:
+        for db in (first, second, third):
+            db.client.drop_database(db.name)
+
+
+def test_a_pending_index_and_its_views_are_freed_without_the_collector() -> None:
+    """A load's objects are frozen (workbook.gc_pause), out of the collector's reach: a reference cycle
+    between an index's buckets and the views of its tables kept every index of a dropped database."""
+    import gc
+    import weakref
+
+    class Tracked(snapshot.PendingIndex):  # one that can be referenced weakly
+        __slots__ = ("__weakref__",)
+
+    pending = Tracked([(("a",), [(0, "k0"), (1, "k1")]), (("b",), [(2, "k2")])])
+    gone = weakref.ref(pending)
+    index = snapshot.lazy_index(pending, 3)
+    del pending
+    copied = index.copy()  # before any table is read: lazy, the same buckets
+    assert copied.pending is index.pending and index.pending.untouched(index) and copied.pending.untouched(copied)
+    assert index._bucket_ordinals.get(("a",)) is not None  # the views made and read
+    assert index.pending.untouched(index) and copied._buckets is not index._buckets  # views of their own
+    later = index.copy()  # after: the engine's copy, holding the views
+    written = index._buckets.insert(("c",), "members")
+    assert not index.pending.pristine(written) and index.pending.pristine(index._buckets)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del index, copied, later, written
+        assert gone() is None, "the pending index outlived every map of it: a reference cycle"
+    finally:
+        if was_enabled:
+            gc.enable()

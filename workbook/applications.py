@@ -144,7 +144,7 @@ def load_applications(dataset: Any, db: Database | None = None, *, progress: boo
             found = snapshot.find(dataset, APPLICATIONS_SHAPE, scale=dataset.scale, seed=dataset.seed, hashed=hashed)
         if found is not None:
             bar.set_postfix_str("restored")
-            snapshot.install_collections(db.name, found.collections)
+            snapshot.install_collections(db.name, found)
             bar.update(2)
         else:
             with paused():  # a load makes long-lived objects only: see workbook.gc_pause

@@ -226,7 +226,7 @@ def _restore(db: Database, found: snapshot.Snapshot, engine: str, started: float
         if previous and (previous.get("dataset"), previous.get("shape")) != (report.dataset, report.shape):
             report.replaced = f"{previous.get('dataset')}/{previous.get('shape')}"
         _drop_other_shapes(db, report.dataset, report.shape, previous)
-        snapshot.install_collections(db.name, found.collections)
+        snapshot.install_collections(db.name, found)
         report.collections = [CollectionLoad(**c) for c in fields["collections"]]
         report.rejected = [Rejected(**r) for r in fields["rejected"]]
         report.seconds = time.perf_counter() - started

@@ -33,6 +33,7 @@ import struct
 import tempfile
 import threading
 import time
+import weakref
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ from workbook import gc_pause
 from workbook.datasets.dataset import EncodedDocuments
 from workbook.errors import CacheFolderError
 from workbook.key_positions import GONE, NOT_HELD, HashOrder, KeyPositions, KeyValues, MapView, Positions
+from workbook.offline_commands import DROP_LISTENERS
 from workbook.sizes import offline_size_state, seed_offline_sizes
 
 if TYPE_CHECKING:
@@ -145,6 +147,51 @@ class Snapshot:
 
 _memory: dict[str, Snapshot] = {}
 _memory_lock = threading.Lock()
+_holders: dict[str, list[tuple[str, str, weakref.ref[Any]]]] = {}
+"""Per snapshot kept in :data:`_memory`, the engine collections made from it: (database, collection, the
+engine's collection object, weakly). A snapshot is kept in this process only while one of them is still
+in the engine (:func:`_release_unheld`): a restore from the process is then almost free, because the
+engine's persistent maps and the snapshot's share their nodes; once every database made from it is
+dropped or replaced, the snapshot alone would hold the data, so it is let go (the file stays)."""
+
+
+def _hold(key: str, db_name: str, storages: dict[str, Any]) -> None:
+    """Note that ``db_name`` holds the collections ``storages`` (name: the engine's object) made from ``key``."""
+    with _memory_lock:
+        if key in _memory:
+            held = _holders.setdefault(key, [])
+            held.extend((db_name, name, weakref.ref(storage)) for name, storage in storages.items())
+
+
+def _release_dropped(engine: Any, database: str, collection: str | None) -> None:
+    """After a drop (a :data:`~workbook.offline_commands.DROP_LISTENERS` listener): let go of the snapshots
+    only the dropped collections held, at once rather than at the next load."""
+    _release_unheld()
+
+
+def _release_unheld() -> int:
+    """Let go of the snapshots no database in the engine still holds (see :data:`_holders`); how many."""
+    from workbook.offline import offline_server
+
+    tables = offline_server().engine._storage
+    released = 0
+    with _memory_lock:
+        for key in list(_memory):
+            held = [
+                (db_name, name, ref)
+                for db_name, name, ref in _holders.get(key, [])
+                if (storage := ref()) is not None and tables.get(db_name, {}).get(name) is storage
+            ]
+            if held:
+                _holders[key] = held
+            else:
+                del _memory[key]
+                _holders.pop(key, None)
+                released += 1
+    return released
+
+
+DROP_LISTENERS.append(_release_dropped)
 
 
 def _memory_copy(state: dict[str, Any]) -> dict[str, Any]:
@@ -189,19 +236,22 @@ def capture_state(db_name: str, collections: list[str]) -> dict[str, dict[str, A
     return offline_server().run(grab())
 
 
-def install_collections(db_name: str, collections: dict[str, dict[str, Any]]) -> None:
-    """Replace ``collections`` in ``db_name`` with snapshot states (on the engine's own thread)."""
+def install_collections(db_name: str, found: Snapshot) -> None:
+    """Replace the collections of ``found`` in ``db_name`` with its states (on the engine's own thread)."""
     from workbook.engine_reads import seed_public_records
     from workbook.offline import offline_server
     from workbook.offline_explain import hook_for
 
     engine = offline_server().engine
 
+    collections = found.collections
+    storages: dict[str, Any] = {}
+
     async def put() -> dict[str, object]:
         versions: dict[str, object] = {}
         for name, state in collections.items():
             fresh = _memory_copy(state)
-            versions[name] = fresh["_storage"]._values
+            versions[name], storages[name] = fresh["_storage"]._values, fresh["_storage"]
             async with engine._get_lock(db_name, name):
                 with engine._meta_lock:
                     for table in _STATE_TABLES:
@@ -212,6 +262,7 @@ def install_collections(db_name: str, collections: dict[str, dict[str, Any]]) ->
         return versions
 
     installed = offline_server().run(put())
+    _hold(found.key, db_name, storages)
     for name, state in collections.items():
         hook_for(engine).writes.bump(db_name, name)  # straight into the engine: no command for the model caches
         if state.get("sizes") is not None:  # these contents have the sizes measured when they were loaded
@@ -386,17 +437,30 @@ class PendingIndex:
     keys from the buckets themselves (:meth:`value`).
     """
 
-    __slots__ = ("buckets", "by_key", "lock", "made", "pristine", "tables")
+    __slots__ = ("buckets", "by_key", "lock", "made", "tables")
 
     def __init__(self, buckets: Any) -> None:
         self.buckets: Any = buckets  # the list of (key, members), or a function making it (:func:`_made`)
         self.tables: tuple[Any, Any, Any] | None = None
         self.by_key: dict[Any, list[tuple[int, Any]]] | None = None  # the buckets given, by key, for a few keys
         self.made: tuple[dict[Any, Any], dict[Any, Any], dict[Any, Any]] = ({}, {}, {})
+        self.lock = threading.Lock()
+
+    def views(self) -> tuple[LazyTable, LazyTable, LazyTable]:
+        """A map's three tables as views of these buckets with nothing written yet.
+
+        Made for each map that reads them, never kept here: a view holds its ``PendingIndex``, so views
+        kept here made a reference cycle, and a load's objects are frozen (:mod:`workbook.gc_pause`),
+        where the collector never looks: every index of a dropped database stayed, with its keys.
+        """
         from rpds import HashTrieMap
 
-        self.pristine = tuple(LazyTable(self, table, HashTrieMap()) for table in range(len(_TABLES)))
-        self.lock = threading.Lock()
+        empty: Any = HashTrieMap()
+        return LazyTable(self, 0, empty), LazyTable(self, 1, empty), LazyTable(self, 2, empty)
+
+    def pristine(self, view: Any) -> bool:
+        """Whether ``view`` is one of this index's tables with nothing written."""
+        return type(view) is LazyTable and view.pending is self and not view.changes
 
     def build(self) -> tuple[Any, Any, Any]:
         """The three tables (built now if no copy has asked before)."""
@@ -446,7 +510,7 @@ class PendingIndex:
             return False
         if not any(table in held for table in _TABLES):
             return True
-        return all(held.get(name) is view for name, view in zip(_TABLES, self.pristine, strict=True)) or (
+        return all(self.pristine(held.get(name)) for name in _TABLES) or (
             self.tables is not None
             and all(held.get(name) is built for name, built in zip(_TABLES, self.tables, strict=True))
         )
@@ -529,7 +593,7 @@ def _lazy_index_class() -> type[Any]:
             pending = vars(self).get("pending")
             if name not in _TABLES or pending is None:
                 raise AttributeError(name)
-            for table, view in zip(_TABLES, pending.pristine, strict=True):
+            for table, view in zip(_TABLES, pending.views(), strict=True):
                 self.__dict__.setdefault(table, view)  # a table written meanwhile keeps its new value
             return vars(self)[name]
 
@@ -1383,6 +1447,7 @@ def find(dataset: Dataset | str, shape: str, *, scale: str, seed: int, hashed: s
         name, scale, seed = dataset.name, dataset.scale, dataset.seed
         expected = hashed if hashed is not None else fingerprint(dataset)
     key = snapshot_key(name, scale, seed, shape)
+    _release_unheld()  # before a load: what a dropped database's snapshot held is free for this one
     with _memory_lock:
         found = _memory.get(key)
     if found is None:
@@ -1418,6 +1483,7 @@ def remember_collections(
     if not enabled():
         return
     from workbook.connection import client_for
+    from workbook.offline import offline_server
 
     db = client_for(None)[database]
     measured = {name: offline_size_state(db, name) for name in collections}
@@ -1433,6 +1499,8 @@ def remember_collections(
     snapshot = Snapshot(key, data, report, states)
     with _memory_lock:
         _memory[key] = snapshot
+    tables = offline_server().engine._storage.get(database, {})
+    _hold(key, database, {name: tables[name] for name in collections if name in tables})
     write_soon(snapshot)
 
 
@@ -1440,3 +1508,4 @@ def forget() -> None:
     """Drop this process's snapshots (files stay; delete the cache folder to remove them)."""
     with _memory_lock:
         _memory.clear()
+        _holders.clear()
