@@ -222,8 +222,8 @@ def test_follower_counts_of_a_shape_without_followers_name_the_fix() -> None:
 
 @pytest.mark.parametrize("how", ["drop_collection", "drop_database"])
 def test_what_is_kept_for_a_collection_is_let_go_when_it_is_dropped(how: str) -> None:
-    """Decoded documents, explain models, measured sizes and ``$lookup``'s foreign documents of a dropped
-    collection are freed: kept, a kernel grew by every shape it ever loaded and dropped (1.7 GB for the
+    """Decoded documents, derived values, explain models, measured sizes and ``$lookup``'s foreign documents
+    of a dropped collection are freed: kept, a kernel grew by every shape it ever loaded and dropped (1.7 GB for the
     three datasets at ``small``)."""
     import uuid
 
@@ -238,9 +238,10 @@ def test_what_is_kept_for_a_collection_is_let_go_when_it_is_dropped(how: str) ->
 
     dropped = {"follows", "users"}  # the shape's collections (its load record stays)
 
-    def kept(database: str) -> tuple[int, int, int, int]:
+    def kept(database: str) -> tuple[int, int, int, int, int]:
         return (
             sum(key[1] == database and key[2] in dropped for key in engine_reads._chunk_cache),
+            sum(key[0] == database and not dropped.isdisjoint(key[1]) for key in engine_reads._DERIVED),
             sum(key[0] == database and key[1] in dropped for key in sizes._SIZE_CACHE),
             sum(key[0] == database and key[1] in dropped for key in hook.models._entries),
             sum(key[1] == database and key[2] in dropped for key in engine_aggregation._foreign),
@@ -253,13 +254,14 @@ def test_what_is_kept_for_a_collection_is_let_go_when_it_is_dropped(how: str) ->
             join = {"from": "users", "localField": "followerId", "foreignField": "_id", "as": "who"}
             list(database.follows.aggregate([{"$limit": 1}, {"$lookup": join}]))
             sizes.size_table([workbook.load("followers", "referenced", database, scale="tiny", progress=False)])
+            engine_reads.derived(database, ("users",), "a value derived from the users", lambda: 1)
             assert all(kept(database.name)), kept(database.name)  # documents, sizes and a model held
         if how == "drop_collection":
             for name in dropped:
                 db.drop_collection(name)
         else:
             db.client.drop_database(db.name)
-        assert kept(db.name) == (0, 0, 0, 0)
+        assert kept(db.name) == (0, 0, 0, 0, 0)
         assert all(kept(other.name)), "another database's are kept"
     finally:
         for database in (db, other):

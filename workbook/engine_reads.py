@@ -281,12 +281,14 @@ def _keep_chunks(key: tuple[int, str, str], chunks: _Read) -> None:
 
 
 def _forget_dropped(engine: Any, database: str, collection: str | None) -> None:
-    """Let go of the decoded documents kept for a dropped collection: they must not stay alive."""
+    """Let go of the decoded documents and derived values kept for a dropped collection: they must not stay alive."""
     with _chunk_lock:
         for key in [
             k for k in _chunk_cache if k[0] == id(engine) and offline_commands.dropped(database, collection, k[1:])
         ]:
             del _chunk_cache[key]
+    with _DERIVED_LOCK:
+        _forget_stale(engine._storage)
 
 
 offline_commands.DROP_LISTENERS.append(_forget_dropped)
@@ -365,9 +367,22 @@ def derived[T](db: Database, collections: tuple[str, ...], what: Hashable, compu
     if known is not None and all(a is b for a, b in zip(known[0], versions, strict=True)):
         return known[1]
     value = compute()
+    tables = local_engine(db)._storage  # type: ignore[union-attr]  # versions were found: the engine is local
     with _DERIVED_LOCK:
+        _forget_stale(tables)
         _DERIVED[key] = (versions, value)
     return value
+
+
+def _forget_stale(tables: Mapping[str, Mapping[str, Any]]) -> None:
+    """Drop the remembered values whose collections have been written, dropped or replaced since (under the
+    lock): none can be asked for again, and each holds its version's documents (a dropped database's whole
+    data) alive. Run on every miss, which computes anyway: the entries are a few per collection read."""
+    for key, (versions, _) in list(_DERIVED.items()):
+        held = tables.get(key[0], {})
+        current = (getattr(held.get(name), "_values", None) for name in key[1])
+        if not all(now is version for now, version in zip(current, versions, strict=True)):
+            del _DERIVED[key]
 
 
 _MISSING = object()
