@@ -154,7 +154,6 @@ def test_no_module_is_named_after_the_function_it_exports() -> None:
 MAINTAINER_TOOLS = "workbook.dev"
 MAY_CALL_MAINTAINER_TOOLS = {
     "workbook.__main__": "the command line dispatches bench, diffcheck and conformance",
-    "workbook.scales": "a load estimate reads this machine's last bench results (dev.bench.default_json_path)",
 }
 
 

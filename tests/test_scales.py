@@ -27,7 +27,7 @@ def test_large_is_refused_on_the_offline_default_with_the_fix_and_before_any_wor
 def empty_cache(tmp_path, monkeypatch):
     """No measured loads and no benchmark results: only the built-in figures."""
     monkeypatch.setenv("WORKBOOK_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr("workbook.dev.bench.default_json_path", lambda: None)
+    monkeypatch.setattr("workbook.scales.bench_results_path", lambda: None)
     return tmp_path
 
 

@@ -67,11 +67,19 @@ def record_load(dataset: str, shape: str, scale: str, seconds: float) -> None:
             Path(handle.name).unlink(missing_ok=True)
 
 
+BENCH_RESULTS = Path("benchmarks", "results", "last.json")
+"""Where ``python -m workbook bench`` records its last run, in a checkout (beside ``notebooks/``)."""
+
+
+def bench_results_path() -> Path | None:
+    """This checkout's :data:`BENCH_RESULTS`, else None (an installed package has no checkout)."""
+    root = Path(__file__).resolve().parent.parent
+    return root / BENCH_RESULTS if (root / "notebooks").is_dir() else None
+
+
 def _benchmarked_small_seconds(dataset: str, shape: str) -> float | None:
     """This machine's last benchmarked first load at ``small`` (``workbook bench``), else None."""
-    from workbook.dev.bench import default_json_path
-
-    path = default_json_path()
+    path = bench_results_path()
     if path is not None and path.is_file():
         try:
             figures = json.loads(path.read_text())["figures"]
