@@ -206,3 +206,86 @@ def test_runs_already_made_on_the_shapes_are_shown_not_remeasured(loaded):
     explorer.operation.value = "my_orders"
     assert explorer.measured == []  # explore() without runs= reused what run_workload made
     assert "(1 runs)" in explorer.summary.value
+
+
+def test_a_dataset_given_by_name_is_loaded_when_picked_and_one_is_held_at_a_time(loaded):
+    from workbook.dataset_parts import workload
+    from workbook.explorer import ShapeExplorer
+    from workbook.namespace import database_name
+    from workbook.shapes import SHAPE_NAMES
+
+    client = loaded[0].db.client
+    own = workbook.load("followers", "hybrid", scale="tiny", progress=False)  # the learner's own load
+    explorer = ShapeExplorer([*loaded, "followers", "parts"], repeat=1, warmup=0, scale="tiny")
+
+    def held() -> set[str]:
+        prefix = database_name("explorer") + "_"
+        return {name.removeprefix(prefix) for name in client.list_database_names() if name.startswith(prefix)}
+
+    try:
+        assert (
+            explorer.offered == ["store", "followers", "parts"] and list(explorer.dataset.options) == explorer.offered
+        )
+        assert set(explorer.loaded) == {"store"} and held() == set()  # nothing loaded before it is picked
+        shown = explorer.visit("followers")
+        assert set(explorer.loaded) == {"store", "followers"} and shown["drawn"] == list(SHAPE_NAMES)
+        assert held() == {f"followers_{shape}" for shape in SHAPE_NAMES}
+        assert {loaded.db.name for loaded in explorer.loaded["followers"].values()}.isdisjoint({own.db.name})
+        assert all(shape.report.scale == "tiny" for shape in explorer.loaded["followers"].values())
+        first = workload("followers").names[0]
+        assert explorer.measured == [("followers", first)]
+
+        shown = explorer.visit("parts")  # followers' databases dropped before parts is loaded
+        assert set(explorer.loaded) == {"store", "parts"} and held() == {f"parts_{shape}" for shape in SHAPE_NAMES}
+        assert shown["operations"] == workload("parts").names and "<b>parts</b>" in shown["status"]
+        explorer.visit("store")  # given loaded: held for good, and the named one on show stays
+        assert set(explorer.loaded) == {"store", "parts"}
+
+        shown = explorer.visit("followers")  # loaded again; what was measured on it is shown, not measured again
+        assert held() == {f"followers_{shape}" for shape in SHAPE_NAMES} and shown["drawn"] == list(SHAPE_NAMES)
+        assert [name for name, _ in explorer.measured].count("followers") == 1
+        explorer.shape.value = "embedded"  # the reloaded shapes answer the first read of this shape's sizes
+        assert "document sizes" in explorer.sizes.value
+        assert own.check() is own and own.db.name in client.list_database_names()  # the learner's load untouched
+    finally:
+        for name in held():
+            client.drop_database(f"{database_name('explorer')}_{name}")
+        client.drop_database(own.db.name)
+
+
+def test_starting_on_a_named_dataset_loads_it_at_once():
+    from workbook.explorer import ShapeExplorer
+
+    explorer = ShapeExplorer(["parts"], repeat=1, warmup=0, scale="tiny")
+    try:
+        assert explorer.offered == ["parts"] and set(explorer.loaded["parts"]) == {"embedded", "referenced", "hybrid"}
+        assert "<b>parts</b>" in explorer.status.value and explorer.figure is not None
+    finally:
+        for shape in explorer.loaded["parts"].values():
+            shape.db.client.drop_database(shape.db.name)
+
+
+@pytest.mark.parametrize(
+    ("given", "options", "match"),
+    [
+        (
+            ["store", "blog-posts"],
+            {},
+            "Unknown dataset for the explorer to load 'blog-posts'. Choose from: followers, parts",
+        ),
+        (["parts", "parts"], {}, "given to the explorer twice"),
+        (["parts"], {"dataset": "store"}, "Unknown dataset given to the explorer 'store'. Choose from: parts"),
+        (["parts"], {"scale": "huge"}, "Unknown scale 'huge'"),
+        ("loaded-and-named", {}, "given to the explorer both loaded and by name"),
+    ],
+)
+def test_bad_datasets_are_refused_by_name_before_anything_loads(loaded, given, options, match):
+    from workbook.explorer import ShapeExplorer
+    from workbook.namespace import database_name
+
+    given = [*loaded, "store"] if given == "loaded-and-named" else given
+    before = set(loaded[0].db.client.list_database_names())
+    with pytest.raises(workbook.errors.WorkbookError, match=match):
+        ShapeExplorer(given, repeat=1, warmup=0, scale=options.get("scale", "tiny"), dataset=options.get("dataset"))
+    after = set(loaded[0].db.client.list_database_names())
+    assert after == before and not [name for name in after if name.startswith(database_name("explorer"))]

@@ -294,3 +294,22 @@ def test_only_a_last_column_of_text_wraps():
     text = display.table(pd.DataFrame({"a": [1, 2], "why": ["one reason", "another"]}))._repr_html_()
     assert "white-space:nowrap" in numbers and "last-child" not in numbers
     assert "last-child{white-space:normal" in text
+
+
+def test_the_applications_database_is_dropped_when_the_block_ends(engine):
+    store = workbook.generate("store", scale="tiny", seed=7)
+    db = workbook.connect(engine, database=f"t{uuid.uuid4().hex[:8]}", quiet=True)
+    keep = db.client[db.name + "_kept"]  # another of the learner's databases: left alone
+    keep.notes.insert_one({"_id": 1})
+    try:
+        with applications.load_applications(store, db, progress=False) as apps:
+            measured = apps.measure()
+            assert db.name in db.client.list_database_names()
+        assert measured.loc[("warehouse: today's pick list", "pick_lines (warehouse's shape)"), "results"] > 0
+        assert db.name not in db.client.list_database_names() and keep.notes.count_documents({}) == 1
+        with pytest.raises(RuntimeError), applications.load_applications(store, db, progress=False):
+            raise RuntimeError("a failing cell")
+        assert db.name not in db.client.list_database_names()  # dropped on the way out of a failure too
+    finally:
+        db.client.drop_database(db.name)
+        db.client.drop_database(keep.name)

@@ -56,9 +56,26 @@ def pick_lines(orders: list[Document]) -> list[Document]:
 
 @dataclass
 class OrderApplications:
-    """The store's orders in both applications' shapes, in one database."""
+    """The store's orders in both applications' shapes, in one database.
+
+    Used in a ``with`` block, the database is dropped when the block ends (measure, keep the table, free
+    the memory): ``with load_applications(store) as apps: table = apps.measure()``.
+    """
 
     db: Database
+
+    def __enter__(self) -> OrderApplications:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.drop()
+
+    def drop(self) -> None:
+        """Drop both applications' database (the workbench's own; ``load_applications`` makes it again)."""
+        from workbook.namespace import require_own_database
+
+        require_own_database(self.db.name)
+        self.db.client.drop_database(self.db.name)
 
     def my_orders(self, customer_id: str, limit: int = 10) -> list[Document]:
         """Customer application, its own shape: a customer's newest orders, one indexed read."""

@@ -1,6 +1,9 @@
 """The shape explorer: pick a dataset, a shape and an operation; see its plan, sizes and latency.
 
-It explores what ``load()`` returned: the loaded shapes of one or more datasets. An operation is
+It explores what ``load()`` returned, the loaded shapes of one or more datasets, and datasets given by
+name: those it loads itself, in every shape, into databases of its own, when the learner picks them, and
+it holds one of them at a time (picking another drops the last one's databases), so a kernel that
+offers every dataset holds only those it was given and the one on show. An operation is
 measured on all the dataset's shapes the first time it is shown, and only it (not the whole workload);
 runs passed in, or already made by ``run_workload`` on the same loaded shapes in this process, are
 shown instead of measuring again. Toggling between shapes only shows another chart: each operation's
@@ -16,7 +19,7 @@ from __future__ import annotations
 import html
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, cast
 
@@ -24,10 +27,12 @@ import ipywidgets as widgets
 import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
+from pymongo.database import Database
 
 from workbook import charts
 from workbook.calls import measure_call
 from workbook.dataset_parts import workload
+from workbook.datasets.registry import DATASETS, check_scale
 from workbook.errors import UnknownChoiceError, WorkbookError
 from workbook.loaded import Loadable, LoadedShape, loaded_shapes
 from workbook.measure import explained_reads, run_workload, runs_made, summarize_runs
@@ -39,28 +44,46 @@ MIME = pio.renderers["plotly_mimetype"]
 """Plotly's renderer for JupyterLab (and VS Code): a chart as the mimebundle its plotly extension draws."""
 
 
+Explorable = Loadable | Iterable[LoadedShape | Database | str]
+"""What the explorer takes: what ``load()`` returned, and dataset names (loaded when picked), in a list."""
+
+
 class ShapeExplorer(widgets.VBox):
     """Dataset, shape and operation controls over cached measurements of every shape."""
 
     def __init__(
         self,
-        shapes: Loadable,
+        shapes: Explorable,
         *,
         dataset: str | None = None,
         repeat: int = 10,
         warmup: int = 2,
         measure: Callable[..., pd.DataFrame] = run_workload,
         runs: pd.DataFrame | None = None,
+        scale: str | None = None,
     ) -> None:
+        given, named = _given_and_named(shapes)
         self.loaded: dict[str, dict[str, LoadedShape]] = {}
-        for shape in loaded_shapes(shapes, one_dataset=False):
+        """The loaded shapes of each dataset held now: those given, and the one named dataset on show."""
+        for shape in loaded_shapes(given, one_dataset=False) if given else []:
             self.loaded.setdefault(shape.dataset, {})[shape.shape] = shape
-        dataset = dataset if dataset is not None else next(iter(self.loaded))
-        if dataset not in self.loaded:
+        twice = [name for name in named if name in self.loaded]
+        if twice:
             raise WorkbookError(
-                f"No loaded shape of the {dataset} dataset was given to the explorer.",
-                fix=f"Pass what workbook.load() returned for {dataset}, or pick one of: {', '.join(self.loaded)}.",
+                f"The {twice[0]} dataset was given to the explorer both loaded and by name.",
+                fix=f"Pass either what workbook.load() returned for {twice[0]} or the name {twice[0]!r}, not both.",
             )
+        self.named = named
+        """The datasets given by name: the explorer loads each when picked, and holds one of them at a time."""
+        self.offered = [*self.loaded, *named]
+        """Every dataset the dataset menu offers: those given loaded, then those given by name."""
+        from workbook.loading import course_scale
+
+        self.scale = check_scale(scale) if scale is not None else course_scale()
+        """The scale a dataset given by name is loaded at (the course's, unless told)."""
+        dataset = dataset if dataset is not None else self.offered[0]
+        if dataset not in self.offered:
+            raise UnknownChoiceError("dataset given to the explorer", dataset, self.offered)
         self._measure = measure
         from workbook.bounds import MAX_REPEAT, check_count
 
@@ -80,10 +103,9 @@ class ShapeExplorer(widgets.VBox):
         self._outputs: dict[tuple[str, str], dict[str, widgets.Output]] = {}
         self.redraws = 0
         self.figure: go.Figure | None = None
-        self.dataset = widgets.Dropdown(options=list(self.loaded), value=dataset, description="dataset")
+        self.dataset = widgets.Dropdown(options=self.offered, value=dataset, description="dataset")
         self.shape = widgets.ToggleButtons(description="shape")
         self._switching = False
-        self._set_shapes(dataset)
         self.operation = widgets.Dropdown(options=workload(dataset).names, description="operation")
         self.status = widgets.HTML()
         self.progress = widgets.FloatProgress(value=0.0, min=0.0, max=1.0, layout=widgets.Layout(display="none"))
@@ -91,6 +113,8 @@ class ShapeExplorer(widgets.VBox):
         self.sizes = widgets.HTML()
         self.chart = widgets.GridBox(layout=widgets.Layout(grid_template_columns="minmax(0, 1fr)"))
         """Every chart drawn (per operation shown, one per shape), stacked in one grid cell; one is visible."""
+        self._hold(dataset)
+        self._set_shapes(dataset)
         self.dataset.observe(self._dataset_changed, names="value")
         self.shape.observe(self._redraw, names="value")
         self.operation.observe(self._redraw, names="value")
@@ -165,8 +189,8 @@ class ShapeExplorer(widgets.VBox):
 
     def visit(self, dataset: str) -> dict[str, Any]:
         """Pick ``dataset`` as a learner would, and return what the explorer then shows."""
-        if dataset not in self.loaded:
-            raise UnknownChoiceError("dataset loaded in the explorer", dataset, list(self.loaded))
+        if dataset not in self.offered:
+            raise UnknownChoiceError("dataset given to the explorer", dataset, self.offered)
         self.dataset.value = dataset
         return {
             "operations": list(self.operation.options),
@@ -187,8 +211,30 @@ class ShapeExplorer(widgets.VBox):
         finally:
             self._switching = False
 
+    def _hold(self, dataset: str) -> None:
+        """Hold ``dataset``'s shapes: a dataset given by name is loaded now, each shape into the explorer's
+        own database, after dropping the databases of the named dataset held before (if any)."""
+        if dataset in self.loaded:
+            return
+        from workbook.connection import connect
+        from workbook.loading import load
+        from workbook.namespace import database_name, shape_database_name
+
+        for held in [name for name in self.named if name in self.loaded]:
+            for loaded in self.loaded.pop(held).values():
+                loaded.db.client.drop_database(loaded.db.name)
+        own = database_name(EXPLORER_DATABASE)
+        shapes: dict[str, LoadedShape] = {}
+        with self.steps(f"loading {dataset} at {self.scale} in every shape", len(SHAPE_NAMES), "shapes") as step:
+            for done, shape in enumerate(SHAPE_NAMES, 1):
+                db = connect(database=shape_database_name(dataset, shape, within=own), quiet=True)
+                shapes[shape] = load(dataset, shape, db, scale=self.scale, progress=False)
+                step(done, len(SHAPE_NAMES))
+        self.loaded[dataset] = shapes
+
     def _dataset_changed(self, change: dict[str, Any]) -> None:
         names = workload(change["new"]).names
+        self._hold(change["new"])
         self._set_shapes(change["new"])
         # Options first, then the value, with redraws held: inside hold_trait_notifications the old
         # value was validated against the new options and refused (TraitError for followers and parts).
@@ -294,6 +340,29 @@ class ShapeExplorer(widgets.VBox):
         return "<h4>document sizes (bytes)</h4>" + shown.to_html(index_names=False)
 
 
+EXPLORER_DATABASE = "explorer"
+"""The explorer's own databases are ``workbench_<learner>_explorer_<dataset>_<shape>``: those it loads a named
+dataset into, and drops when another is picked (never the learner's own loads)."""
+
+
+def _given_and_named(shapes: Explorable) -> tuple[Loadable | list[Any], list[str]]:
+    """``shapes`` split into what ``load()`` returned (as given) and the dataset names among its items (checked)."""
+    if isinstance(shapes, str):
+        items: list[Any] = [shapes]
+    elif isinstance(shapes, Iterable) and not isinstance(shapes, Mapping | bytes | Database | LoadedShape):
+        items = list(shapes)
+    else:
+        return shapes, []
+    named = [item for item in items if isinstance(item, str)]
+    for name in named:
+        if name not in DATASETS:
+            raise UnknownChoiceError("dataset for the explorer to load", name, DATASETS)
+    if len(set(named)) < len(named):
+        twice = next(name for name in named if named.count(name) > 1)
+        raise WorkbookError(f"The dataset {twice!r} was given to the explorer twice.", fix="Name each dataset once.")
+    return [item for item in items if not isinstance(item, str)], named
+
+
 def time_left(done: int, total: int, elapsed: float) -> str:
     """The time a task of ``total`` steps still needs, estimated from ``done`` steps in ``elapsed`` seconds.
 
@@ -319,17 +388,22 @@ def _busy_html(message: str) -> str:
 
 
 def explore(
-    shapes: Loadable,
+    shapes: Explorable,
     *,
     runs: pd.DataFrame | None = None,
     dataset: str | None = None,
     repeat: int = 10,
     warmup: int = 2,
+    scale: str | None = None,
 ) -> ShapeExplorer:
-    """The shape explorer over what ``load()`` returned (the shapes of one or more datasets).
+    """The shape explorer over what ``load()`` returned (the shapes of one or more datasets), and over
+    datasets named in the list (``[*store_shapes, "parts", "followers"]``): a named dataset is loaded in
+    every shape at ``scale`` (the course's unless told) when first picked, into the explorer's own
+    databases, and only one named dataset is held at a time, so offering every dataset costs the kernel
+    the memory of one.
 
     ``runs`` (from ``run_workload``) are shown for the first dataset instead of measuring again, as are
     runs ``run_workload`` already made on these loaded shapes; any other operation is measured on its
     dataset's shapes the first time you pick it (only that operation, with a progress bar).
     """
-    return ShapeExplorer(shapes, dataset=dataset, runs=runs, repeat=repeat, warmup=warmup)
+    return ShapeExplorer(shapes, dataset=dataset, runs=runs, repeat=repeat, warmup=warmup, scale=scale)
