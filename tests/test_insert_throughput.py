@@ -182,3 +182,42 @@ def test_a_new_document_with_only_the_id_index_is_checked_by_its_storage_key_alo
         assert "g" in asked and db.u.count_documents({}) == 1
     finally:
         db.client.drop_database(db.name)
+
+
+def test_a_wire_insert_is_sized_by_its_request_not_encoded_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each document of an insert arrives with its BSON length in front: under 16 MiB by that (plus an
+    ``_id`` the engine may add), it is not encoded again to be sized. Over the limit by that bound, each
+    is sized exactly, and refused as MongoDB refuses it."""
+    import uuid
+
+    from pymongo.errors import BulkWriteError
+
+    from workbook import offline_engine
+    from workbook.facts import TOO_LARGE_ON_INSERT
+
+    db = workbook.connect(database=f"sized{uuid.uuid4().hex[:6]}", quiet=True)
+    sized: list[int] = []
+    exact = offline_engine.engine_bson_size
+
+    def counting(document: Any) -> int:
+        sized.append(1)
+        return exact(document)
+
+    monkeypatch.setattr(offline_engine, "engine_bson_size", counting)
+    try:
+        db.c.insert_many([{"_id": i, "pad": "x" * 200} for i in range(50)])
+        db.c.insert_one({"pad": "an _id added by the client"})
+        assert db.c.count_documents({}) == 51 and sized == [], "a wire insert encoded its documents again"
+        db.c.update_one({"_id": 1}, {"$set": {"more": "y" * 10}})
+        assert sized, "an update's result is not sized by its request: it is encoded"
+
+        sized.clear()
+        monkeypatch.setattr(offline_engine, "MAX_BSON_SIZE", 200)  # the bound (about 230 bytes) is over it
+        with pytest.raises(BulkWriteError) as refused:
+            db.d.insert_many([{"_id": "small", "pad": "x"}, {"_id": "big", "pad": "x" * 200}], ordered=False)
+        details = refused.value.details
+        assert [error["code"] for error in details["writeErrors"]] == [TOO_LARGE_ON_INSERT]
+        assert details["nInserted"] == 1 and len(sized) >= 2, "sized exactly, each"
+        assert [d["_id"] for d in db.d.find()] == ["small"]
+    finally:
+        db.client.drop_database(db.name)

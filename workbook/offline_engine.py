@@ -55,6 +55,12 @@ _write_kind: contextvars.ContextVar[str] = contextvars.ContextVar("workbook_writ
 and "upsert" for a new one (told by its unique check, which excludes the document's own key only then)."""
 
 
+INSERTED_AT_MOST: contextvars.ContextVar[int | None] = contextvars.ContextVar("workbook_inserted_at_most", default=None)
+"""While the executor stores a wire ``insert``'s documents: an upper bound on each one's BSON size (the
+largest the request carried, :func:`workbook.offline_limits.largest_wire_document`, plus an ``_id`` the
+engine may add), so the 16 MiB check needs no second encoding of each; None otherwise."""
+
+
 def _count_id_scan(storage: Mapping[str, Any], db_name: str, coll_name: str) -> None:
     """Count a walk over every stored document's _id (what mongoeco does for numeric ids)."""
     WORK_COUNTERS["id_documents_examined"] += len(storage.get(db_name, {}).get(coll_name, {}))
@@ -304,6 +310,9 @@ def refused_before_storage(document: Any, write: str = "insert") -> tuple[int, s
 
     The storage guard (:meth:`WorkbenchEngine._encode_storage_document`) raises it; the executor asks it
     which documents of a piece the engine refused."""
+    at_most = INSERTED_AT_MOST.get() if write == "insert" else None
+    if at_most is not None and at_most <= MAX_BSON_SIZE:  # sized by the request: only the depth is left
+        return depth_error(document, at_most)
     try:
         size: int | None = engine_bson_size(document)
     except RecursionError:  # nested far deeper than 100 levels: the depth error says so

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -58,10 +59,10 @@ from workbook.offline_commands import (
     writes_out,
 )
 from workbook.offline_cursors import SizedCursors
-from workbook.offline_engine import new_profiled_command, refused_before_storage
+from workbook.offline_engine import INSERTED_AT_MOST, new_profiled_command, refused_before_storage
 from workbook.offline_explain import hook_for
 from workbook.offline_indexes import ListedIndexes
-from workbook.offline_limits import engine_bson_size
+from workbook.offline_limits import ADDED_ID_BYTES, engine_bson_size, largest_wire_document
 from workbook.offline_reads import KEY_BOUNDS, ReadLayer, option_set
 
 if TYPE_CHECKING:
@@ -349,6 +350,8 @@ class WorkbenchExecutor(_ExecutorBase):
         ordered = bool(body.get("ordered", True))
         inserted, errors = 0, []
         internal = _internal_form()
+        # each document's size is at most the request's largest (WorkbenchProxy), if it came over the wire
+        largest = _REQUEST_DOCUMENTS_AT_MOST.get()
         # In pieces, with a turn of the loop between them, so a 50,000-document insert_many never keeps
         # other clients' commands waiting (offline_writes.BULK_INSERT_CHUNK documents at most per turn).
         for start in range(0, len(documents), offline_writes.BULK_INSERT_CHUNK):
@@ -362,13 +365,17 @@ class WorkbenchExecutor(_ExecutorBase):
                 # The new documents all survive: no collection would free any. Not while a transaction
                 # is open: the insert may then wait for it, and the collector stays off meanwhile.
                 pause = gc_pause.paused() if self.server is None or not self.server.engine._transactions.open else None
-                with pause or contextlib.nullcontext():
-                    await collection.insert_many(
-                        piece,
-                        ordered=ordered,
-                        bypass_document_validation=bool(body.get("bypassDocumentValidation", False)),
-                        session=context.session,
-                    )
+                sized = INSERTED_AT_MOST.set(None if largest is None else largest + ADDED_ID_BYTES)
+                try:
+                    with pause or contextlib.nullcontext():
+                        await collection.insert_many(
+                            piece,
+                            ordered=ordered,
+                            bypass_document_validation=bool(body.get("bypassDocumentValidation", False)),
+                            session=context.session,
+                        )
+                finally:
+                    INSERTED_AT_MOST.reset(sized)
             except BulkWriteError as error:
                 details = dict(getattr(error, "details", None) or {})
                 errors += [
@@ -592,6 +599,12 @@ def fill_write_error_codes(reply: Mapping[str, Any]) -> None:
             entry["code"] = BAD_VALUE
 
 
+_REQUEST_DOCUMENTS_AT_MOST: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "workbook_request_documents_at_most", default=None
+)
+"""The BSON length of the largest document in the request being answered (its OP_MSG sections), or None."""
+
+
 LARGE_REQUEST = 256 * 1024
 """Bytes above which a request's BSON is decoded off the network loop (an insert_many of 50,000
 documents took the loop, and every other client's replies, for seconds)."""
@@ -613,9 +626,11 @@ class WorkbenchProxy(_ProxyBase):
         if len(payload) > LARGE_REQUEST and header.op_code == OP_MSG:
             with contextlib.suppress(Exception):  # the loop's own decode below reports it as mongoeco does
                 self._predecoded[id(payload)] = await asyncio.to_thread(lambda: decode_op_msg(header, payload).body)
+        sized = _REQUEST_DOCUMENTS_AT_MOST.set(largest_wire_document(payload) if header.op_code == OP_MSG else None)
         try:
             return await super()._dispatch_wire_request(header, payload, connection=connection)
         finally:
+            _REQUEST_DOCUMENTS_AT_MOST.reset(sized)
             self._predecoded.pop(id(payload), None)
 
     def _decode_wire_context(self, header: Any, payload: bytes, connection: Any, state: Any) -> Any:

@@ -82,6 +82,51 @@ depth is not walked: every document the generators make at ``small`` is under it
 order, is 666 bytes); a bigger one (an embedded shape's product with its reviews) is walked."""
 
 
+ADDED_ID_BYTES = 17
+"""The BSON bytes of the ``_id`` element the engine adds to a document sent without one: an ObjectId
+(type 1 byte, name ``_id`` and its NUL 4, value 12)."""
+
+
+def largest_wire_document(payload: bytes) -> int | None:
+    """The length of the largest BSON document in an OP_MSG ``payload`` (flag bits, then sections: a body,
+    and document sequences such as an insert's documents), or None if the sections do not parse.
+
+    Each document of a request arrives with its BSON length in front, so an insert knows an upper
+    bound on every document's size without encoding any of them again.
+
+    >>> body, doc = bson.encode({"insert": "c"}), bson.encode({"_id": 1, "pad": "x" * 40})
+    >>> sequence = b"documents" + bytes(1) + doc + doc
+    >>> payload = bytes(4) + bytes([0]) + body + bytes([1]) + (4 + len(sequence)).to_bytes(4, "little") + sequence
+    >>> largest_wire_document(payload) == len(doc), largest_wire_document(payload[:-3])
+    (True, None)
+    """
+    size = len(payload)
+    try:
+        end = size - (4 if int.from_bytes(payload[:4], "little") & 1 else 0)  # checksumPresent: a CRC-32C at the end
+        position, largest = 4, 0
+        while position < end:
+            kind = payload[position]
+            position += 1
+            if kind == 0:  # the body: one document
+                length = int.from_bytes(payload[position : position + 4], "little", signed=True)
+                largest, position = max(largest, length), position + length
+            elif kind == 1:  # a document sequence: its size, a name, then documents to its end
+                stop = position + int.from_bytes(payload[position : position + 4], "little", signed=True)
+                position = payload.index(b"\x00", position + 4) + 1
+                while position < stop:
+                    length = int.from_bytes(payload[position : position + 4], "little", signed=True)
+                    if length < 5:
+                        return None
+                    largest, position = max(largest, length), position + length
+                if position != stop:
+                    return None
+            else:
+                return None
+        return largest if position == end else None
+    except (IndexError, ValueError):
+        return None
+
+
 def depth_error(document: Mapping[str, Any], size: int | None = None) -> tuple[int, str] | None:
     """MongoDB's (code, message) for a document nested deeper than 100 levels, else None.
 
