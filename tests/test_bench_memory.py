@@ -21,3 +21,27 @@ def test_rss_of_this_process_grows_by_what_it_holds_and_stays_under_its_peak():
     assert after <= resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 + 2**20
     assert _rss_bytes(2**22 + 12345) == 0  # no such process: nothing, not an error
     del held
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_childs_peak_is_read_after_the_memory_is_freed():
+    """The kernel peak row reads each child's VmHWM: a load's short peak, freed before the next sample of
+    its RSS, still counts."""
+    import subprocess
+    import time
+
+    code = (
+        "import time; b = bytearray(96 * 2**20); b[::4096] = b'x' * len(b[::4096]); del b; "
+        "print('freed', flush=True); time.sleep(30)"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "freed"
+        time.sleep(0.2)
+        now = _rss_bytes(os.getpid(), children_only=True)
+        peak = _rss_bytes(os.getpid(), field="VmHWM", children_only=True)
+        assert peak - now >= 80 * 2**20, (peak, now)
+        assert _rss_bytes(os.getpid(), field="VmHWM", children_only=True) >= peak  # a peak only grows
+    finally:
+        child.kill()
+        child.wait()

@@ -1052,19 +1052,20 @@ WiredTiger cache is capped at 4 GiB in docker-compose.yml (its default is half o
 15.5 GB on 32 GB), plus its connections, sorts and the operating system's file cache (2 GiB)."""
 
 
-def _rss_bytes(pid: int) -> int:
-    """Resident memory of ``pid`` and its children (Linux ``/proc``; 0 elsewhere)."""
+def _rss_bytes(pid: int, *, field: str = "VmRSS", children_only: bool = False) -> int:
+    """Resident memory of ``pid`` and its children (Linux ``/proc``; 0 elsewhere): ``field`` ``VmHWM`` gives
+    each one's peak so far instead, which no sampling misses."""
     import contextlib
 
     total = 0
-    pids = [pid]
+    pids = [] if children_only else [pid]
     for task in Path(f"/proc/{pid}/task").glob("*/children"):  # children of every thread (a kernel's launcher)
         with contextlib.suppress(OSError, ValueError):
             pids += [int(child) for child in task.read_text().split()]
     for one in pids:
         with contextlib.suppress(OSError, ValueError):
             for line in Path(f"/proc/{one}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
+                if line.startswith(f"{field}:"):
                     total += int(line.split()[1]) * 1024
     return total
 
@@ -1092,8 +1093,9 @@ def _class_server() -> Iterator[str]:
 
 def _kernel_rss_after(notebook: Path, uri: str | None = None) -> int:
     """Run ``notebook`` top to bottom in a fresh kernel at the learners' scale (``jupyter nbconvert --execute``),
-    on its own offline default or, given ``uri``, against that server; the kernel's peak RSS while it ran,
-    sampled every 0.2 s (what the machine must hold for it)."""
+    on its own offline default or, given ``uri``, against that server; the kernel's peak RSS while it ran
+    (its ``VmHWM``, read every 0.2 s until it exits: what the machine must hold for it). Sampling its RSS
+    instead missed the short peaks of a load (notebook 01: 500 MiB sampled, 605 its peak, 2026-12-07)."""
     from workbook.dev.kernel_client import NBCONVERT_OPTION
 
     with tempfile.TemporaryDirectory() as out:
@@ -1119,20 +1121,9 @@ def _kernel_rss_after(notebook: Path, uri: str | None = None) -> int:
         )
         peak = 0
         while runner.poll() is None:
-            peak = max(peak, _rss_bytes(runner.pid) - _rss_bytes_own(runner.pid))
+            peak = max(peak, _rss_bytes(runner.pid, field="VmHWM", children_only=True))
             time.sleep(0.2)
         return peak if runner.returncode == 0 else 0
-
-
-def _rss_bytes_own(pid: int) -> int:
-    """Resident memory of ``pid`` alone (without its children)."""
-    import contextlib
-
-    with contextlib.suppress(OSError, ValueError):
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return 0
 
 
 def _settled(read: Callable[[], int], *, interval: float = 0.5, tolerance: int = 2**20, limit: float = 15.0) -> int:
@@ -1224,9 +1215,10 @@ def bench_memory_per_learner(heaviest: str = "02_embed_reference_hybrid.ipynb") 
     offline default served by a process of its own (:func:`_class_server`), as a kernel meets the class's
     server; the machine keeps :data:`CLASS_SERVER_RESERVE_BYTES` for that server. A self-paced learner's
     kernel holds its own offline default and the data: measured too, for the laptop. Both have the issue's
-    goal, :data:`KERNEL_GOAL_MIB`. The heaviest are 01 (all nine shapes, for the explorer) and 02 (the parts
-    dataset in three shapes): on the offline default, 01 735 MiB and 02 750 (recorded run, 2026-12-06); 627 and 447
-    measured alone on 2026-12-07, the datasets held as BSON and the index keys as columns."""
+    goal, :data:`KERNEL_GOAL_MIB`. The heaviest are 01 (the store's three shapes, its two applications, and for
+    the explorer the other datasets' shapes, since 2026-12-07 one dataset at a time) and 02 (the parts dataset in
+    three shapes): on the offline default, 01 735 MiB and 02 750 (recorded run, 2026-12-06); 640 and 444 in the
+    recorded run of 2026-12-07, the datasets held as BSON and the index keys as columns."""
     folder = notebooks_dir()
     if folder is None:
         return []
