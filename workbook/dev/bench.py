@@ -1095,7 +1095,7 @@ def _kernel_rss_after(notebook: Path, uri: str | None = None) -> int:
     """Run ``notebook`` top to bottom in a fresh kernel at the learners' scale (``jupyter nbconvert --execute``),
     on its own offline default or, given ``uri``, against that server; the kernel's peak RSS while it ran
     (its ``VmHWM``, read every 0.2 s until it exits: what the machine must hold for it). Sampling its RSS
-    instead missed the short peaks of a load (notebook 01: 500 MiB sampled, 605 its peak, 2026-12-07)."""
+    instead missed the short peaks of a load (notebook 01 on 2026-12-07: 499.9 MiB sampled, 511.6 its VmHWM)."""
     from workbook.dev.kernel_client import NBCONVERT_OPTION
 
     with tempfile.TemporaryDirectory() as out:
