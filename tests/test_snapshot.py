@@ -1129,3 +1129,37 @@ def test_a_pending_index_and_its_views_are_freed_without_the_collector() -> None
     finally:
         if was_enabled:
             gc.enable()
+
+
+def test_a_read_holds_the_file_once_and_lets_go_of_it_before_building(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The body is a view of the file's bytes (no copy), and the bytes are freed once the rows are
+    decoded, before the engine's structures are built from them (followers/hybrid at small: a read
+    added 111 MiB to a fresh process's peak with the file held twice until it returned, 67 now)."""
+    data = workbook.generate("followers", "tiny", 7)
+    db = _db("r")
+    freed: list[int] = []
+    built_after: list[int] = []
+
+    class FileBytes(bytes):
+        def __del__(self) -> None:
+            freed.append(len(self))
+
+    original_read, original_build = Path.read_bytes, snapshot._from_plain
+
+    def building(plain: Any) -> Any:
+        built_after.append(len(freed))
+        return original_build(plain)
+
+    try:
+        workbook.load(data, "hybrid", db, progress=False)
+        snapshot.flush()
+        key = snapshot.snapshot_key("followers", "tiny", 7, "hybrid")
+        monkeypatch.setattr(Path, "read_bytes", lambda path: FileBytes(original_read(path)))
+        monkeypatch.setattr(snapshot, "_from_plain", building)
+        found = snapshot.read(key)
+        assert found is not None and found.report == snapshot.find(data, "hybrid", scale="tiny", seed=7).report
+        assert built_after == [1], "the file's bytes were still held while the engine's structures were built"
+    finally:
+        db.client.drop_database(db.name)

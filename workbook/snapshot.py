@@ -1194,7 +1194,7 @@ def _encode(snapshot: Snapshot, plain: dict[str, dict[str, Any]]) -> bytes:
     )
 
 
-def _decode(body: bytes) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+def _decode(body: bytes | memoryview) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """(metadata, plain form) from a file's body: data only, nothing in it is run.
 
     The rows are decoded one at a time and each has its strings shared (:func:`_share_strings`) before
@@ -1383,32 +1383,41 @@ def file_exists(key: str) -> bool:
 
 
 def read(key: str) -> Snapshot | None:
-    """The snapshot stored under ``key``, or None if there is none or it is damaged or stale (then removed)."""
+    """The snapshot stored under ``key``, or None if there is none or it is damaged or stale (then removed).
+
+    The file's bytes are read once and its body is a view of them, not a copy; they are let go as soon as
+    the rows are decoded, before the engine's structures are built from them: a restore of
+    followers/hybrid (a 23 MB file) held the file twice over until it returned.
+    """
     _wait_for_writer(key)  # this process's own write of it, if one is under way
     path = _path(key)
     _prepare_folder(path.parent)
     try:
-        raw = path.read_bytes()
+        raw = [path.read_bytes()]  # in a list, so the decode below can let go of the only reference
     except OSError:
         return None
-    header, _, body = raw.partition(b"\n")
     with gc_pause.paused():  # a million new objects would set off full collections over the whole heap
-        return _parse(key, path, header, body)
+        try:
+            meta, plain = _checked(key, raw)
+            return Snapshot(key, meta["data_hash"], meta["report"], _from_plain(plain))
+        except Exception:  # damaged, stale or from another engine version: rebuild by loading
+            path.unlink(missing_ok=True)
+            return None
 
 
-def _parse(key: str, path: Path, header: bytes, body: bytes) -> Snapshot | None:
-    """The snapshot in a file's bytes, or None (and the file removed) if damaged or stale."""
-    try:
-        expected = HEADER + b" %d " % FORMAT + hashlib.sha256(body).hexdigest().encode()
-        if header != expected:
-            raise ValueError("another format, or damaged")
-        meta, plain = _decode(body)  # BSON: data only
-        if meta.get("format") != FORMAT or meta.get("key") != key:
-            raise ValueError("stale format")
-        return Snapshot(key, meta["data_hash"], meta["report"], _from_plain(plain))
-    except Exception:  # damaged, stale or from another engine version: rebuild by loading
-        path.unlink(missing_ok=True)
-        return None
+def _checked(key: str, raw: list[bytes]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """(metadata, plain form) of a file's bytes (``raw``'s one item, taken out and let go once decoded), or
+    ValueError if they are damaged or stale."""
+    data = raw.pop()
+    newline = data.index(b"\n")
+    body = memoryview(data)[newline + 1 :]
+    expected = HEADER + b" %d " % FORMAT + hashlib.sha256(body).hexdigest().encode()
+    if data[:newline] != expected:
+        raise ValueError("another format, or damaged")
+    meta, plain = _decode(body)  # BSON: data only
+    if meta.get("format") != FORMAT or meta.get("key") != key:
+        raise ValueError("stale format")
+    return meta, plain
 
 
 # --- what load() calls ------------------------------------------------------------------------------
