@@ -351,7 +351,8 @@ class WorkbenchExecutor(_ExecutorBase):
         inserted, errors = 0, []
         internal = _internal_form()
         # each document's size is at most the request's largest (WorkbenchProxy), if it came over the wire
-        largest = _REQUEST_DOCUMENTS_AT_MOST.get()
+        payload = _REQUEST_PAYLOAD.get()
+        largest = None if payload is None else largest_wire_document(payload)
         # In pieces, with a turn of the loop between them, so a 50,000-document insert_many never keeps
         # other clients' commands waiting (offline_writes.BULK_INSERT_CHUNK documents at most per turn).
         for start in range(0, len(documents), offline_writes.BULK_INSERT_CHUNK):
@@ -599,10 +600,11 @@ def fill_write_error_codes(reply: Mapping[str, Any]) -> None:
             entry["code"] = BAD_VALUE
 
 
-_REQUEST_DOCUMENTS_AT_MOST: contextvars.ContextVar[int | None] = contextvars.ContextVar(
-    "workbook_request_documents_at_most", default=None
+_REQUEST_PAYLOAD: contextvars.ContextVar[bytes | None] = contextvars.ContextVar(
+    "workbook_request_payload", default=None
 )
-"""The BSON length of the largest document in the request being answered (its OP_MSG sections), or None."""
+"""The OP_MSG payload of the request being answered (not copied), or None: an insert reads its documents'
+lengths from it (:func:`workbook.offline_limits.largest_wire_document`); no other command parses it."""
 
 
 LARGE_REQUEST = 256 * 1024
@@ -626,11 +628,11 @@ class WorkbenchProxy(_ProxyBase):
         if len(payload) > LARGE_REQUEST and header.op_code == OP_MSG:
             with contextlib.suppress(Exception):  # the loop's own decode below reports it as mongoeco does
                 self._predecoded[id(payload)] = await asyncio.to_thread(lambda: decode_op_msg(header, payload).body)
-        sized = _REQUEST_DOCUMENTS_AT_MOST.set(largest_wire_document(payload) if header.op_code == OP_MSG else None)
+        sized = _REQUEST_PAYLOAD.set(payload if header.op_code == OP_MSG else None)
         try:
             return await super()._dispatch_wire_request(header, payload, connection=connection)
         finally:
-            _REQUEST_DOCUMENTS_AT_MOST.reset(sized)
+            _REQUEST_PAYLOAD.reset(sized)
             self._predecoded.pop(id(payload), None)
 
     def _decode_wire_context(self, header: Any, payload: bytes, connection: Any, state: Any) -> Any:
