@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import bson
 import pandas as pd
 import pytest
 from pymongo.database import Database
@@ -814,6 +816,60 @@ def test_a_restored_embedded_shape_holds_each_field_name_and_nested_string_once(
         assert all(len(ids) == 1 for ids in objects.values()), [k for k, ids in objects.items() if len(ids) > 1][:5]
     finally:
         db.client.drop_database(db.name)
+
+
+def test_the_shapes_of_a_dataset_restored_from_files_share_their_strings_and_dates(cache: Path) -> None:
+    """A review's text and date are in the embedded product and in the referenced reviews collection: restored
+    from their files, the two shapes hold one object for each, floats keep their sign (``-0.0`` is never
+    shared with ``0.0``), and the table goes once no shape of the dataset is held."""
+    import datetime
+
+    from workbook.engine_reads import public_records
+
+    embedded_db, referenced_db = _db("se"), _db("sr")
+    try:
+        for shape, db in (("embedded", embedded_db), ("referenced", referenced_db)):
+            workbook.load("store", shape, db, scale="tiny", progress=False)
+        snapshot.flush()
+        snapshot.forget()
+        for shape, db in (("embedded", embedded_db), ("referenced", referenced_db)):
+            db.client.drop_database(db.name)
+            workbook.load("store", shape, db, scale="tiny", progress=False)  # from its file
+        engine = offline_server().engine
+        reviews = public_records(engine, referenced_db.name, "reviews")[0]
+        embedded = [
+            review
+            for product in public_records(engine, embedded_db.name, "products")[0]
+            for review in product.get("reviews", [])
+        ]
+        assert embedded, "the embedded products carry reviews"
+        texts = {review["text"]: review["text"] for review in reviews}
+        dates = {review["createdAt"]: review["createdAt"] for review in reviews}
+        assert type(next(iter(dates))) is datetime.datetime
+        for review in embedded:
+            assert review["text"] is texts[review["text"]], "one object for the text in both shapes"
+            assert review["createdAt"] is dates[review["createdAt"]], "one object for the date in both shapes"
+        assert set(snapshot._strings) == {"store-tiny-7"}
+        for db in (embedded_db, referenced_db):
+            db.client.drop_database(db.name)
+        assert snapshot._strings == {}, "let go with the last shape of the dataset"
+    finally:
+        for db in (embedded_db, referenced_db):
+            db.client.drop_database(db.name)
+
+
+def test_a_file_read_shares_strings_and_dates_but_not_floats() -> None:
+    """Equal strings and dates are one object after a read; ``0.0`` and ``-0.0`` are equal but not the same
+    value, so floats are kept as they were decoded."""
+    import datetime
+
+    at = datetime.datetime(2024, 5, 1, 12, 0)
+    row = {"p": [{"a": "x" * 3, "z": 0.0, "at": at}, {"a": "".join(["x"] * 3), "z": -0.0, "at": at.replace()}]}
+    row = bson.decode(bson.encode(row))
+    shared = snapshot._share_strings(row, {}.setdefault)
+    one, two = shared["p"]
+    assert one["a"] is two["a"] and one["at"] is two["at"]
+    assert math.copysign(1, one["z"]) == 1 and math.copysign(1, two["z"]) == -1
 
 
 def test_a_restore_encodes_a_payload_only_when_the_engine_reads_it(cache: Path) -> None:

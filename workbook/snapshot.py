@@ -135,6 +135,15 @@ def snapshot_key(dataset: str, scale: str, seed: int, shape: str) -> str:
     return f"{dataset}-{scale}-{seed}-{shape}-{code_version()}"
 
 
+def family(key: str) -> str:
+    """The dataset a :func:`snapshot_key` is of, whatever its shape: its dataset, scale and seed.
+
+    >>> family("store-small-7-hybrid-8c31d9be09245add")
+    'store-small-7'
+    """
+    return key.rsplit("-", 2)[0]
+
+
 @dataclass
 class Snapshot:
     """One loaded shape: the engine state of its collections, its load report and its data's hash."""
@@ -153,6 +162,11 @@ engine's collection object, weakly). A snapshot is kept in this process only whi
 in the engine (:func:`_release_unheld`): a restore from the process is then almost free, because the
 engine's persistent maps and the snapshot's share their nodes; once every database made from it is
 dropped or replaced, the snapshot alone would hold the data, so it is let go (the file stays)."""
+_strings: dict[str, dict[Any, Any]] = {}
+"""Per dataset (:func:`family`), one object per distinct string and date read from its snapshot files, kept while a
+snapshot of that dataset is in :data:`_memory`. The shapes of a dataset hold the same text (a review in the
+embedded product and in the reviews collection, every field name), and a file's strings are shared through
+this table (:func:`_share_strings`), so a learner's three shapes of a dataset hold each string once."""
 
 
 def _hold(key: str, db_name: str, storages: dict[str, Any]) -> None:
@@ -188,6 +202,8 @@ def _release_unheld() -> int:
                 del _memory[key]
                 _holders.pop(key, None)
                 released += 1
+        for name in _strings.keys() - {family(key) for key in _memory}:
+            del _strings[name]
     return released
 
 
@@ -948,7 +964,7 @@ _FACTORED = frozenset({dict, list, bytes})
 
 
 def _share_strings(
-    row: dict[str, Any], share: Callable[[str, str], str], table: list[dict[str, Any]] | None = None
+    row: dict[str, Any], share: Callable[[Any, Any], Any], table: list[dict[str, Any]] | None = None
 ) -> dict[str, Any]:
     """``row`` (one BSON document of a file) with one object per distinct string, taken from ``share``
     (``dict.setdefault`` of a table kept across the file's rows), in its columns and its documents' field
@@ -978,6 +994,11 @@ def _share_strings(
     return row
 
 
+_SHARED = frozenset({str, datetime})
+"""The values a document's walk takes from the table of one object per distinct value: strings and (naive, as
+the file's codec decodes them) dates, immutable and equal only to their own kind. Floats are not: ``0.0`` equals
+``-0.0``, and sharing would lose the sign."""
+
 _CONTAINERS = (dict, list, bytes)
 """What the sharing walks into (``bytes`` may be a place in the table of repeated subdocuments). Both
 comprehensions below test a value inline (a string, a container, or kept) rather than calling one helper per
@@ -985,27 +1006,28 @@ value: a call per value made the parts/embedded walk about 30% slower."""
 
 
 def _shared_document(
-    document: dict[str, Any], share: Callable[[str, str], str], table: list[dict[str, Any]] | None
+    document: dict[str, Any], share: Callable[[Any, Any], Any], table: list[dict[str, Any]] | None
 ) -> dict[str, Any]:
-    """``document`` rebuilt (same order) with its keys and string values, at every depth, taken from ``share``."""
+    """``document`` rebuilt (same order) with its keys and its strings and dates, at every depth, taken from
+    ``share``."""
     return {
         share(key, key): share(value, value)
-        if type(value) is str
+        if type(value) in _SHARED
         else (_shared_container(value, share, table) if type(value) in _CONTAINERS else value)
         for key, value in document.items()
     }
 
 
-def _shared_list(values: list[Any], share: Callable[[str, str], str], table: list[dict[str, Any]] | None) -> list[Any]:
+def _shared_list(values: list[Any], share: Callable[[Any, Any], Any], table: list[dict[str, Any]] | None) -> list[Any]:
     return [
         share(value, value)
-        if type(value) is str
+        if type(value) in _SHARED
         else (_shared_container(value, share, table) if type(value) in _CONTAINERS else value)
         for value in values
     ]
 
 
-def _shared_container(value: Any, share: Callable[[str, str], str], table: list[dict[str, Any]] | None) -> Any:
+def _shared_container(value: Any, share: Callable[[Any, Any], Any], table: list[dict[str, Any]] | None) -> Any:
     kind = type(value)
     if kind is dict:
         return _shared_document(value, share, table)
@@ -1194,8 +1216,12 @@ def _encode(snapshot: Snapshot, plain: dict[str, dict[str, Any]]) -> bytes:
     )
 
 
-def _decode(body: bytes | memoryview) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """(metadata, plain form) from a file's body: data only, nothing in it is run.
+def _decode(
+    body: bytes | memoryview, strings: dict[Any, Any] | None = None
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """(metadata, plain form) from a file's body: data only, nothing in it is run. Its strings are taken from
+    ``strings`` (one object per distinct string, added to as it reads: :data:`_strings`), or from a table of
+    this file's own.
 
     The rows are decoded one at a time and each has its strings shared (:func:`_share_strings`) before
     the next is decoded: decoded all at once, every row's unshared strings were alive together beside
@@ -1205,7 +1231,7 @@ def _decode(body: bytes | memoryview) -> tuple[dict[str, Any], dict[str, dict[st
     meta = next(documents, None)
     if meta is None:
         raise ValueError("empty snapshot file")
-    shared: dict[str, str] = {}
+    shared: dict[Any, Any] = {} if strings is None else strings
     table: list[dict[str, Any]] | None = None if meta.get("shared") is None else []  # None: bytes are only data
     return meta, _from_sections(meta, [_share_strings(row, shared.setdefault, table) for row in documents])
 
@@ -1398,23 +1424,27 @@ def read(key: str) -> Snapshot | None:
         return None
     with gc_pause.paused():  # a million new objects would set off full collections over the whole heap
         try:
-            meta, plain = _checked(key, raw)
+            with _memory_lock:
+                strings = _strings.setdefault(family(key), {})
+            meta, plain = _checked(key, raw, strings)
             return Snapshot(key, meta["data_hash"], meta["report"], _from_plain(plain))
         except Exception:  # damaged, stale or from another engine version: rebuild by loading
             path.unlink(missing_ok=True)
             return None
 
 
-def _checked(key: str, raw: list[bytes]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+def _checked(
+    key: str, raw: list[bytes], strings: dict[Any, Any] | None = None
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """(metadata, plain form) of a file's bytes (``raw``'s one item, taken out and let go once decoded), or
-    ValueError if they are damaged or stale."""
+    ValueError if they are damaged or stale; its strings are taken from ``strings`` (see :func:`_decode`)."""
     data = raw.pop()
     newline = data.index(b"\n")
     body = memoryview(data)[newline + 1 :]
     expected = HEADER + b" %d " % FORMAT + hashlib.sha256(body).hexdigest().encode()
     if data[:newline] != expected:
         raise ValueError("another format, or damaged")
-    meta, plain = _decode(body)  # BSON: data only
+    meta, plain = _decode(body, strings)  # BSON: data only
     if meta.get("format") != FORMAT or meta.get("key") != key:
         raise ValueError("stale format")
     return meta, plain
@@ -1518,3 +1548,4 @@ def forget() -> None:
     with _memory_lock:
         _memory.clear()
         _holders.clear()
+        _strings.clear()
