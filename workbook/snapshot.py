@@ -35,7 +35,7 @@ import threading
 import time
 import weakref
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -144,6 +144,38 @@ def family(key: str) -> str:
     return key.rsplit("-", 2)[0]
 
 
+def _sibling_values(key: str) -> dict[Any, Any]:
+    """One object per distinct string and date (:data:`_SHARED`) in a shape of ``key``'s dataset held in this
+    process (:func:`family`), to share a read of ``key`` with: empty if none is held.
+
+    The shapes of a dataset hold the same text and dates (a review in the embedded product and in the reviews
+    collection, every id and field name); read with a table of their own, the store's three shapes held
+    294,040 strings, 196,022 of them copies. Every held shape was shared with the others when it was read, so
+    one of them holds every value they have. The table is made here and dropped after the read: kept, it
+    would cost each dataset about 40 bytes a distinct value (5 MiB for followers) while it is held.
+    """
+    with _memory_lock:
+        held = next((found for other, found in _memory.items() if family(other) == family(key)), None)
+    values: dict[Any, Any] = {}
+    if held is not None:
+        note = values.setdefault
+        for state in held.collections.values():
+            for document in state.get("public") or ():
+                _note_values(document.values(), note)
+    return values
+
+
+def _note_values(values: Iterable[Any], note: Callable[[Any, Any], Any]) -> None:
+    for value in values:
+        kind = type(value)
+        if kind in _SHARED:
+            note(value, value)
+        elif kind is dict:
+            _note_values(value.values(), note)
+        elif kind is list:
+            _note_values(value, note)
+
+
 @dataclass
 class Snapshot:
     """One loaded shape: the engine state of its collections, its load report and its data's hash."""
@@ -162,11 +194,6 @@ engine's collection object, weakly). A snapshot is kept in this process only whi
 in the engine (:func:`_release_unheld`): a restore from the process is then almost free, because the
 engine's persistent maps and the snapshot's share their nodes; once every database made from it is
 dropped or replaced, the snapshot alone would hold the data, so it is let go (the file stays)."""
-_strings: dict[str, dict[Any, Any]] = {}
-"""Per dataset (:func:`family`), one object per distinct string and date read from its snapshot files, kept while a
-snapshot of that dataset is in :data:`_memory`. The shapes of a dataset hold the same text (a review in the
-embedded product and in the reviews collection, every field name), and a file's strings are shared through
-this table (:func:`_share_strings`), so a learner's three shapes of a dataset hold each string once."""
 
 
 def _hold(key: str, db_name: str, storages: dict[str, Any]) -> None:
@@ -202,8 +229,6 @@ def _release_unheld() -> int:
                 del _memory[key]
                 _holders.pop(key, None)
                 released += 1
-        for name in _strings.keys() - {family(key) for key in _memory}:
-            del _strings[name]
     return released
 
 
@@ -1219,9 +1244,8 @@ def _encode(snapshot: Snapshot, plain: dict[str, dict[str, Any]]) -> bytes:
 def _decode(
     body: bytes | memoryview, strings: dict[Any, Any] | None = None
 ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """(metadata, plain form) from a file's body: data only, nothing in it is run. Its strings are taken from
-    ``strings`` (one object per distinct string, added to as it reads: :data:`_strings`), or from a table of
-    this file's own.
+    """(metadata, plain form) from a file's body: data only, nothing in it is run. Its strings and dates are
+    taken from ``strings`` (one object per distinct value, added to as it reads: :func:`_sibling_values`).
 
     The rows are decoded one at a time and each has its strings shared (:func:`_share_strings`) before
     the next is decoded: decoded all at once, every row's unshared strings were alive together beside
@@ -1424,9 +1448,7 @@ def read(key: str) -> Snapshot | None:
         return None
     with gc_pause.paused():  # a million new objects would set off full collections over the whole heap
         try:
-            with _memory_lock:
-                strings = _strings.setdefault(family(key), {})
-            meta, plain = _checked(key, raw, strings)
+            meta, plain = _checked(key, raw, _sibling_values(key))
             return Snapshot(key, meta["data_hash"], meta["report"], _from_plain(plain))
         except Exception:  # damaged, stale or from another engine version: rebuild by loading
             path.unlink(missing_ok=True)
@@ -1548,4 +1570,3 @@ def forget() -> None:
     with _memory_lock:
         _memory.clear()
         _holders.clear()
-        _strings.clear()
