@@ -153,17 +153,28 @@ def fast_wire_decode(original: Any, engine_object_id: type) -> Any:
     number as it is (17 calls per store order, a third of an order's decode). Plain values, dicts,
     lists and ObjectIds are converted here exactly as mongoeco converts them; anything else (SON,
     Int64, Decimal128, Binary, Regex, DBRef...) goes to ``original``.
+
+    mongoeco calls it only on what pymongo's ``bson`` has just decoded from a message (a fresh tree that
+    nothing else holds), so a dict or list is changed in place, its converted values put back, rather than
+    copied: the store's orders, decoded 6.8 -> 4.2 us each (13,000, three rounds alternating).
     """
     a_datetime = datetime.datetime
+    kept = frozenset({str, int, float, bool, type(None), a_datetime})  # returned as they are
 
     def decode(value: Any) -> Any:
         kind = type(value)
+        if kind is dict:  # pymongo's fresh decode, held by no one else: changed in place, not copied
+            for key, item in value.items():
+                if type(item) not in kept:
+                    value[key] = decode(item)  # a value replaced: the dict's size and order stay
+            return value
+        if kind is list:
+            for position, item in enumerate(value):
+                if type(item) not in kept:
+                    value[position] = decode(item)
+            return value
         if kind is str or kind is int or kind is float or kind is bool or value is None or kind is a_datetime:
             return value
-        if kind is dict:
-            return {key: decode(item) for key, item in value.items()}
-        if kind is list:
-            return [decode(item) for item in value]
         if kind is ObjectId:
             return engine_object_id(str(value))
         return original(value)
