@@ -853,6 +853,24 @@ def test_the_shapes_of_a_dataset_restored_from_files_share_their_strings_and_dat
             db.client.drop_database(db.name)
 
 
+def test_a_read_takes_its_values_from_the_smallest_held_shape_of_its_dataset(cache: Path) -> None:
+    """Any held shape of the dataset has its values; the one with the fewest BSON bytes is the quickest to walk.
+    A shape of another dataset is never used."""
+
+    def held(key: str, size: int, text: str) -> snapshot.Snapshot:
+        found = snapshot.Snapshot(key, "", {"collections": [{"bytes": size}]}, {"c": {"public": [{"t": text}]}})
+        snapshot._memory[key] = found
+        return found
+
+    big = held("store-tiny-7-embedded-v", 900, "".join(["re", "view"]))
+    small = held("store-tiny-7-referenced-v", 300, "".join(["rev", "iew"]))
+    held("parts-tiny-7-embedded-v", 10, "".join(["revi", "ew"]))
+    values = snapshot._sibling_values("store-tiny-7-hybrid-v")
+    assert values["review"] is small.collections["c"]["public"][0]["t"]
+    assert values["review"] is not big.collections["c"]["public"][0]["t"]
+    assert snapshot._sibling_values("followers-tiny-7-hybrid-v") == {}
+
+
 def test_a_file_read_shares_strings_and_dates_but_not_floats() -> None:
     """Equal strings and dates are one object after a read; ``0.0`` and ``-0.0`` are equal but not the same
     value, so floats are kept as they were decoded."""
