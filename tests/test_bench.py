@@ -283,3 +283,35 @@ def test_each_step_stamps_its_figures_with_the_calibration_measured_before_it(mo
     monkeypatch.setattr(bench, "bench_run", lambda: ([], None))
     run = bench.measure(full=False)
     assert [(f.name, f.calibration_s) for f in run.figures] == [("first", 0.1), ("second", 0.2), ("own", 9.0)]
+
+
+def test_the_loads_beside_a_sibling_restore_each_later_shape_with_the_first_held(monkeypatch, tmp_path):
+    """Each dataset's referenced and hybrid shapes are restored from their files while its embedded shape is
+    held, and each such restore walks a held shape for its shared values."""
+    from workbook import snapshot
+
+    monkeypatch.setenv("WORKBOOK_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(bench, "SCALE", "tiny")
+    monkeypatch.setattr(bench, "DATASETS", ("followers",))
+    for shape in bench.SHAPES:  # the files a learner's machine has
+        bench._loader("followers", shape)()
+    snapshot.flush()
+    walked: list[str] = []
+    original = snapshot._sibling_values
+
+    def counting(key: str) -> dict[Any, Any]:
+        values = original(key)
+        walked.append(f"{snapshot.family(key)}: {len(values) > 0}")
+        return values
+
+    monkeypatch.setattr(snapshot, "_sibling_values", counting)
+    try:
+        figures = bench._loads_beside_a_sibling()
+    finally:
+        snapshot.forget()
+    assert [figure.name for figure in figures] == [
+        "followers/referenced, again on this machine, embedded held",
+        "followers/hybrid, again on this machine, embedded held",
+    ]
+    assert all(figure.goal == "<= 1 s" and figure.value > 0 for figure in figures)
+    assert walked == ["followers-tiny-7: False", "followers-tiny-7: True", "followers-tiny-7: True"]

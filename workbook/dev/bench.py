@@ -327,6 +327,26 @@ def bench_loads(full: bool) -> list[Figure]:
             figures.append(Figure("load at small", f"{label}, again on this machine", seconds, "s", at_most=1.0))
             seconds, _ = timed(load)
             figures.append(Figure("load at small", f"{label}, again in this process", seconds, "s", at_most=1.0))
+    return figures + _loads_beside_a_sibling()
+
+
+def _loads_beside_a_sibling() -> list[Figure]:
+    """A notebook loads a dataset's shapes one after another: from this machine's files, each later one shares
+    the strings and dates of one already held (``snapshot._sibling_values``, a walk of its documents first)."""
+    from workbook import snapshot
+
+    figures = []
+    for dataset in DATASETS:
+        snapshot.forget()  # a new kernel: only the files are left
+        for shape in SHAPES:
+            _empty_engine(dataset, shape)
+        _loader(dataset, SHAPES[0])()
+        for shape in SHAPES[1:]:
+            seconds, _ = timed(_loader(dataset, shape))
+            figures.append(
+                Figure("load at small", f"{dataset}/{shape}, again on this machine, {SHAPES[0]} held", seconds,
+                       "s", at_most=1.0, note="its strings and dates shared with a shape held")
+            )  # fmt: skip
     return figures
 
 
