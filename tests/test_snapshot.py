@@ -871,6 +871,51 @@ def test_a_read_takes_its_values_from_the_smallest_held_shape_of_its_dataset(cac
     assert snapshot._sibling_values("followers-tiny-7-hybrid-v") == {}
 
 
+def test_a_datasets_later_shapes_share_the_table_of_its_last_read_without_a_walk(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Shapes read one after another take the table the last read of their dataset kept, and walk nothing;
+    a read of another dataset lets that table go, so a shape read later walks a held shape instead."""
+    from workbook.engine_reads import public_records
+
+    dbs = {shape: _db(shape[:3]) for shape in ("embedded", "referenced", "hybrid")}
+    other = _db("fol")
+    try:
+        for shape, db in dbs.items():
+            workbook.load("store", shape, db, scale="tiny", progress=False)
+        workbook.load("followers", "embedded", other, scale="tiny", progress=False)
+        snapshot.flush()
+        snapshot.forget()
+        for db in (*dbs.values(), other):
+            db.client.drop_database(db.name)
+        walks: list[int] = []
+        original = snapshot._note_values
+        monkeypatch.setattr(snapshot, "_note_values", lambda values, note: (walks.append(1), original(values, note)))
+
+        workbook.load("store", "embedded", dbs["embedded"], scale="tiny", progress=False)  # from the files
+        workbook.load("store", "referenced", dbs["referenced"], scale="tiny", progress=False)
+        assert walks == [] and snapshot._last_read[0][0] == "store-tiny-7", "the later shape used the kept table"
+        workbook.load("followers", "embedded", other, scale="tiny", progress=False)
+        assert [name for name, _ in snapshot._last_read] == ["followers-tiny-7"], "one table kept: the last dataset's"
+        workbook.load("store", "hybrid", dbs["hybrid"], scale="tiny", progress=False)
+        assert walks, "with the store's table gone, the read walked a held store shape"
+        engine = offline_server().engine
+        texts = {
+            review["text"]: review["text"] for review in public_records(engine, dbs["referenced"].name, "reviews")[0]
+        }
+        hybrid = public_records(engine, dbs["hybrid"].name, "reviews")[0]
+        assert hybrid and all(review["text"] is texts[review["text"]] for review in hybrid)
+        other.client.drop_database(other.name)
+        dbs["embedded"].client.drop_database(dbs["embedded"].name)
+        assert [name for name, _ in snapshot._last_read] == ["store-tiny-7"]
+        for db in dbs.values():
+            db.client.drop_database(db.name)
+        assert snapshot._last_read == [], "let go with the dataset's last shape"
+    finally:
+        for db in (*dbs.values(), other):
+            db.client.drop_database(db.name)
+
+
 def test_a_file_read_shares_strings_and_dates_but_not_floats() -> None:
     """Equal strings and dates are one object after a read; ``0.0`` and ``-0.0`` are equal but not the same
     value, so floats are kept as they were decoded."""

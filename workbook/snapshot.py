@@ -146,18 +146,23 @@ def family(key: str) -> str:
 
 def _sibling_values(key: str) -> dict[Any, Any]:
     """One object per distinct string and date (:data:`_SHARED`) in a shape of ``key``'s dataset held in this
-    process (:func:`family`), to share a read of ``key`` with: empty if none is held.
+    process (:func:`family`), to share a read of ``key`` with (and added to by it): empty if none is held.
 
     The shapes of a dataset hold the same text and dates (a review in the embedded product and in the reviews
     collection, every id and field name); read with a table of their own, the store's three shapes held
-    294,040 strings, 196,022 of them copies. Every held shape was shared with the others when it was read, so
-    one of them holds every value they have: the one with the fewest BSON bytes is walked (parts/referenced,
-    12 MiB, in 0.42 s on a slow day, where parts/embedded, 29 MiB, took 0.82 s). The table is made here and
-    dropped after the read: kept, it would cost each dataset about 40 bytes a distinct value (5 MiB for
-    followers) while it is held.
+    294,040 strings, 196,022 of them copies. A notebook reads a dataset's shapes one after another, so the
+    table of the dataset read last is kept (:data:`_last_read`) and handed to the next read of that dataset:
+    no walk. Otherwise the table is made from a held shape's documents: every held shape was shared with the
+    others when it was read, so one of them holds every value they have, and the one with the fewest BSON bytes
+    is walked (parts/referenced, 12 MiB, in 0.42 s on a slow day; parts/embedded, 29 MiB, 0.82 s). One table
+    at most is kept, about 40 bytes a distinct value (5 MiB for followers): a read of another dataset, or the
+    last of its shapes let go, lets it go.
     """
+    name = family(key)
     with _memory_lock:
-        siblings = [found for other, found in _memory.items() if family(other) == family(key)]
+        siblings = [found for other, found in _memory.items() if family(other) == name]
+        if siblings and _last_read and _last_read[0][0] == name:
+            return _last_read[0][1]
     held = min(siblings, key=_bson_bytes, default=None)  # the smallest is the quickest walk
     values: dict[Any, Any] = {}
     if held is not None:
@@ -165,6 +170,8 @@ def _sibling_values(key: str) -> dict[Any, Any]:
         for state in held.collections.values():
             for document in state.get("public") or ():
                 _note_values(document.values(), note)
+    with _memory_lock:
+        _last_read[:] = [(name, values)]  # the previous dataset's table is let go
     return values
 
 
@@ -204,6 +211,11 @@ engine's persistent maps and the snapshot's share their nodes; once every databa
 dropped or replaced, the snapshot alone would hold the data, so it is let go (the file stays)."""
 
 
+_last_read: list[tuple[str, dict[Any, Any]]] = []
+"""The dataset (:func:`family`) whose snapshot file was read last and its table of shared values
+(:func:`_sibling_values`), while a shape of it is held: one at most."""
+
+
 def _hold(key: str, db_name: str, storages: dict[str, Any]) -> None:
     """Note that ``db_name`` holds the collections ``storages`` (name: the engine's object) made from ``key``."""
     with _memory_lock:
@@ -237,6 +249,8 @@ def _release_unheld() -> int:
                 del _memory[key]
                 _holders.pop(key, None)
                 released += 1
+        if _last_read and not any(family(key) == _last_read[0][0] for key in _memory):
+            _last_read.clear()  # the last shape of that dataset is let go: its table goes with it
     return released
 
 
@@ -1578,3 +1592,4 @@ def forget() -> None:
     with _memory_lock:
         _memory.clear()
         _holders.clear()
+        _last_read.clear()
