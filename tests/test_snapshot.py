@@ -408,6 +408,7 @@ def test_a_damaged_file_is_ignored_and_removed(cache: Path) -> None:
         snapshot.forget()
         assert snapshot.find("followers", "embedded", scale="tiny", seed=7) is None
         assert not path.exists()
+        assert snapshot._last_read == [], "a damaged file is refused before its dataset's table is made or kept"
     finally:
         db.client.drop_database(db.name)
 

@@ -173,7 +173,7 @@ def fast_wire_decode(original: Any, engine_object_id: type) -> Any:
                 if type(item) not in kept:
                     value[position] = decode(item)
             return value
-        if kind is str or kind is int or kind is float or kind is bool or value is None or kind is a_datetime:
+        if kind in kept:
             return value
         if kind is ObjectId:
             return engine_object_id(str(value))

@@ -1264,10 +1264,11 @@ def _encode(snapshot: Snapshot, plain: dict[str, dict[str, Any]]) -> bytes:
 
 
 def _decode(
-    body: bytes | memoryview, strings: dict[Any, Any] | None = None
+    body: bytes | memoryview, values: dict[Any, Any] | None = None
 ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """(metadata, plain form) from a file's body: data only, nothing in it is run. Its strings and dates are
-    taken from ``strings`` (one object per distinct value, added to as it reads: :func:`_sibling_values`).
+    taken from ``values`` (one object per distinct value, added to as it reads: :func:`_sibling_values`), else
+    from a table of the file's own.
 
     The rows are decoded one at a time and each has its strings shared (:func:`_share_strings`) before
     the next is decoded: decoded all at once, every row's unshared strings were alive together beside
@@ -1277,7 +1278,7 @@ def _decode(
     meta = next(documents, None)
     if meta is None:
         raise ValueError("empty snapshot file")
-    shared: dict[Any, Any] = {} if strings is None else strings
+    shared: dict[Any, Any] = {} if values is None else values
     table: list[dict[str, Any]] | None = None if meta.get("shared") is None else []  # None: bytes are only data
     return meta, _from_sections(meta, [_share_strings(row, shared.setdefault, table) for row in documents])
 
@@ -1470,25 +1471,24 @@ def read(key: str) -> Snapshot | None:
         return None
     with gc_pause.paused():  # a million new objects would set off full collections over the whole heap
         try:
-            meta, plain = _checked(key, raw, _sibling_values(key))
+            meta, plain = _checked(key, raw)
             return Snapshot(key, meta["data_hash"], meta["report"], _from_plain(plain))
         except Exception:  # damaged, stale or from another engine version: rebuild by loading
             path.unlink(missing_ok=True)
             return None
 
 
-def _checked(
-    key: str, raw: list[bytes], strings: dict[Any, Any] | None = None
-) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+def _checked(key: str, raw: list[bytes]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """(metadata, plain form) of a file's bytes (``raw``'s one item, taken out and let go once decoded), or
-    ValueError if they are damaged or stale; its strings are taken from ``strings`` (see :func:`_decode`)."""
+    ValueError if they are damaged or stale; once they are checked, its strings and dates are shared with the
+    shapes of its dataset held (:func:`_sibling_values`)."""
     data = raw.pop()
     newline = data.index(b"\n")
     body = memoryview(data)[newline + 1 :]
     expected = HEADER + b" %d " % FORMAT + hashlib.sha256(body).hexdigest().encode()
     if data[:newline] != expected:
         raise ValueError("another format, or damaged")
-    meta, plain = _decode(body, strings)  # BSON: data only
+    meta, plain = _decode(body, _sibling_values(key))  # BSON: data only
     if meta.get("format") != FORMAT or meta.get("key") != key:
         raise ValueError("stale format")
     return meta, plain

@@ -332,7 +332,8 @@ def bench_loads(full: bool) -> list[Figure]:
 
 def _loads_beside_a_sibling() -> list[Figure]:
     """A notebook loads a dataset's shapes one after another: from this machine's files, each later one shares
-    the strings and dates of one already held (``snapshot._sibling_values``, a walk of its documents first)."""
+    the strings and dates of those already held (``snapshot._sibling_values``: the table the first one's read
+    kept, or a walk of a held shape's documents)."""
     from workbook import snapshot
 
     figures = []
