@@ -1014,6 +1014,89 @@ def _round_trip(publics: list[list[dict[str, Any]]]) -> tuple[list[list[dict[str
     return [row["p"] for row in walked[len(table_rows) :]], table
 
 
+def _by_row(documents: list[dict[str, Any]], table: list[dict[str, Any]] | None = None) -> tuple[dict, list]:
+    """``documents`` written as one file row (:func:`snapshot._document_row`), through BSON and read back: (the row
+    as written, the documents read)."""
+    row = snapshot._document_row(documents)
+    read = snapshot._share_strings(bson.decode(bson.encode(row)), {}.setdefault, table)
+    return row, read["p"]
+
+
+def test_documents_of_one_layout_are_written_by_field_and_read_back_equal_and_shared() -> None:
+    """A chunk whose documents have the same field names in the same order is written as columns, and read back as
+    the same documents in the same field order: strings and dates shared across documents, a string column with
+    nulls shared, numbers kept as decoded (``1``, ``1.0`` and ``True`` in one column stay themselves, ``-0.0``
+    keeps its sign), nested values and a place in the table of repeated subdocuments resolved as a document row
+    resolves them."""
+    import datetime
+
+    at = datetime.datetime(2024, 5, 1, 12, 0)
+    part = {"partId": "p1", "name": "bolt"}
+    place = snapshot._PLACE.pack(0)
+    documents = [
+        {
+            "_id": "a" * 3,
+            "n": 1,
+            "z": 0.0,
+            "at": at,
+            "tag": "x" * 4,
+            "part": place,
+            "items": [{"q": 1, "sku": "s" * 2}],
+        },
+        {"_id": "b" * 3, "n": 1.0, "z": -0.0, "at": at.replace(), "tag": None, "part": {"k": "v"}, "items": []},
+        {"_id": "c" * 3, "n": True, "z": 2.5, "at": None, "tag": "".join(["x"] * 4), "part": place, "items": [1]},
+    ]
+    row, read = _by_row(documents, table=[part])
+    assert set(row) == {"fields", "columns"} and row["fields"] == list(documents[0])
+    expected = [{**document, "part": part if document["part"] == place else document["part"]} for document in documents]
+    assert read == expected and [list(document) for document in read] == [list(document) for document in documents]
+    first, second, third = read
+    assert first["tag"] is third["tag"] and first["at"] is second["at"], "strings and dates are one object each"
+    assert first["part"] is third["part"] is part, "a place is the table's subdocument"
+    assert [type(document["n"]) for document in read] == [int, float, bool], "numbers are never taken from the table"
+    assert math.copysign(1, second["z"]) == -1
+    assert list(read[0]) is not list(read[1]) and all(list(document)[0] == "_id" for document in read)
+
+
+def test_documents_of_several_layouts_are_written_as_they_are() -> None:
+    """Another field order, a missing field or an empty document keeps a chunk as documents (``p``)."""
+    for documents in (
+        [{"a": 1, "b": 2}, {"b": 2, "a": 1}],
+        [{"a": 1, "b": 2}, {"a": 1}],
+        [{}, {}],
+    ):
+        row, read = _by_row(documents)
+        assert set(row) == {"p"} and read == documents
+        assert [list(document) for document in read] == [list(document) for document in documents]
+
+
+def test_index_key_columns_share_their_tags_strings_and_dates() -> None:
+    """A flat index column (tag, value, tag, value...) keeps its pairs in order, its tags and string values
+    shared, its numbers as decoded."""
+    import datetime
+
+    at = datetime.datetime(2024, 5, 1)
+    flat = [
+        "str",
+        "u" * 2,
+        "int",
+        1,
+        "str",
+        "".join(["u"] * 2),
+        "date",
+        at,
+        "bool",
+        True,
+        None,
+        None,
+        "date",
+        at.replace(),
+    ]
+    row = snapshot._share_strings(bson.decode(bson.encode({"f": list(flat), "m": b""})), {}.setdefault)
+    assert row["f"] == flat and [type(value) for value in row["f"]] == [type(value) for value in flat]
+    assert row["f"][1] is row["f"][5] and row["f"][0] is row["f"][4] and row["f"][7] is row["f"][13]
+
+
 def test_repeated_subdocuments_at_any_depth_come_back_equal_and_shared() -> None:
     """A subdocument repeated across documents and collections (with one repeated inside it) is written once and
     restored as one object that every holder shares; one that occurs once, and a near twin, are their own."""

@@ -69,7 +69,7 @@ walking the persistent maps again (speed). Emptied by :func:`workbook.loading.lo
 is taken."""
 
 
-FORMAT = 7
+FORMAT = 8
 """Bump when the snapshot file layout changes."""
 
 _STATE_TABLES = ("_storage", "_indexes", "_index_data", "_collection_options")
@@ -890,9 +890,26 @@ def _sections(plain: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[di
         if public is not None:
             parts = range(0, len(public), _CHUNK)
             entry["public"] = len(parts)
-            rows.extend({"p": public[start : start + _CHUNK]} for start in parts)
+            rows.extend(_document_row(public[start : start + _CHUNK]) for start in parts)
         contents.append(entry)
     return {"collections": contents, "shared": shared}, rows
+
+
+def _document_row(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    """A chunk of documents as a file row: as columns (``fields``, the field names once, and ``columns``, one list
+    of values per field) when every document has the same field names in the same order, else as they are
+    (``p``).
+
+    Read back, a column of strings and dates is shared in one ``map`` over it and a column of numbers is not
+    walked at all (:func:`_shared_column`), and the documents are zipped together from the columns, where a
+    document row walks every field name and value of every document in Python: a generated collection's
+    documents mostly have one layout (every chunk of store/embedded, store/referenced, followers/referenced and
+    parts/embedded at ``small``).
+    """
+    fields = list(documents[0]) if documents else []
+    if not fields or any(list(document) != fields for document in documents):
+        return {"p": documents}
+    return {"fields": fields, "columns": [[document[field] for document in documents] for field in fields]}
 
 
 def _packed(numbers: list[int]) -> bytes:
@@ -1016,7 +1033,8 @@ def _share_strings(
     """``row`` (one BSON document of a file) with one object per distinct string, taken from ``share``
     (``dict.setdefault`` of a table kept across the file's rows), in its columns and its documents' field
     names and values, and each place in ``table`` (the file's repeated subdocuments, :func:`_factored`)
-    replaced by that subdocument; a row of that table (``s``) has its entries appended to ``table``.
+    replaced by that subdocument; a row of that table (``s``) has its entries appended to ``table``, and a row
+    of documents by field (:func:`_document_row`) gets them back as documents (``p``).
 
     BSON decodes every occurrence as a new string: the type tag of each index key part, an ``_id``
     once in the storage keys, once per index and once in the documents, a user id once per follow,
@@ -1029,10 +1047,19 @@ def _share_strings(
     for column in _STRING_COLUMNS:
         values = row.get(column)
         if type(values) is list:
-            row[column] = [share(value, value) if type(value) is str else value for value in values]
+            if column == "f":  # (tag, value) pairs, flat: the tags are strings, the values of any scalar type
+                values[0::2], values[1::2] = _shared_scalars(values[0::2], share), _shared_scalars(values[1::2], share)
+            else:
+                row[column] = _shared_scalars(values, share)
     documents = row.get("p")
     if type(documents) is list:
         row["p"] = _shared_list(documents, share, table)
+    columns = row.get("columns")
+    if type(columns) is list:  # documents of one layout, by field (_document_row)
+        fields = [share(field, field) for field in row["fields"]]
+        values = [_shared_column(column, share, table) for column in columns]
+        row["p"] = [dict(zip(fields, each, strict=True)) for each in zip(*values, strict=True)]
+        row["fields"] = row["columns"] = None
     entries = row.get("s")
     if type(entries) is list and table is not None:
         for entry in entries:  # one at a time: an entry refers to those before it
@@ -1045,6 +1072,37 @@ _SHARED = frozenset({str, datetime})
 """The values a document's walk takes from the table of one object per distinct value: strings and (naive, as
 the file's codec decodes them) dates, immutable and equal only to their own kind. Floats are not: ``0.0`` equals
 ``-0.0``, and sharing would lose the sign."""
+
+_SHAREABLE = _SHARED | {type(None)}
+"""A column of only these is shared in one ``map`` over it (``None`` is equal only to itself)."""
+
+_UNSHARED = frozenset({int, float, bool, type(None)})
+"""A column of only these is kept as it was decoded: never shared (``1 == 1.0 == True``, ``0.0 == -0.0``), and
+nothing to walk into."""
+
+
+def _shared_scalars(values: list[Any], share: Callable[[Any, Any], Any]) -> list[Any]:
+    """A column of scalars (never places: :data:`_STRING_COLUMNS`) with its strings and dates taken from ``share``."""
+    kinds = set(map(type, values))
+    if kinds <= _SHAREABLE:
+        return list(map(share, values, values))
+    if not kinds & _SHARED:
+        return values
+    return [share(value, value) if type(value) in _SHARED else value for value in values]
+
+
+def _shared_column(
+    values: list[Any], share: Callable[[Any, Any], Any], table: list[dict[str, Any]] | None
+) -> list[Any]:
+    """One field's values across a row's documents, shared as :func:`_shared_list` shares them, a column of
+    strings and dates in one ``map`` and one of numbers not walked."""
+    kinds = set(map(type, values))
+    if kinds <= _SHAREABLE:
+        return list(map(share, values, values))
+    if kinds <= _UNSHARED:
+        return values
+    return _shared_list(values, share, table)
+
 
 _CONTAINERS = (dict, list, bytes)
 """What the sharing walks into (``bytes`` may be a place in the table of repeated subdocuments). Both
