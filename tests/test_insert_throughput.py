@@ -25,12 +25,17 @@ def test_the_numeric_id_count_reads_the_stored_id_as_decoding_it_would() -> None
     collection = engine_compat.memory_collection_class()()
     ids = offline_ids.numeric_ids(engine, collection)
     assert ids is not None
+    encode = engine_compat.document_codec().encode
     for identifier in IDS:
         stored = engine._encode_storage_document({"_id": identifier, "pad": "x"})
         expected = offline_ids.id_key(engine._borrow_storage_document(stored)["_id"])
         fresh = engine._encode_storage_document({"_id": identifier, "pad": "x"})  # nothing decoded yet
         assert ids.key_of(fresh) == expected, identifier
         assert ids.key_of(fresh.payload) == expected, identifier  # a bare payload, as snapshots store
+        kept = engine_compat.lazy_stored_class()({"_id": identifier, "pad": "x"}, encode, shared=True)
+        assert ids.key_of(kept) == expected, identifier  # kept as sent or restored: read before its payload
+        if type(identifier) in (int, str, ObjectId):
+            assert not kept.encoded(), identifier
 
 
 def test_id_numeric_shortcuts_agree_with_mongoeco() -> None:
@@ -221,3 +226,61 @@ def test_a_wire_insert_is_sized_by_its_request_not_encoded_again(monkeypatch: py
         assert [d["_id"] for d in db.d.find()] == ["small"]
     finally:
         db.client.drop_database(db.name)
+
+
+def test_a_wire_insert_keeps_a_plain_document_as_sent_and_encodes_it_for_nothing() -> None:
+    """A document the codec would give back as itself (strings, numbers, naive dates in whole milliseconds,
+    nested) is stored as the wire decoded it: neither the insert nor the engine's reads (a find, a filter, a
+    $group) encode its payload, and they answer as for a document stored the usual way. One the codec would
+    change (an ObjectId, a Decimal128) is stored the usual way, payload made at once."""
+    lazy = engine_compat.lazy_stored_class()
+    db = workbook.connect(database="test_insert_as_sent", quiet=True)
+    db.client.drop_database(db.name)
+    at = datetime.datetime(2024, 1, 2, 3, 4, 5, 678000)
+    plain = [{"_id": f"k{i}", "n": i, "at": at, "tags": ["a", {"b": 1.5, "c": None}]} for i in range(30)]
+    odd = [{"_id": "oid", "x": ObjectId("65a1b2c3d4e5f60718293a4b")}, {"_id": "dec", "d": Decimal128("1.50")}]
+    try:
+        db.c.insert_many([dict(document) for document in plain + odd])
+        *kept, oid, dec = offline_server().engine._storage[db.name]["c"].values()  # in insertion order
+        assert all(type(item) is lazy and not item.encoded() for item in kept)
+        assert type(oid) is not lazy and type(dec) is not lazy, "stored the usual way"
+        assert list(db.c.find({"_id": {"$regex": "^k"}}, sort=[("n", 1)])) == plain
+        assert db.c.count_documents({"tags.b": 1.5, "n": {"$gte": 10}}) == 20
+        groups = list(db.c.aggregate([{"$unwind": "$tags"}, {"$group": {"_id": {"$type": "$tags"}, "n": {"$sum": 1}}}]))
+        assert sorted((group["_id"], group["n"]) for group in groups) == [("object", 30), ("string", 30)]
+        assert all(not item.encoded() and item.shares() for item in kept), "the reads read the documents themselves"
+        db.c.update_one({"_id": "k3"}, {"$set": {"tags.1.b": 9}})
+        assert db.c.find_one({"_id": "k3"})["tags"][1]["b"] == 9 and db.c.find_one({"_id": "k4"}) == plain[4]
+        assert db.c.find_one({"_id": "dec"}) == odd[1] and db.c.find_one({"_id": "oid"}) == odd[0]
+    finally:
+        db.client.drop_database(db.name)
+
+
+def test_a_document_the_engine_changes_before_storing_it_is_stored_as_changed() -> None:
+    """An insert without an ``_id``, sent as a command (no driver adds one): the engine adds it, so the decoded
+    document is no longer the one stored, and the stored one, with its ``_id``, is what a find returns."""
+    db = workbook.connect(database="test_insert_changed", quiet=True)
+    db.client.drop_database(db.name)
+    try:
+        db.command("insert", "c", documents=[{"x": 1, "name": "no id"}])
+        (found,) = db.c.find()
+        assert isinstance(found["_id"], ObjectId) and found["name"] == "no id" and set(found) == {"_id", "x", "name"}
+    finally:
+        db.client.drop_database(db.name)
+
+
+def test_a_sent_document_the_engine_changed_is_stored_from_the_engine_s_form() -> None:
+    """The storage guard keeps the decoded document only while it equals the engine's form: if the engine
+    changed its form (an ``_id`` added, a value normalised), the engine's form is what is stored."""
+    from workbook.offline_engine import SENT_DOCUMENTS
+
+    engine = offline_server().engine
+    lazy = engine_compat.lazy_stored_class()
+    for decoded, document in (({"x": 1}, {"x": 1, "_id": "added"}), ({"x": 1}, {"x": 2}), ({"x": 1}, {"x": 1})):
+        token = SENT_DOCUMENTS.set({id(document): (document, decoded)})
+        try:
+            stored = engine._encode_storage_document(document)
+        finally:
+            SENT_DOCUMENTS.reset(token)
+        assert (type(stored) is lazy) == (decoded == document)
+        assert engine._borrow_storage_document(stored) == document

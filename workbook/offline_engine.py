@@ -60,6 +60,13 @@ INSERTED_AT_MOST: contextvars.ContextVar[int | None] = contextvars.ContextVar("w
 largest the request carried, :func:`workbook.offline_limits.largest_wire_document`, plus an ``_id`` the
 engine may add), so the 16 MiB check needs no second encoding of each; None otherwise."""
 
+SENT_DOCUMENTS: contextvars.ContextVar[dict[int, tuple[Any, Any]] | None] = contextvars.ContextVar(
+    "workbook_sent_documents", default=None
+)
+"""While the executor stores a wire ``insert``'s documents: by the id of each document in the engine's form,
+(that document, the document as the wire decoded it). :meth:`WorkbenchEngine._encode_storage_document` keeps
+the decoded one as the stored document when the codec would give it back as itself."""
+
 
 def _count_id_scan(storage: Mapping[str, Any], db_name: str, coll_name: str) -> None:
     """Count a walk over every stored document's _id (what mongoeco does for numeric ids)."""
@@ -300,6 +307,16 @@ class WorkbenchEngine(IndexDefinitions, *_fast_writes, _change_log, _memory_engi
         error = refused_before_storage(document, _write_kind.get())
         if error is not None:
             raise WriteError(error[1], code=error[0])
+        sent = SENT_DOCUMENTS.get()
+        found = None if sent is None else sent.get(id(document))
+        if found is not None and found[0] is document and engine_compat.stores_with_document_codec(self):
+            # A wire insert's document as the wire decoded it, when the codec gives it back as itself and the
+            # engine changed nothing since (an _id it added): kept as the stored document, its payload encoded
+            # only if the engine asks, and the engine's reads read it (as a restore's documents are kept).
+            # The encode walk was a seventh of an insert's server time, and the first read decoded it twice.
+            decoded = found[1]
+            if engine_compat.decodes_to_itself(decoded) and decoded == document:
+                return engine_compat.lazy_stored_class()(decoded, engine_compat.document_codec().encode, shared=True)
         return super()._encode_storage_document(document)
 
 

@@ -59,7 +59,7 @@ from workbook.offline_commands import (
     writes_out,
 )
 from workbook.offline_cursors import SizedCursors
-from workbook.offline_engine import INSERTED_AT_MOST, new_profiled_command, refused_before_storage
+from workbook.offline_engine import INSERTED_AT_MOST, SENT_DOCUMENTS, new_profiled_command, refused_before_storage
 from workbook.offline_explain import hook_for
 from workbook.offline_indexes import ListedIndexes
 from workbook.offline_limits import ADDED_ID_BYTES, engine_bson_size, largest_wire_document
@@ -358,7 +358,9 @@ class WorkbenchExecutor(_ExecutorBase):
         for start in range(0, len(documents), offline_writes.BULK_INSERT_CHUNK):
             # At the command boundary already (one walk each, workbook.offline_codec): mongoeco's
             # insert_many then neither deep-copies them twice nor converts them (it keeps them as they are).
-            piece = [internal(d) for d in documents[start : start + offline_writes.BULK_INSERT_CHUNK]]
+            sent = documents[start : start + offline_writes.BULK_INSERT_CHUNK]
+            piece = [internal(d) for d in sent]
+            sent_token = SENT_DOCUMENTS.set({id(i): (i, d) for i, d in zip(piece, sent, strict=True)})
             if start:
                 await asyncio.sleep(0)
             offline_writes.WRITE_WORK["largest_step"] = max(offline_writes.WRITE_WORK["largest_step"], len(piece))
@@ -377,6 +379,7 @@ class WorkbenchExecutor(_ExecutorBase):
                         )
                 finally:
                     INSERTED_AT_MOST.reset(sized)
+                    SENT_DOCUMENTS.reset(sent_token)
             except BulkWriteError as error:
                 details = dict(getattr(error, "details", None) or {})
                 errors += [

@@ -35,6 +35,8 @@ from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
 
+from bson import ObjectId
+
 from workbook import engine_compat
 from workbook.offline_limits import WORK_COUNTERS
 
@@ -164,12 +166,15 @@ def numeric_ids(engine: Any, collection: Any) -> NumericIds | None:
         def key_of(data: Any) -> Any:
             # The stored form's own _id first (an int, a str or a tagged ObjectId is read as it is
             # stored): decoding every inserted document only for its _id was a tenth of an insert.
-            payload = getattr(data, "payload", data)
+            # A document kept as sent or restored (engine_compat.lazy_stored_class) is read before its payload,
+            # which reading would encode.
+            source = getattr(data, "_source", None)
+            payload = source if type(source) is dict else getattr(data, "payload", data)
             stored: Any = payload.get("_id") if type(payload) is dict else None
             kind = type(stored)
             if kind is int:
                 return stored
-            if kind is str or (kind is dict and _tag(stored) == "objectid"):
+            if kind is str or isinstance(stored, ObjectId) or (kind is dict and _tag(stored) == "objectid"):
                 return None
             document = borrow(data)
             return id_key(document.get("_id")) if isinstance(document, dict) else None
