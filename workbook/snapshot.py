@@ -1047,10 +1047,12 @@ def _share_strings(
     for column in _STRING_COLUMNS:
         values = row.get(column)
         if type(values) is list:
+            # never places (table None): bytes in these columns are data
             if column == "f":  # (tag, value) pairs, flat: the tags are strings, the values of any scalar type
-                values[0::2], values[1::2] = _shared_scalars(values[0::2], share), _shared_scalars(values[1::2], share)
+                tags, keys = values[0::2], values[1::2]
+                values[0::2], values[1::2] = _shared_column(tags, share, None), _shared_column(keys, share, None)
             else:
-                row[column] = _shared_scalars(values, share)
+                row[column] = _shared_column(values, share, None)
     documents = row.get("p")
     if type(documents) is list:
         row["p"] = _shared_list(documents, share, table)
@@ -1076,30 +1078,17 @@ the file's codec decodes them) dates, immutable and equal only to their own kind
 _SHAREABLE = _SHARED | {type(None)}
 """A column of only these is shared in one ``map`` over it (``None`` is equal only to itself)."""
 
-_UNSHARED = frozenset({int, float, bool, type(None)})
-"""A column of only these is kept as it was decoded: never shared (``1 == 1.0 == True``, ``0.0 == -0.0``), and
-nothing to walk into."""
-
-
-def _shared_scalars(values: list[Any], share: Callable[[Any, Any], Any]) -> list[Any]:
-    """A column of scalars (never places: :data:`_STRING_COLUMNS`) with its strings and dates taken from ``share``."""
-    kinds = set(map(type, values))
-    if kinds <= _SHAREABLE:
-        return list(map(share, values, values))
-    if not kinds & _SHARED:
-        return values
-    return [share(value, value) if type(value) in _SHARED else value for value in values]
-
 
 def _shared_column(
     values: list[Any], share: Callable[[Any, Any], Any], table: list[dict[str, Any]] | None
 ) -> list[Any]:
-    """One field's values across a row's documents, shared as :func:`_shared_list` shares them, a column of
-    strings and dates in one ``map`` and one of numbers not walked."""
+    """One field's values across a row's documents (or one of a file's columns), shared as :func:`_shared_list`
+    shares them: a column of strings and dates in one ``map``, and one with nothing to share or walk into (numbers,
+    bools: never shared, as ``1 == 1.0 == True`` and ``0.0 == -0.0``) kept as it was decoded."""
     kinds = set(map(type, values))
     if kinds <= _SHAREABLE:
         return list(map(share, values, values))
-    if kinds <= _UNSHARED:
+    if not kinds & _WALKED:
         return values
     return _shared_list(values, share, table)
 
@@ -1108,6 +1097,9 @@ _CONTAINERS = (dict, list, bytes)
 """What the sharing walks into (``bytes`` may be a place in the table of repeated subdocuments). Both
 comprehensions below test a value inline (a string, a container, or kept) rather than calling one helper per
 value: a call per value made the parts/embedded walk about 30% slower."""
+
+_WALKED = _SHARED | frozenset(_CONTAINERS)
+"""A column holding none of these has nothing to share or walk into (:func:`_shared_column`)."""
 
 
 def _shared_document(
